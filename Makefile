@@ -1,0 +1,42 @@
+# trainperf: two commands do everything on a fresh machine.
+#   make report   creates the environment if missing, runs the main job (notebooks, figures, site)
+#   make test     creates the environment if missing, runs the test suite
+# Set PYTHON to choose the interpreter used to create .venv (default python3, needs >= 3.10).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.trainperf-installed
+OUT    ?= _output
+PYTEST_ARGS ?=
+
+.PHONY: report test env lint format talk clean
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+report: $(STAMP)
+	$(BIN)/trainperf report --out $(OUT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests notebooks benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+format: $(STAMP)
+	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks
+
+talk: $(STAMP)
+	@if command -v quarto >/dev/null 2>&1; then cd talk && quarto render; \
+	else echo "talk: Quarto not found on PATH; skipped (install it from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
+
+clean:
+	rm -rf $(OUT) _book figures .quarto
