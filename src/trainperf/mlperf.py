@@ -41,6 +41,8 @@ __all__ = [
     "score_runs",
     "convergence_target",
     "step_times",
+    "eval_curve",
+    "find_result_files",
 ]
 
 MLLOG_TOKEN = ":::MLLOG"
@@ -558,3 +560,41 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
             continue
         rows.append({"file": f, "step": _int_or_none(json.loads(m).get("step")), "time_ms": t, "step_time_s": float(s)})
     return pl.DataFrame(rows, schema={"file": pl.String, "step": pl.Int64, "time_ms": pl.Float64, "step_time_s": pl.Float64})
+
+
+def eval_curve(results: Results) -> pl.DataFrame:
+    """Evaluation metric against training progress for every run (rank duplicates removed).
+
+    Args:
+        results: what :func:`load_results` returned.
+
+    Returns:
+        polars frame: result_file, round, system, benchmark (String), n_accelerators (Int64),
+        progress (Int64: tokens for gpt3 from ``epoch_num``, samples for llama2_70b_lora from
+        ``samples_count``), progress_unit (String, "tokens" or "samples"), eval_value (Float64),
+        eval_target (Float64, the ruleset target), time_ms (Float64).
+    """
+    ev = results.events.filter(pl.col("key") == "eval_accuracy").unique(subset=["file", "value", "metadata"], keep="first", maintain_order=True)
+    meta = results.runs.select(
+        pl.col("result_file").alias("file"), "round", "system", "benchmark", "n_accelerators", "eval_target"
+    )
+    rows = []
+    for f, m, v, t in ev.select("file", "metadata", "value_num", "time_ms").iter_rows():
+        rows.append({"file": f, "md": m, "eval_value": v, "time_ms": t})
+    schema = {"file": pl.String, "md": pl.String, "eval_value": pl.Float64, "time_ms": pl.Float64}
+    df = pl.DataFrame(rows, schema=schema).join(meta, on="file", how="left")
+    out = []
+    for rec in df.iter_rows(named=True):
+        key, unit = _PROGRESS_KEYS.get(rec["benchmark"], ("epoch_num", "epochs"))
+        md = json.loads(rec["md"])
+        rec["progress"] = _int_or_none(md.get(key))
+        rec["progress_unit"] = unit
+        out.append(rec)
+    return pl.DataFrame(
+        out,
+        schema={**schema, "round": pl.String, "system": pl.String, "benchmark": pl.String, "n_accelerators": pl.Int64,
+                "eval_target": pl.Float64, "progress": pl.Int64, "progress_unit": pl.String},
+    ).select(
+        pl.col("file").alias("result_file"), "round", "system", "benchmark", "n_accelerators", "progress", "progress_unit",
+        "eval_value", "eval_target", "time_ms",
+    ).sort("result_file", "time_ms")

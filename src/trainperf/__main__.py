@@ -1,0 +1,7 @@
+"""``python -m trainperf``: same as the ``trainperf`` command."""
+
+import sys
+
+from trainperf.cli import main
+
+sys.exit(main())
