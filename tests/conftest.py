@@ -1,0 +1,75 @@
+"""Shared fixtures: paths of the bundled data and a writer for small synthetic MLPerf logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+MLPERF = DATA / "mlperf"
+
+
+def mllog(key, value=None, time_ms=0, metadata=None, event_type="POINT_IN_TIME") -> str:
+    """One ``:::MLLOG`` line as the mlperf_logging.mllog library writes it."""
+    payload = {
+        "namespace": "",
+        "time_ms": time_ms,
+        "event_type": event_type,
+        "key": key,
+        "value": value,
+        "metadata": {"file": "train.py", "lineno": 1, **(metadata or {})},
+    }
+    return ":::MLLOG " + json.dumps(payload)
+
+
+def gpt3_run(t0=1_700_000_000_000, minutes=10.0, n_evals=3, status="success", seed=1) -> list[str]:
+    """A minimal, well-formed gpt3 run: run_start at t0, evals every 50,331,648 tokens, run_stop."""
+    lines = [
+        mllog("submission_benchmark", "gpt3", t0 - 5000),
+        mllog("global_batch_size", 2048, t0 - 4000),
+        mllog("max_sequence_length", 2048, t0 - 4000),
+        mllog("seed", seed, t0 - 4000),
+        mllog("init_start", None, t0 - 3000, event_type="INTERVAL_START"),
+        mllog("init_stop", None, t0 - 10, event_type="INTERVAL_END"),
+        mllog("run_start", None, t0, event_type="INTERVAL_START"),
+    ]
+    step = minutes * 60_000 / n_evals
+    for i in range(1, n_evals + 1):
+        lines.append(mllog("eval_accuracy", 2.75 - 0.03 * i, int(t0 + i * step - 1), {"epoch_num": 50331648 * i}))
+    lines.append(mllog("run_stop", None, int(t0 + minutes * 60_000), {"status": status}, "INTERVAL_END"))
+    return lines
+
+
+@pytest.fixture
+def results_tree(tmp_path):
+    """A results folder in the MLCommons layout: write runs with ``add(system, bench, i, lines)``."""
+
+    class Tree:
+        root = tmp_path / "training_results_v4.1"
+
+        def add(self, system, bench, i, lines, nodes=64, per_node=8, newline="\n"):
+            d = self.root / "Acme" / "results" / system / bench
+            d.mkdir(parents=True, exist_ok=True)
+            sysdir = self.root / "Acme" / "systems"
+            sysdir.mkdir(parents=True, exist_ok=True)
+            (sysdir / f"{system}.json").write_text(
+                json.dumps({"submitter": "Acme", "number_of_nodes": str(nodes), "accelerators_per_node": str(per_node),
+                            "accelerator_model_name": "NVIDIA H100-SXM5-80GB"})
+            )
+            p = d / f"result_{i}.txt"
+            p.write_bytes((newline.join(lines) + newline).encode("utf-8"))
+            return p
+
+    return Tree()
+
+
+@pytest.fixture
+def bundled_copy(tmp_path):
+    """A writable copy of the bundled MLPerf data (tests must never modify data/)."""
+    dst = tmp_path / "mlperf"
+    shutil.copytree(MLPERF, dst)
+    return dst
