@@ -1,7 +1,7 @@
 # trainperf: two commands do everything on a fresh machine.
 #   make report   creates the environment if missing, runs the main job (notebooks, figures, site)
 #   make test     creates the environment if missing, runs the test suite
-# Set PYTHON to choose the interpreter used to create .venv (default python3, needs >= 3.10).
+# Set PYTHON to choose the interpreter used to create .venv (default python3, needs >= 3.11).
 
 PYTHON ?= python3
 VENV   ?= .venv

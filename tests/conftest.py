@@ -39,8 +39,17 @@ def gpt3_run(t0=1_700_000_000_000, minutes=10.0, n_evals=3, status="success", se
     ]
     step = minutes * 60_000 / n_evals
     for i in range(1, n_evals + 1):
-        lines.append(mllog("eval_accuracy", 2.75 - 0.03 * i, int(t0 + i * step - 1), {"epoch_num": 50331648 * i}))
-    lines.append(mllog("run_stop", None, int(t0 + minutes * 60_000), {"status": status}, "INTERVAL_END"))
+        lines.append(
+            mllog(
+                "eval_accuracy",
+                2.75 - 0.03 * i,
+                int(t0 + i * step - 1),
+                {"epoch_num": 50331648 * i},
+            )
+        )
+    lines.append(
+        mllog("run_stop", None, int(t0 + minutes * 60_000), {"status": status}, "INTERVAL_END")
+    )
     return lines
 
 
@@ -57,8 +66,14 @@ def results_tree(tmp_path):
             sysdir = self.root / "Acme" / "systems"
             sysdir.mkdir(parents=True, exist_ok=True)
             (sysdir / f"{system}.json").write_text(
-                json.dumps({"submitter": "Acme", "number_of_nodes": str(nodes), "accelerators_per_node": str(per_node),
-                            "accelerator_model_name": "NVIDIA H100-SXM5-80GB"})
+                json.dumps(
+                    {
+                        "submitter": "Acme",
+                        "number_of_nodes": str(nodes),
+                        "accelerators_per_node": str(per_node),
+                        "accelerator_model_name": "NVIDIA H100-SXM5-80GB",
+                    }
+                )
             )
             p = d / f"result_{i}.txt"
             p.write_bytes((newline.join(lines) + newline).encode("utf-8"))

@@ -24,7 +24,11 @@ def bundled():
 
 
 def _score(res, round_, system, benchmark):
-    row = res.scores.filter((pl.col("round") == round_) & (pl.col("system") == system) & (pl.col("benchmark") == benchmark))
+    row = res.scores.filter(
+        (pl.col("round") == round_)
+        & (pl.col("system") == system)
+        & (pl.col("benchmark") == benchmark)
+    )
     assert row.height == 1, res.scores
     return row.row(0, named=True)
 
@@ -51,7 +55,11 @@ def test_scores_match_published_results(bundled, round_, system, benchmark, n_gp
 def test_time_to_train_of_one_log_by_hand(bundled):
     # v4.1 eos_n64 gpt3 result_0.txt: run_start time_ms 1727896646904 (line 583),
     # run_stop time_ms 1727899633389 (last line): (1727899633389 - 1727896646904) / 60000 = 49.77475 min.
-    run = bundled.runs.filter(pl.col("result_file").str.ends_with("v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt"))
+    run = bundled.runs.filter(
+        pl.col("result_file").str.ends_with(
+            "v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt"
+        )
+    )
     r = run.row(0, named=True)
     assert r["time_to_train_min"] == pytest.approx((1727899633389 - 1727896646904) / 60000)
     assert r["status"] == "success"
@@ -61,7 +69,9 @@ def test_time_to_train_of_one_log_by_hand(bundled):
     assert r["samples_to_converge"] == 24 * 24576
     # systems/eos_n64_ngc24.09_nemo.json: number_of_nodes 64 x accelerators_per_node 8.
     assert r["n_nodes"] == 64 and r["n_accelerators"] == 512
-    assert r["global_batch_size"] == 2048 and r["max_sequence_length"] == 2048 and r["seed"] == 24842
+    assert (
+        r["global_batch_size"] == 2048 and r["max_sequence_length"] == 2048 and r["seed"] == 24842
+    )
     # Target of the v4.1 gpt3 ruleset (closed_gpt3.yaml): log perplexity <= 2.69.
     assert r["eval_target"] == 2.69 and r["eval_target_met"] is True
     assert r["run_start"].isoformat().startswith("2024-10-02T19:17:26.904")
@@ -70,16 +80,26 @@ def test_time_to_train_of_one_log_by_hand(bundled):
 def test_llama_counts_samples(bundled):
     # v4.1 eos_n8 llama2_70b_lora result_0.txt: last eval_accuracy has samples_count 3840, value 0.92084;
     # the v4.1 ruleset target is eval loss <= 0.925.
-    r = bundled.runs.filter(pl.col("result_file").str.ends_with("llama2_70b_lora/result_0.txt")).row(0, named=True)
+    r = bundled.runs.filter(
+        pl.col("result_file").str.ends_with("llama2_70b_lora/result_0.txt")
+    ).row(0, named=True)
     assert r["samples_to_converge"] == 3840 and r["tokens_to_converge"] is None
     assert r["eval_value"] == pytest.approx(0.9208403825759888)
     assert r["eval_target"] == 0.925 and r["eval_target_met"] is True
 
 
 def test_inputs_are_not_modified(bundled_copy):
-    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in bundled_copy.rglob("*") if p.is_file()}
+    before = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in bundled_copy.rglob("*")
+        if p.is_file()
+    }
     load_results(bundled_copy)
-    after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in bundled_copy.rglob("*") if p.is_file()}
+    after = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in bundled_copy.rglob("*")
+        if p.is_file()
+    }
     assert before == after
 
 
@@ -95,14 +115,25 @@ def test_bundled_data_match_provenance():
 def test_events_long_form(bundled):
     ev = bundled.events
     assert ev.schema["time_ms"] == pl.Float64 and ev.schema["line"] == pl.Int64
-    first = ev.filter(pl.col("file").str.ends_with("eos_n64_ngc24.09_nemo/gpt3/result_0.txt")).row(0, named=True)
+    first = ev.filter(pl.col("file").str.ends_with("eos_n64_ngc24.09_nemo/gpt3/result_0.txt")).row(
+        0, named=True
+    )
     # Line 1 of that file: cache_clear, value true, time_ms 1727896379069, metadata lineno 3.
-    assert (first["line"], first["key"], first["value"], first["time_ms"]) == (1, "cache_clear", "true", 1727896379069.0)
+    assert (first["line"], first["key"], first["value"], first["time_ms"]) == (
+        1,
+        "cache_clear",
+        "true",
+        1727896379069.0,
+    )
     assert json.loads(first["metadata"]) == {"file": "<string>", "lineno": 3}
 
 
 def test_step_times_v41(bundled):
-    st = mlperf.step_times(bundled.events.filter(pl.col("file").str.ends_with("eos_n64_ngc24.09_nemo/gpt3/result_0.txt")))
+    st = mlperf.step_times(
+        bundled.events.filter(
+            pl.col("file").str.ends_with("eos_n64_ngc24.09_nemo/gpt3/result_0.txt")
+        )
+    )
     # result_0.txt: the first tracked_stats event is {"train_step_timing in s": 9.360885620117188} at step 4194304.
     assert st.row(0, named=True)["step_time_s"] == pytest.approx(9.360885620117188)
     assert st.row(0, named=True)["step"] == 4194304
@@ -123,7 +154,9 @@ def test_prefixes_cr_long_lines_and_noise(results_tree):
         prefix = ["0: ", "Processing ", "[1,0]<stdout>:", ""][i % 4]
         noisy.append(prefix + line)
     noisy.insert(3, "x" * 20_000)  # a 20 KB line that is not MLLOG
-    noisy.insert(5, mllog("tracked_stats", {"blob": "y" * 15_000}, 1_699_999_999_000))  # a 15 KB MLLOG line
+    noisy.insert(
+        5, mllog("tracked_stats", {"blob": "y" * 15_000}, 1_699_999_999_000)
+    )  # a 15 KB MLLOG line
     p = results_tree.add("sysA", "gpt3", 0, noisy, newline="\r\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", MLPerfLogWarning)
@@ -145,8 +178,14 @@ def test_rank_duplicates_and_backwards_time(results_tree):
     run = gpt3_run(t0=base, minutes=10.0)
     start_idx = next(i for i, line in enumerate(run) if '"run_start"' in line)
     # 8 ranks each log run_start; rank clocks disagree by up to 1.5 s, and the log order is not time order
-    ranks = [mllog("run_start", None, base + d, event_type="INTERVAL_START") for d in (700, 0, -1500, 300, 200, 100, 50, 10)]
-    stops = [mllog("run_stop", None, base + 600_000 + d, {"status": "success"}, "INTERVAL_END") for d in (0, 900, -300)]
+    ranks = [
+        mllog("run_start", None, base + d, event_type="INTERVAL_START")
+        for d in (700, 0, -1500, 300, 200, 100, 50, 10)
+    ]
+    stops = [
+        mllog("run_stop", None, base + 600_000 + d, {"status": "success"}, "INTERVAL_END")
+        for d in (0, 900, -300)
+    ]
     lines = run[:start_idx] + ranks + run[start_idx + 1 : -1] + stops
     res = load_results(results_tree.add("sysB", "gpt3", 0, lines))
     r = res.runs.row(0, named=True)
@@ -166,7 +205,9 @@ def test_truncated_run_is_incomplete(results_tree):
 
 
 def test_relaunch_is_flagged_not_added(results_tree):
-    first = gpt3_run(t0=1_700_000_000_000, minutes=5.0)[:-1]  # crashed after some evals, no run_stop
+    first = gpt3_run(t0=1_700_000_000_000, minutes=5.0)[
+        :-1
+    ]  # crashed after some evals, no run_stop
     second = gpt3_run(t0=1_700_001_000_000, minutes=10.0)
     p = results_tree.add("sysD", "gpt3", 0, first + second)
     with pytest.warns(MLPerfLogWarning, match="relaunch"):
@@ -180,7 +221,10 @@ def test_relaunch_is_flagged_not_added(results_tree):
 
 def test_corrupted_json_line_warns_with_file_and_line(results_tree):
     lines = gpt3_run(minutes=8.0)
-    lines.insert(8, ':::MLLOG {"namespace": "", "time_ms": 1700000100000, "event_type": "POINT_IN_TIME", "key": "eval_acc')
+    lines.insert(
+        8,
+        ':::MLLOG {"namespace": "", "time_ms": 1700000100000, "event_type": "POINT_IN_TIME", "key": "eval_acc',
+    )
     p = results_tree.add("sysE", "gpt3", 0, lines)
     with pytest.warns(MLPerfLogWarning, match=re.escape(f"{p}:9: corrupted MLLOG JSON")):
         res = load_results(p)
@@ -191,9 +235,14 @@ def test_corrupted_json_line_warns_with_file_and_line(results_tree):
 
 def test_missing_time_ms_is_a_clear_warning_not_keyerror(results_tree):
     lines = gpt3_run(minutes=8.0)
-    lines.insert(2, ':::MLLOG {"namespace": "", "event_type": "POINT_IN_TIME", "key": "seed", "value": 3, "metadata": {}}')
+    lines.insert(
+        2,
+        ':::MLLOG {"namespace": "", "event_type": "POINT_IN_TIME", "key": "seed", "value": 3, "metadata": {}}',
+    )
     p = results_tree.add("sysF", "gpt3", 0, lines)
-    with pytest.warns(MLPerfLogWarning, match=re.escape(f"{p}:3: MLLOG event lacks required field 'time_ms'")):
+    with pytest.warns(
+        MLPerfLogWarning, match=re.escape(f"{p}:3: MLLOG event lacks required field 'time_ms'")
+    ):
         res = load_results(p)
     assert res.runs.row(0, named=True)["status"] == "success"
 
@@ -240,7 +289,10 @@ def test_two_failed_runs_give_no_score(results_tree):
 
 def test_llama_mean_of_middle_eight(results_tree):
     for i in range(10):
-        lines = [line.replace('"gpt3"', '"llama2_70b_lora"') for line in gpt3_run(minutes=float(i + 1), seed=i)]
+        lines = [
+            line.replace('"gpt3"', '"llama2_70b_lora"')
+            for line in gpt3_run(minutes=float(i + 1), seed=i)
+        ]
         results_tree.add("sysK", "llama2_70b_lora", i, lines, nodes=8)
     s = _times(load_results(results_tree.root))
     # 1..10 minutes: drop 1 and 10, mean of 2..9 = 44 / 8 = 5.5
@@ -258,7 +310,15 @@ def test_found_at_any_depth_with_round_from_folder(tmp_path):
 
 def test_sysjson_fallback_when_systems_json_missing(tmp_path):
     # v4.0 logs embed the system description as ':::SYSJSON' lines (number_of_nodes 1344, 8 per node).
-    src = MLPERF / "v4.0" / "NVIDIA" / "results" / "eos-dfw_n1344_ngc24.04_nemo" / "gpt3" / "result_0.txt"
+    src = (
+        MLPERF
+        / "v4.0"
+        / "NVIDIA"
+        / "results"
+        / "eos-dfw_n1344_ngc24.04_nemo"
+        / "gpt3"
+        / "result_0.txt"
+    )
     dst = tmp_path / "v4.0" / "NVIDIA" / "results" / "eos-dfw_n1344_ngc24.04_nemo" / "gpt3"
     dst.mkdir(parents=True)
     shutil.copy(src, dst)

@@ -46,8 +46,19 @@ def _theme() -> dict:
             "font": FONT,
             "view": {"continuousWidth": 560, "continuousHeight": 320, "stroke": None},
             "title": {"fontSize": 15, "anchor": "start", "fontWeight": 600},
-            "axis": {"labelFontSize": 12, "titleFontSize": 13, "gridColor": "#e6e6e6", "labelLimit": 420},
-            "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom", "direction": "vertical", "labelLimit": 480},
+            "axis": {
+                "labelFontSize": 12,
+                "titleFontSize": 13,
+                "gridColor": "#e6e6e6",
+                "labelLimit": 420,
+            },
+            "legend": {
+                "labelFontSize": 12,
+                "titleFontSize": 12,
+                "orient": "bottom",
+                "direction": "vertical",
+                "labelLimit": 480,
+            },
             "range": {"category": PALETTE},
             "background": "white",
         }
@@ -154,11 +165,20 @@ def save_chart(
 
 def _system_label(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(
-        (pl.col("system") + " (" + pl.col("n_accelerators").cast(pl.String) + " GPUs, " + pl.col("round") + ")").alias("system_label")
+        (
+            pl.col("system")
+            + " ("
+            + pl.col("n_accelerators").cast(pl.String)
+            + " GPUs, "
+            + pl.col("round")
+            + ")"
+        ).alias("system_label")
     )
 
 
-def time_to_train_runs(runs: pl.DataFrame, scores: pl.DataFrame, benchmark: str | None = None) -> alt.LayerChart:
+def time_to_train_runs(
+    runs: pl.DataFrame, scores: pl.DataFrame, benchmark: str | None = None
+) -> alt.LayerChart:
     """Time-to-train of every run per system (points), with the MLPerf score marked (a tick).
 
     Args:
@@ -176,10 +196,19 @@ def time_to_train_runs(runs: pl.DataFrame, scores: pl.DataFrame, benchmark: str 
         alt.Chart(r)
         .mark_point(filled=True, size=70, opacity=0.8)
         .encode(
-            x=alt.X("time_to_train_min:Q", title="time to train (minutes)", scale=alt.Scale(type="log")),
+            x=alt.X(
+                "time_to_train_min:Q", title="time to train (minutes)", scale=alt.Scale(type="log")
+            ),
             y=y,
             color=alt.Color("status:N", title="run status"),
-            tooltip=["system", "round", "benchmark", "result_file", alt.Tooltip("time_to_train_min:Q", format=".3f"), "status"],
+            tooltip=[
+                "system",
+                "round",
+                "benchmark",
+                "result_file",
+                alt.Tooltip("time_to_train_min:Q", format=".3f"),
+                "status",
+            ],
         )
     )
     ticks = (
@@ -188,13 +217,22 @@ def time_to_train_runs(runs: pl.DataFrame, scores: pl.DataFrame, benchmark: str 
         .encode(
             x="score_min:Q",
             y=y,
-            tooltip=["system", "round", "benchmark", alt.Tooltip("score_min:Q", format=".3f", title="score (min)")],
+            tooltip=[
+                "system",
+                "round",
+                "benchmark",
+                alt.Tooltip("score_min:Q", format=".3f", title="score (min)"),
+            ],
         )
     )
     chart = alt.layer(pts, ticks)
     title = "Time to train per run; black tick: MLPerf score (olympic mean)"
     if benchmark is None:
-        return chart.facet(row=alt.Row("benchmark:N", title=None), data=None).resolve_scale(y="independent").properties(title=title)
+        return (
+            chart.facet(row=alt.Row("benchmark:N", title=None), data=None)
+            .resolve_scale(y="independent")
+            .properties(title=title)
+        )
     return chart.properties(title=f"{benchmark}: {title}", height=max(60, 40 * s.height))
 
 
@@ -215,9 +253,16 @@ def eval_curve(curve: pl.DataFrame, benchmark: str) -> alt.LayerChart:
             y=alt.Y("eval_value:Q", title="evaluation metric", scale=alt.Scale(zero=False)),
             color=alt.Color("system_label:N", title="system"),
             detail="result_file:N",
-            tooltip=["system", "result_file", "progress", alt.Tooltip("eval_value:Q", format=".4f")],
+            tooltip=[
+                "system",
+                "result_file",
+                "progress",
+                alt.Tooltip("eval_value:Q", format=".4f"),
+            ],
         )
     )
     target = c.select("eval_target").drop_nulls().unique()
     rule = alt.Chart(target).mark_rule(color="#c03d3e", strokeDash=[6, 4]).encode(y="eval_target:Q")
-    return alt.layer(lines, rule).properties(title=f"{benchmark}: evaluation curve (dashed: convergence target)")
+    return alt.layer(lines, rule).properties(
+        title=f"{benchmark}: evaluation curve (dashed: convergence target)"
+    )

@@ -17,10 +17,20 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="trainperf", description="LLM training performance report")
     p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("report", help="execute the notebooks, export figures, build the book or the preview site")
-    r.add_argument("--out", default="_output", help="folder for executed notebooks and the preview site (default _output)")
+    r = sub.add_parser(
+        "report", help="execute the notebooks, export figures, build the book or the preview site"
+    )
+    r.add_argument(
+        "--out",
+        default="_output",
+        help="folder for executed notebooks and the preview site (default _output)",
+    )
     r.add_argument("--figures", default="figures", help="figure folder (default figures)")
-    r.add_argument("--no-quarto", action="store_true", help="build the preview site even when quarto is on PATH")
+    r.add_argument(
+        "--no-quarto",
+        action="store_true",
+        help="build the preview site even when quarto is on PATH",
+    )
     s = sub.add_parser("runs", help="print the runs and scores of MLPerf logs under PATH")
     s.add_argument("path")
     return p
@@ -33,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "report":
             from trainperf.report import run_report
 
-            run_report(out=args.out, figures=args.figures, use_quarto=False if args.no_quarto else None)
+            run_report(
+                out=args.out, figures=args.figures, use_quarto=False if args.no_quarto else None
+            )
         elif args.command == "runs":
             import polars as pl
 
@@ -45,8 +57,27 @@ def main(argv: list[str] | None = None) -> int:
             for w in res.warnings:
                 print(f"warning: {w}", file=sys.stderr)
             with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200):
-                print(res.runs.select("round", "system", "benchmark", "n_accelerators", "status", "time_to_train_min"))
-                print(res.scores.select("round", "system", "benchmark", "n_runs", "n_valid_runs", "score_min", "note"))
+                print(
+                    res.runs.select(
+                        "round",
+                        "system",
+                        "benchmark",
+                        "n_accelerators",
+                        "status",
+                        "time_to_train_min",
+                    )
+                )
+                print(
+                    res.scores.select(
+                        "round",
+                        "system",
+                        "benchmark",
+                        "n_runs",
+                        "n_valid_runs",
+                        "score_min",
+                        "note",
+                    )
+                )
         return 0
     except KeyboardInterrupt:
         print("trainperf: interrupted", file=sys.stderr)
@@ -57,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             msg = str(exc).strip().splitlines()
             first = msg[0] if msg else type(exc).__name__
-            print(f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)", file=sys.stderr)
+            print(
+                f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)",
+                file=sys.stderr,
+            )
         return 1
 
 

@@ -22,7 +22,7 @@ import math
 import re
 import warnings
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -151,10 +151,16 @@ def parse_log(path: str | Path, warnings_sink: list[str] | None = None) -> pl.Da
             try:
                 ll = _mllog_grammar.string_to_logline(lineno, f"{MLLOG_TOKEN} {segment.strip()}")
             except json.JSONDecodeError as exc:
-                _warn(f"{path}:{lineno}: corrupted MLLOG JSON ({exc.msg} at column {exc.colno}); event skipped", sink)
+                _warn(
+                    f"{path}:{lineno}: corrupted MLLOG JSON ({exc.msg} at column {exc.colno}); event skipped",
+                    sink,
+                )
                 continue
             except KeyError as exc:
-                _warn(f"{path}:{lineno}: MLLOG event lacks required field {exc.args[0]!r} (expected time_ms, key, value, metadata); event skipped", sink)
+                _warn(
+                    f"{path}:{lineno}: MLLOG event lacks required field {exc.args[0]!r} (expected time_ms, key, value, metadata); event skipped",
+                    sink,
+                )
                 continue
             except (ValueError, TypeError) as exc:
                 _warn(f"{path}:{lineno}: unusable MLLOG event ({exc}); event skipped", sink)
@@ -174,7 +180,7 @@ def parse_log(path: str | Path, warnings_sink: list[str] | None = None) -> pl.Da
     return pl.DataFrame(rows, schema=_EVENT_SCHEMA)
 
 
-@lru_cache(maxsize=None)
+@cache
 def convergence_target(benchmark: str, round_: str | None = None) -> tuple[float, str] | None:
     """Return the convergence target of a benchmark from the mlperf-logging compliance ruleset.
 
@@ -217,7 +223,13 @@ def convergence_target(benchmark: str, round_: str | None = None) -> tuple[float
 
 def _layout_from_path(path: Path) -> dict:
     parts = path.parts
-    out = {"round": None, "submitter": None, "system": None, "benchmark": None, "submitter_dir": None}
+    out = {
+        "round": None,
+        "submitter": None,
+        "system": None,
+        "benchmark": None,
+        "submitter_dir": None,
+    }
     if len(parts) >= 5 and parts[-4] == "results":
         out["benchmark"] = parts[-2]
         out["system"] = parts[-3]
@@ -269,13 +281,18 @@ def _int_or_none(v) -> int | None:
 
 def _run_row(path: Path, events: pl.DataFrame, sink: list[str]) -> dict:
     layout = _layout_from_path(path)
-    desc = _system_desc(layout, events, path, sink) if events.height or layout["submitter_dir"] else {}
+    desc = (
+        _system_desc(layout, events, path, sink) if events.height or layout["submitter_dir"] else {}
+    )
     nodes = _int_or_none(desc.get("number_of_nodes"))
     per_node = _int_or_none(desc.get("accelerators_per_node"))
     benchmark_log = _first(events, "submission_benchmark")
     benchmark = benchmark_log or layout["benchmark"]
     if benchmark_log and layout["benchmark"] and benchmark_log != layout["benchmark"]:
-        _warn(f"{path}: log says benchmark {benchmark_log!r} but folder says {layout['benchmark']!r}; using the log", sink)
+        _warn(
+            f"{path}: log says benchmark {benchmark_log!r} but folder says {layout['benchmark']!r}; using the log",
+            sink,
+        )
     row = {
         "round": layout["round"],
         "submitter": desc.get("submitter") or layout["submitter"],
@@ -283,7 +300,9 @@ def _run_row(path: Path, events: pl.DataFrame, sink: list[str]) -> dict:
         "benchmark": benchmark,
         "result_file": str(path),
         "n_nodes": nodes,
-        "n_accelerators": nodes * max(per_node, 1) if nodes is not None and per_node is not None else None,
+        "n_accelerators": nodes * max(per_node, 1)
+        if nodes is not None and per_node is not None
+        else None,
         "accelerator_model": desc.get("accelerator_model_name"),
         "framework": desc.get("framework"),
         "global_batch_size": _int_or_none(_first(events, "global_batch_size")),
@@ -309,8 +328,12 @@ def _run_row(path: Path, events: pl.DataFrame, sink: list[str]) -> dict:
     # Relaunch: a run_start that comes (in file order) after the first attempt trained (an
     # eval_accuracy) or stopped (a run_stop). Rank duplicates of run_start come before any of those.
     first_line = starts["line"].min()
-    progress = events.filter(pl.col("key").is_in(["eval_accuracy", "run_stop"]) & (pl.col("line") > first_line))
-    relaunch = starts.filter(pl.col("line") > (progress["line"].min() if progress.height else math.inf))
+    progress = events.filter(
+        pl.col("key").is_in(["eval_accuracy", "run_stop"]) & (pl.col("line") > first_line)
+    )
+    relaunch = starts.filter(
+        pl.col("line") > (progress["line"].min() if progress.height else math.inf)
+    )
     start_ms = starts["time_ms"].min()
     if relaunch.height:
         _warn(
@@ -321,7 +344,9 @@ def _run_row(path: Path, events: pl.DataFrame, sink: list[str]) -> dict:
         start_ms = relaunch["time_ms"].min()
         stops = stops.filter(pl.col("line") > relaunch["line"][0])
     row["run_start"] = start_ms
-    evals = events.filter(pl.col("key") == "eval_accuracy").unique(subset=["value", "metadata"], keep="first", maintain_order=True)
+    evals = events.filter(pl.col("key") == "eval_accuracy").unique(
+        subset=["value", "metadata"], keep="first", maintain_order=True
+    )
     row["n_evals"] = evals.height
     if evals.height:
         last = evals.sort("time_ms").tail(1)
@@ -344,7 +369,10 @@ def _run_row(path: Path, events: pl.DataFrame, sink: list[str]) -> dict:
             row["eval_target_met"] = {"<=": v <= t, ">=": v >= t, "<": v < t, ">": v > t}[target[1]]
     if stops.height == 0:
         row["status"] = "relaunched" if relaunch.height else "incomplete"
-        _warn(f"{path}: run_start without run_stop (truncated or killed run); status {row['status']}, no time-to-train", sink)
+        _warn(
+            f"{path}: run_start without run_stop (truncated or killed run); status {row['status']}, no time-to-train",
+            sink,
+        )
         return row
     last_stop = stops.sort("time_ms").tail(1)
     row["run_stop"] = last_stop["time_ms"][0]
@@ -394,10 +422,14 @@ def find_result_files(path: str | Path) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)")
+        raise FileNotFoundError(
+            f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)"
+        )
     found = sorted(p for p in path.rglob("result_*.txt") if p.is_file())
     if not found:
-        raise FileNotFoundError(f"{path}: no result_*.txt files found at any depth (expected <submitter>/results/<system>/<benchmark>/result_<i>.txt)")
+        raise FileNotFoundError(
+            f"{path}: no result_*.txt files found at any depth (expected <submitter>/results/<system>/<benchmark>/result_<i>.txt)"
+        )
     return found
 
 
@@ -506,9 +538,13 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
         notes = []
         score = None
         if dropped > max_dropped:
-            notes.append(f"{dropped} runs did not succeed (at most {max_dropped} may be dropped): no score")
+            notes.append(
+                f"{dropped} runs did not succeed (at most {max_dropped} may be dropped): no score"
+            )
         else:
-            avg = _summarizer._compute_olympic_average(sorted(ok["time_to_train_min"].to_list()), dropped, max_dropped)
+            avg = _summarizer._compute_olympic_average(
+                sorted(ok["time_to_train_min"].to_list()), dropped, max_dropped
+            )
             if avg is None:
                 notes.append("too few successful runs for an olympic mean")
             else:
@@ -549,7 +585,9 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         polars frame: file (String), step (Int64, the metadata ``step``), time_ms (Float64),
         step_time_s (Float64, seconds). Empty when the log has no step timing.
     """
-    ts = events.filter(pl.col("key") == "tracked_stats").unique(subset=["file", "value", "metadata"], keep="first", maintain_order=True)
+    ts = events.filter(pl.col("key") == "tracked_stats").unique(
+        subset=["file", "value", "metadata"], keep="first", maintain_order=True
+    )
     rows = []
     for f, v, m, t in ts.select("file", "value", "metadata", "time_ms").iter_rows():
         val = json.loads(v)
@@ -558,8 +596,23 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         s = val.get("train_step_timing in s", val.get("train_step_timing"))
         if s is None:
             continue
-        rows.append({"file": f, "step": _int_or_none(json.loads(m).get("step")), "time_ms": t, "step_time_s": float(s)})
-    return pl.DataFrame(rows, schema={"file": pl.String, "step": pl.Int64, "time_ms": pl.Float64, "step_time_s": pl.Float64})
+        rows.append(
+            {
+                "file": f,
+                "step": _int_or_none(json.loads(m).get("step")),
+                "time_ms": t,
+                "step_time_s": float(s),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "file": pl.String,
+            "step": pl.Int64,
+            "time_ms": pl.Float64,
+            "step_time_s": pl.Float64,
+        },
+    )
 
 
 def eval_curve(results: Results) -> pl.DataFrame:
@@ -574,9 +627,16 @@ def eval_curve(results: Results) -> pl.DataFrame:
         ``samples_count``), progress_unit (String, "tokens" or "samples"), eval_value (Float64),
         eval_target (Float64, the ruleset target), time_ms (Float64).
     """
-    ev = results.events.filter(pl.col("key") == "eval_accuracy").unique(subset=["file", "value", "metadata"], keep="first", maintain_order=True)
+    ev = results.events.filter(pl.col("key") == "eval_accuracy").unique(
+        subset=["file", "value", "metadata"], keep="first", maintain_order=True
+    )
     meta = results.runs.select(
-        pl.col("result_file").alias("file"), "round", "system", "benchmark", "n_accelerators", "eval_target"
+        pl.col("result_file").alias("file"),
+        "round",
+        "system",
+        "benchmark",
+        "n_accelerators",
+        "eval_target",
     )
     rows = []
     for f, m, v, t in ev.select("file", "metadata", "value_num", "time_ms").iter_rows():
@@ -590,11 +650,31 @@ def eval_curve(results: Results) -> pl.DataFrame:
         rec["progress"] = _int_or_none(md.get(key))
         rec["progress_unit"] = unit
         out.append(rec)
-    return pl.DataFrame(
-        out,
-        schema={**schema, "round": pl.String, "system": pl.String, "benchmark": pl.String, "n_accelerators": pl.Int64,
-                "eval_target": pl.Float64, "progress": pl.Int64, "progress_unit": pl.String},
-    ).select(
-        pl.col("file").alias("result_file"), "round", "system", "benchmark", "n_accelerators", "progress", "progress_unit",
-        "eval_value", "eval_target", "time_ms",
-    ).sort("result_file", "time_ms")
+    return (
+        pl.DataFrame(
+            out,
+            schema={
+                **schema,
+                "round": pl.String,
+                "system": pl.String,
+                "benchmark": pl.String,
+                "n_accelerators": pl.Int64,
+                "eval_target": pl.Float64,
+                "progress": pl.Int64,
+                "progress_unit": pl.String,
+            },
+        )
+        .select(
+            pl.col("file").alias("result_file"),
+            "round",
+            "system",
+            "benchmark",
+            "n_accelerators",
+            "progress",
+            "progress_unit",
+            "eval_value",
+            "eval_target",
+            "time_ms",
+        )
+        .sort("result_file", "time_ms")
+    )

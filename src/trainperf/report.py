@@ -146,7 +146,10 @@ def execute_notebook(
     return output
 
 
-_EXTERNAL_RE = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)\s*=\s*[\"']((?:https?:)?//[^\"']+)", re.I)
+_EXTERNAL_RE = re.compile(
+    r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)\s*=\s*[\"']((?:https?:)?//[^\"']+)",
+    re.I,
+)
 
 
 def external_urls(html_text: str) -> list[str]:
@@ -184,7 +187,9 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 """
 
 
-def build_preview_site(executed: list[tuple[NotebookSpec, Path]], site_dir: str | Path, note: str = "") -> Path:
+def build_preview_site(
+    executed: list[tuple[NotebookSpec, Path]], site_dir: str | Path, note: str = ""
+) -> Path:
     """Build a static preview site from executed notebooks (no Quarto needed).
 
     One page per notebook (nbconvert ``basic`` template: outputs only, code hidden by CSS) and an
@@ -206,7 +211,8 @@ def build_preview_site(executed: list[tuple[NotebookSpec, Path]], site_dir: str 
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
     try:
         nav = '<a href="index.html">trainperf</a>' + "".join(
-            f'<a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a>' for spec, _ in executed
+            f'<a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a>'
+            for spec, _ in executed
         )
         exporter = HTMLExporter(template_name="basic")
         for spec, nb_path in executed:
@@ -215,15 +221,18 @@ def build_preview_site(executed: list[tuple[NotebookSpec, Path]], site_dir: str 
                 _PAGE.format(title=html.escape(spec.title), nav=nav, body=body), encoding="utf-8"
             )
         items = "".join(
-            f'<li><a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a></li>' for spec, _ in executed
+            f'<li><a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a></li>'
+            for spec, _ in executed
         )
         index_body = (
             "<h1>trainperf: LLM training performance report (preview)</h1>\n"
             + (f'<p class="note">{html.escape(note)}</p>\n' if note else "")
             + f"<ul>{items}</ul>\n"
-            + '<p>Figures: SVG, PNG and PDF in the <code>figures/</code> folder of the checkout.</p>'
+            + "<p>Figures: SVG, PNG and PDF in the <code>figures/</code> folder of the checkout.</p>"
         )
-        (tmp / "index.html").write_text(_PAGE.format(title="Contents", nav=nav, body=index_body), encoding="utf-8")
+        (tmp / "index.html").write_text(
+            _PAGE.format(title="Contents", nav=nav, body=index_body), encoding="utf-8"
+        )
         if site_dir.exists():
             old = site_dir.with_name(f".{site_dir.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -234,6 +243,14 @@ def build_preview_site(executed: list[tuple[NotebookSpec, Path]], site_dir: str 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return site_dir / "index.html"
+
+
+def _rel(path: str | Path, root: Path) -> str:
+    path = Path(path)
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def quarto_available() -> str | None:
@@ -275,12 +292,20 @@ def run_report(
     specs = notebooks if notebooks is not None else NOTEBOOKS
     executed = []
     for i, spec in enumerate(specs, start=1):
-        params = {k: str(root / v) if k.endswith("_path") and v else v for k, v in spec.parameters.items()}
+        params = {
+            k: str(root / v) if k.endswith("_path") and v else v for k, v in spec.parameters.items()
+        }
         params["figures_dir"] = str(figures)
         log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
-        nb_out = execute_notebook(root / "notebooks" / f"{spec.name}.ipynb", out / "notebooks" / f"{spec.name}.ipynb", params)
+        nb_out = execute_notebook(
+            root / "notebooks" / f"{spec.name}.ipynb",
+            out / "notebooks" / f"{spec.name}.ipynb",
+            params,
+        )
         executed.append((spec, nb_out))
-    quarto = quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
+    quarto = (
+        quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
+    )
     summary = {"notebooks": [str(p) for _, p in executed], "quarto": False}
     if quarto:
         log("rendering the book with quarto render")
@@ -290,15 +315,19 @@ def run_report(
         for page in (root / "_book").rglob("*.html"):
             urls = external_urls(page.read_text(encoding="utf-8", errors="replace"))
             if urls:
-                log(f"warning: {page.relative_to(root)} loads external resources: {', '.join(urls[:3])}")
+                log(f"warning: {_rel(page, root)} loads external resources: {', '.join(urls[:3])}")
     else:
         note = f"Quarto was not found on PATH, so this is the preview site built with nbconvert; {QUARTO_INSTALL_HINT}, then run `make report` again for the book."
         index = build_preview_site(executed, out / "site", note=note if use_quarto is None else "")
         summary["site"] = str(index)
         if use_quarto is None:
-            log(f"Quarto not found on PATH: skipped `quarto render`; preview site at {index.relative_to(root)}; {QUARTO_INSTALL_HINT}")
-    summary["figures"] = sorted(str(p.relative_to(root)) for p in figures.glob("*") if p.is_file())
+            log(
+                f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
+            )
+    summary["figures"] = sorted(_rel(p, root) for p in figures.glob("*") if p.is_file())
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
-    log(f"done in {summary['seconds']} s: {len(executed)} notebooks, {len(summary['figures'])} figure files in {figures.relative_to(root)}/, site {Path(summary['site']).relative_to(root)}")
+    log(
+        f"done in {summary['seconds']} s: {len(executed)} notebooks, {len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+    )
     return summary

@@ -1,0 +1,155 @@
+"""The main job: notebooks executed by papermill, figures exported, preview site built offline."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from trainperf import report
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def main_job(tmp_path_factory):
+    """Run the main job once into a temporary output and figure folder (preview site, no Quarto)."""
+    tmp = tmp_path_factory.mktemp("report")
+    summary = report.run_report(
+        out=tmp / "out", figures=tmp / "figures", root=ROOT, use_quarto=False, log=lambda *_: None
+    )
+    return tmp, summary
+
+
+def test_notebooks_have_parameters_cell_and_no_outputs():
+    for spec in report.NOTEBOOKS:
+        nb = json.loads((ROOT / "notebooks" / f"{spec.name}.ipynb").read_text())
+        tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert len(tagged) == 1, spec.name
+        assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), (
+            f"{spec.name} committed with outputs"
+        )
+        for key in spec.parameters:  # the main job only sets parameters the notebook declares
+            assert re.search(rf"^{key}\s*=", "".join(tagged[0]["source"]), re.M), (spec.name, key)
+
+
+def test_notebook_executed_with_tables_and_charts(main_job):
+    tmp, summary = main_job
+    nb = json.loads(Path(summary["notebooks"][0]).read_text())
+    assert nb["metadata"]["papermill"]["parameters"]["figures_dir"] == str(tmp / "figures")
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    htmls = ["".join(o["data"].get("text/html", "")) for o in outputs if "data" in o]
+    assert any("<table" in h and "eos_n64_ngc24.09_nemo" in h for h in htmls)
+    charts = [
+        o
+        for o in outputs
+        if "data" in o and "trainperf-chart" in "".join(o["data"].get("text/html", ""))
+    ]
+    assert len(charts) == 2 and all("image/png" in o["data"] for o in charts)
+
+
+def test_figures_exported(main_job):
+    tmp, _ = main_job
+    names = {p.name for p in (tmp / "figures").iterdir()}
+    for stem in (
+        "mlperf_time_to_train_gpt3",
+        "mlperf_eval_curve_gpt3",
+        "mlperf_time_to_train_llama2_70b_lora",
+        "mlperf_eval_curve_llama2_70b_lora",
+    ):
+        for ext in ("svg", "png", "pdf"):
+            assert f"{stem}.{ext}" in names
+    svg = (tmp / "figures" / "mlperf_time_to_train_gpt3.svg").read_text()
+    assert svg.lstrip().startswith("<svg") and "eos_n64_ngc24.09_nemo" in svg
+    png = (tmp / "figures" / "mlperf_eval_curve_gpt3.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not [p for p in (tmp / "figures").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_preview_site_offline(main_job):
+    tmp, summary = main_job
+    index = Path(summary["site"])
+    page = (index.parent / "mlperf_runs.html").read_text()
+    assert 'href="mlperf_runs.html"' in index.read_text()
+    assert "<table" in page and "eos-dfw_n1344_ngc24.04_nemo" in page
+    assert page.count('class="trainperf-chart"') == 2
+    assert "window.vegaEmbed" in page  # the Vega libraries are inlined
+    assert report.external_urls(page) == []
+    assert report.external_urls(index.read_text()) == []
+
+
+def test_external_url_detector_finds_cdn_tags():
+    page = '<script src="https://cdn.jsdelivr.net/npm/vega@5"></script><link href="//cdnjs.x/y.css" rel="stylesheet"><a href="https://mlcommons.org">ok</a>'
+    assert report.external_urls(page) == ["//cdnjs.x/y.css", "https://cdn.jsdelivr.net/npm/vega@5"]
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="Debian chromium not installed (.ci/run installs it)"
+)
+def test_preview_site_charts_render_in_headless_chromium(main_job):
+    _, summary = main_job
+    page = Path(summary["site"]).parent / "mlperf_runs.html"
+    with tempfile.TemporaryDirectory() as profile:
+        out = subprocess.run(
+            [
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    dom = out.stdout
+    # vega-embed draws each chart into a canvas (or svg) inside our chart div
+    drawn = re.findall(r'class="trainperf-chart[^"]*"[^>]*>.*?<(canvas|svg)\b', dom, re.S)
+    assert len(drawn) == 2, out.stderr[-2000:]
+
+
+def test_quarto_not_found_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "quarto_available", lambda: None)
+    lines = []
+    nb = report.NotebookSpec(
+        "mlperf_runs",
+        "MLPerf",
+        {"mlperf_path": "data/mlperf/v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo"},
+    )
+    summary = report.run_report(
+        out=tmp_path / "o", figures=tmp_path / "f", root=ROOT, notebooks=[nb], log=lines.append
+    )
+    assert summary["quarto"] is False
+    msg = [line for line in lines if "Quarto not found" in line]
+    assert len(msg) == 1 and "preview site at" in msg[0] and "quarto.org" in msg[0]
+
+
+@pytest.mark.quarto
+@pytest.mark.skipif(
+    shutil.which("quarto") is None,
+    reason="quarto is not on PATH (cannot be installed offline; see README)",
+)
+def test_quarto_render_book(tmp_path):
+    work = tmp_path / "book"
+    shutil.copytree(
+        ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "_book", "_output", "figures")
+    )
+    summary = report.run_report(root=work, use_quarto=True, log=lambda *_: None)
+    index = work / "_book" / "index.html"
+    assert summary["quarto"] and index.is_file()
+    chapter = (work / "_book" / "chapters" / "mlperf.html").read_text()
+    assert "<table" in chapter and "mlperf_time_to_train_gpt3.svg" in chapter
