@@ -26,7 +26,6 @@ relayed in ``shared/research/sakuraone_paper.md`` §3.3); Eos results from
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ __all__ = [
     "GPT3_MIN_TOKENS_GBS2048",
     "PAPER_TABLE",
     "PUBLISHED_SCHEMA",
+    "compare_rows",
     "consistency_check",
     "extrapolate_linear",
     "gpu_minutes",
@@ -187,6 +187,57 @@ def extrapolate_linear(minutes_ref: float, nodes_ref: int, nodes_target: int) ->
     return minutes_ref * nodes_ref / nodes_target
 
 
+def compare_rows(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    flops_per_token: float | None = None,
+    peak_flops: float = 1978.9e12,
+) -> dict[str, float | None]:
+    """All per-GPU ratios of row ``a`` (evaluated) against row ``b`` (reference).
+
+    Args:
+        a, b: rows of a published-results frame (e.g. from :func:`select_row`).
+        flops_per_token: F_tok for MFU (default GPT-3 175B dense, 1.07644e12 FLOP/token).
+        peak_flops: dense peak for MFU, FLOP/s (default H100 SXM FP8, 1978.9e12).
+
+    Returns:
+        dict with ``gpu_minutes_ratio`` (raw ``n_A·T_A/(n_B·T_B)``),
+        ``token_normalized_ratio`` (None if either row lacks tokens),
+        ``time_to_train_ratio`` (None unless node counts are equal),
+        ``step_throughput_ratio`` and ``mfu_ratio`` (None if either row lacks tokens/s),
+        ``mfu_a`` and ``mfu_b`` (fractions of ``peak_flops``, step-level).
+    """
+    f_tok = flops_per_token if flops_per_token is not None else model_flops_per_token(GPT3_175B)
+    out: dict[str, float | None] = {
+        "gpu_minutes_ratio": gpu_minutes(a["minutes"], a["n_gpus"])
+        / gpu_minutes(b["minutes"], b["n_gpus"]),
+        "token_normalized_ratio": None,
+        "time_to_train_ratio": None,
+        "step_throughput_ratio": None,
+        "mfu_ratio": None,
+        "mfu_a": None,
+        "mfu_b": None,
+    }
+    if a.get("tokens_to_converge") and b.get("tokens_to_converge"):
+        out["token_normalized_ratio"] = token_normalized_ratio(
+            a["n_gpus"],
+            a["minutes"],
+            a["tokens_to_converge"],
+            b["n_gpus"],
+            b["minutes"],
+            b["tokens_to_converge"],
+        )
+    if a.get("n_nodes") is not None and a.get("n_nodes") == b.get("n_nodes"):
+        out["time_to_train_ratio"] = time_to_train_ratio(a["minutes"], b["minutes"])
+    tps_a, tps_b = a.get("tokens_per_s_per_gpu"), b.get("tokens_per_s_per_gpu")
+    if tps_a and tps_b:
+        out["step_throughput_ratio"] = step_throughput_ratio(tps_a, tps_b)
+        out["mfu_a"] = tps_a * f_tok / peak_flops
+        out["mfu_b"] = tps_b * f_tok / peak_flops
+        out["mfu_ratio"] = mfu_ratio(out["mfu_a"], out["mfu_b"])
+    return out
+
+
 def paper_comparison_table(
     results: pl.DataFrame | None = None,
     evaluated: str = "SAKURAONE",
@@ -295,11 +346,11 @@ def consistency_check(
     flops_per_token: float | None = None,
     assumed_tokens: float = GPT3_MIN_TOKENS_GBS2048,
     benchmark: str = "gpt3",
-    tolerance: float = 0.02,
+    tolerance: float = 0.01,
 ) -> pl.DataFrame:
     """Check published rows for internal consistency.
 
-    Two checks per row (rows of ``benchmark`` only):
+    Three checks per row (rows of ``benchmark`` only):
 
     1. **Token budget.** ``implied_tokens = minutes·60 · n_gpus · tokens_per_s_per_gpu`` against
        ``tokens_to_converge`` (or, where a row gives none, ``assumed_tokens``, by default the
@@ -309,7 +360,11 @@ def consistency_check(
        percent **positive**. A negative value is impossible: the run would not have had time to
        process the tokens.
     2. **FLOPs per token.** ``implied_flops_per_token = tflops_per_gpu·1e12 / tokens_per_s_per_gpu``
-       against ``flops_per_token`` (default: GPT-3 175B dense 72-form, 1.07644e12).
+       against ``flops_per_token`` (default: GPT-3 175B dense 72-form, 1.07644e12). Step times
+       rounded to 0.01 s in the Eos rows leave up to ~0.6% here; ``tolerance`` sets the flag.
+    3. **Duplicate time.** A row whose ``minutes`` equals (to 0.005 min) another system's row
+       of the same benchmark is flagged: SAKURAONE 64 nodes 58.30 min = Eos v3.1 ``eos_n64``
+       58.30 min (``sakuraone_paper.md`` §5 item 4), a possible transcription mix-up.
 
     Args:
         results: published rows (default: :func:`load_published_results`).
@@ -329,7 +384,8 @@ def consistency_check(
     df = results if results is not None else load_published_results()
     f_tok = flops_per_token if flops_per_token is not None else model_flops_per_token(GPT3_175B)
     rows = []
-    for r in df.filter(pl.col("benchmark") == benchmark).iter_rows(named=True):
+    bench_rows = df.filter(pl.col("benchmark") == benchmark)
+    for r in bench_rows.iter_rows(named=True):
         tps = r["tokens_per_s_per_gpu"]
         tokens_assumed = r["tokens_to_converge"] is None
         needed = float(assumed_tokens if tokens_assumed else r["tokens_to_converge"])
@@ -348,6 +404,14 @@ def consistency_check(
             issues.append(
                 f"tflops/tokens_per_s = {flops_impl:.4g} FLOP/token, {flops_diff:+.1%} "
                 f"from F_tok {f_tok:.5g}"
+            )
+        twins = bench_rows.filter(
+            (pl.col("system") != r["system"]) & ((pl.col("minutes") - r["minutes"]).abs() < 0.005)
+        )
+        for t in twins.iter_rows(named=True):
+            issues.append(
+                f"minutes {r['minutes']} equal {t['system']} {t['round']} "
+                f"{t['n_nodes']}-node result ({t['minutes']})"
             )
         rows.append(
             {
@@ -445,7 +509,3 @@ def talk_ratio_placement(
         pl.col("ratio").alias("observed_ratio"),
         pl.lit(ratio, pl.Float64).alias("ratio"),
     )
-
-
-def _isclose(a: float, b: float, rel: float = 1e-9) -> bool:  # pragma: no cover - helper
-    return math.isclose(a, b, rel_tol=rel)

@@ -215,9 +215,9 @@ def narayanan_param_count(spec: ModelSpec, vocab: int | Literal["raw", "padded"]
     Returns:
         Parameters (count, float).
     """
-    l, h, s = spec.n_layers, spec.hidden, spec.seq_len
+    n_l, h, s = spec.n_layers, spec.hidden, spec.seq_len
     v = _vocab(spec, vocab)
-    return 12 * l * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * l * h))
+    return 12 * n_l * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * n_l * h))
 
 
 def _linear_weights_per_layer(spec: ModelSpec) -> dict[str, tuple[int, int]]:
@@ -289,10 +289,10 @@ def narayanan_flops_per_token(spec: ModelSpec, recompute: bool = False) -> float
     Returns:
         FLOP per token (float).
     """
-    l, h, s, v = spec.n_layers, spec.hidden, spec.seq_len, spec.vocab_padded
+    n_l, h, s, v = spec.n_layers, spec.hidden, spec.seq_len, spec.vocab_padded
     if recompute:
-        return 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
-    return 72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h))
+        return 96 * n_l * h * h * (1 + s / (6 * h) + v / (16 * n_l * h))
+    return 72 * n_l * h * h * (1 + s / (6 * h) + v / (12 * n_l * h))
 
 
 def _layer_forward_flops(spec: ModelSpec, causal: bool) -> tuple[float, float]:
@@ -894,7 +894,14 @@ def bytes_per_gpu(
     return MemoryBreakdown(
         model_state_bytes=model_state_bytes_per_gpu(spec, recipe, tp, pp, dp, zero_stage, n_params),
         activation_bytes=activation_bytes_per_gpu(
-            spec, micro_batch_size, tp, pp, virtual_pp, sequence_parallel, recompute, flash_attention
+            spec,
+            micro_batch_size,
+            tp,
+            pp,
+            virtual_pp,
+            sequence_parallel,
+            recompute,
+            flash_attention,
         ),
     )
 
@@ -978,4 +985,3 @@ def memory_vs_nodes(
         "gpu_memory_bytes": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema)
-
