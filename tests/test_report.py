@@ -41,6 +41,7 @@ def test_notebooks_have_parameters_cell_and_no_outputs():
 
 def test_notebook_executed_with_tables_and_charts(main_job):
     tmp, summary = main_job
+    assert [Path(p).stem for p in summary["notebooks"]] == [s.name for s in report.NOTEBOOKS]
     nb = json.loads(Path(summary["notebooks"][0]).read_text())
     assert nb["metadata"]["papermill"]["parameters"]["figures_dir"] == str(tmp / "figures")
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
@@ -77,7 +78,9 @@ def test_preview_site_offline(main_job):
     tmp, summary = main_job
     index = Path(summary["site"])
     page = (index.parent / "mlperf_runs.html").read_text()
-    assert 'href="mlperf_runs.html"' in index.read_text()
+    for spec in report.NOTEBOOKS:
+        assert f'href="{spec.name}.html"' in index.read_text()
+        assert report.external_urls((index.parent / f"{spec.name}.html").read_text()) == []
     assert "<table" in page and "eos-dfw_n1344_ngc24.04_nemo" in page
     assert page.count('class="trainperf-chart"') == 2
     assert "window.vegaEmbed" in page  # the Vega libraries are inlined
@@ -153,3 +156,20 @@ def test_quarto_render_book(tmp_path):
     assert summary["quarto"] and index.is_file()
     chapter = (work / "_book" / "chapters" / "mlperf.html").read_text()
     assert "<table" in chapter and "mlperf_time_to_train_gpt3.svg" in chapter
+    for page in (work / "_book").rglob("*.html"):
+        assert report.external_urls(page.read_text()) == [], page
+
+
+def test_eos_notebook_tables(main_job):
+    _, summary = main_job
+    nb = json.loads(
+        Path(
+            next(p for p in summary["notebooks"] if p.endswith("eos_comparison.ipynb"))
+        ).read_text()
+    )
+    text = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    assert '"ename"' not in text
+    # the paper's ratios (SAKURAONE MLSys 2026, Table "comparison with Eos") appear beside ours
+    for paper in ("1.09", "1.17", "1.26", "1.02", "1.05"):
+        assert paper in text
+    assert "mfu_fp8_dense_step" in text and "mfu_bf16_dense_step" in text

@@ -113,6 +113,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp creates 0600; figures are meant to be shared
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
@@ -265,4 +266,193 @@ def eval_curve(curve: pl.DataFrame, benchmark: str) -> alt.LayerChart:
     rule = alt.Chart(target).mark_rule(color="#c03d3e", strokeDash=[6, 4]).encode(y="eval_target:Q")
     return alt.layer(lines, rule).properties(
         title=f"{benchmark}: evaluation curve (dashed: convergence target)"
+    )
+
+
+def time_to_train_by_scale(
+    published: pl.DataFrame, systems: list[str], benchmark: str = "gpt3"
+) -> alt.HConcatChart:
+    """Time to train (left) and GPU-minutes (right) against node count, one line per system.
+
+    Args:
+        published: rows of ``data/reference/published_results.csv`` (:func:`trainperf.compare.load_published_results`)
+            or any frame with system, round, benchmark, n_nodes, n_gpus, minutes, verified.
+        systems: which systems to show (e.g. ``["SAKURAONE", "Eos"]``).
+        benchmark: MLPerf benchmark name.
+    """
+    d = (
+        published.filter((pl.col("benchmark") == benchmark) & pl.col("system").is_in(systems))
+        .with_columns(
+            (pl.col("minutes") * pl.col("n_gpus")).alias("gpu_minutes"),
+            (
+                pl.col("system")
+                + pl.when(pl.col("verified")).then(pl.lit("")).otherwise(pl.lit(" (unverified)"))
+            ).alias("series"),
+        )
+        .sort("n_nodes")
+    )
+    base = alt.Chart(d).encode(
+        x=alt.X("n_nodes:Q", title="nodes (8 GPUs each)", scale=alt.Scale(type="log", base=2)),
+        color=alt.Color("series:N", title="system"),
+        shape=alt.Shape("round:N", title="MLPerf round"),
+        detail="round:N",
+        tooltip=[
+            "system",
+            "round",
+            "n_nodes",
+            "n_gpus",
+            "minutes",
+            alt.Tooltip("gpu_minutes:Q", format=",.0f"),
+            "verified",
+        ],
+    )
+    ttt = (
+        base.mark_line(point=True)
+        .encode(
+            y=alt.Y(
+                "minutes:Q",
+                title="time to train (min)",
+                scale=alt.Scale(type="log", zero=False, nice=False),
+            )
+        )
+        .properties(title=f"{benchmark}: time to train by scale", width=300)
+    )
+    gm = (
+        base.mark_line(point=True)
+        .encode(y=alt.Y("gpu_minutes:Q", title="GPU-minutes", scale=alt.Scale(zero=False)))
+        .properties(title="GPU-minutes (lower = more efficient per GPU)", width=300)
+    )
+    return alt.hconcat(ttt, gm)
+
+
+def efficiency_ratio_by_scale(
+    table: pl.DataFrame, talk_ratio: float | None = None
+) -> alt.FacetChart:
+    """Per-GPU efficiency ratio (evaluated / reference GPU-minutes) by node count.
+
+    Args:
+        table: :func:`trainperf.compare.paper_comparison_table` (n_nodes, benchmark, ratio,
+            reference_label, reference_extrapolated, ratio_vs_actual).
+        talk_ratio: draw a dashed rule at this ratio (the talk's quoted 1.28x), or None.
+    """
+    d = table.with_columns(
+        pl.col("n_nodes").cast(pl.String).alias("nodes"),
+        pl.when(pl.col("reference_extrapolated"))
+        .then(pl.lit("reference extrapolated"))
+        .otherwise(pl.lit("reference measured"))
+        .alias("basis"),
+    )
+    base = alt.Chart(d)
+    bars = base.mark_bar(clip=True).encode(
+        x=alt.X("nodes:N", title="nodes", sort=None),
+        y=alt.Y(
+            "ratio:Q",
+            title="GPU-minutes ratio (evaluated / Eos)",
+            scale=alt.Scale(domain=[0.9, 1.35]),
+        ),
+        color=alt.Color("basis:N", title=None),
+        tooltip=["benchmark", "n_nodes", "reference_label", alt.Tooltip("ratio:Q", format=".3f")],
+    )
+    layers = [bars, base.mark_rule(color="black").encode(y=alt.datum(1.0))]
+    if talk_ratio is not None:
+        layers.append(
+            base.mark_rule(color="#c03d3e", strokeDash=[6, 4]).encode(y=alt.datum(talk_ratio))
+        )
+    return (
+        alt.layer(*layers)
+        .properties(width=220)
+        .facet(column=alt.Column("benchmark:N", title=None))
+        .resolve_scale(x="independent")
+        .properties(
+            title="Per-GPU efficiency gap to Eos (1.0 = equal; higher = slower per GPU; dashed: the talk's quoted ratio)"
+        )
+    )
+
+
+def mfu_by_scale(frame: pl.DataFrame, accelerator_label: str = "H100 SXM") -> alt.Chart:
+    """MFU against both dense peaks (BF16 and FP8) by node count.
+
+    Args:
+        frame: columns system, round, n_nodes, mfu_bf16_dense, mfu_fp8_dense (fractions 0-1), verified.
+        accelerator_label: named in the axis title with the precision of each peak.
+    """
+    d = frame.unpivot(
+        index=["system", "round", "n_nodes", "verified"],
+        on=["mfu_bf16_dense", "mfu_fp8_dense"],
+        variable_name="peak",
+        value_name="mfu",
+    ).with_columns(
+        pl.col("peak").replace(
+            {"mfu_bf16_dense": "BF16 dense peak", "mfu_fp8_dense": "FP8 dense peak"}
+        )
+    )
+    return (
+        alt.Chart(d)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("n_nodes:Q", title="nodes (8 GPUs each)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y(
+                "mfu:Q",
+                title=f"MFU (model FLOPs / {accelerator_label} dense peak)",
+                axis=alt.Axis(format="%"),
+            ),
+            color=alt.Color("system:N"),
+            strokeDash=alt.StrokeDash("peak:N", title="denominator"),
+            shape=alt.Shape("round:N", title="MLPerf round"),
+            detail="round:N",
+            tooltip=["system", "round", "n_nodes", "peak", alt.Tooltip("mfu:Q", format=".1%")],
+        )
+        .properties(title="GPT-3 175B model FLOPs utilization by scale (step level)")
+    )
+
+
+def memory_per_gpu(frame: pl.DataFrame, gpu_memory_gb: float, model_label: str) -> alt.LayerChart:
+    """Model-state memory per GPU against node count, with the per-GPU memory line.
+
+    Args:
+        frame: :func:`trainperf.flops.memory_vs_nodes` (n_nodes, bytes_per_gpu_perfect,
+            bytes_per_gpu_layout; bytes).
+        gpu_memory_gb: per-GPU memory in GB (1e9 bytes), drawn as a rule.
+        model_label: model and recipe, for the title.
+    """
+    d = (
+        frame.unpivot(
+            index=["n_nodes"],
+            on=["bytes_per_gpu_perfect", "bytes_per_gpu_layout"],
+            variable_name="sharding",
+            value_name="bytes",
+        )
+        .with_columns(
+            (pl.col("bytes") / 1e9).alias("gb"),
+            pl.col("sharding").replace(
+                {
+                    "bytes_per_gpu_perfect": "evenly over all GPUs",
+                    "bytes_per_gpu_layout": "TP x PP x ZeRO-1 layout",
+                }
+            ),
+        )
+        .drop_nulls("gb")
+    )
+    lines = (
+        alt.Chart(d)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("n_nodes:Q", title="nodes (8 GPUs each)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y("gb:Q", title="model state per GPU (GB)", scale=alt.Scale(type="log")),
+            color=alt.Color("sharding:N", title="sharding"),
+            tooltip=["n_nodes", "sharding", alt.Tooltip("gb:Q", format=".1f")],
+        )
+    )
+    rule = (
+        alt.Chart(
+            pl.DataFrame({"gb": [gpu_memory_gb], "label": [f"GPU memory {gpu_memory_gb:g} GB"]})
+        )
+        .mark_rule(color="#c03d3e", strokeDash=[6, 4])
+        .encode(y="gb:Q")
+    )
+    text = rule.mark_text(align="left", dx=4, dy=-6, color="#c03d3e").encode(
+        text="label:N", x=alt.value(0)
+    )
+    return alt.layer(lines, rule, text).properties(
+        title=f"{model_label}: model state per GPU against node count"
     )

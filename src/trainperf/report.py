@@ -63,12 +63,19 @@ class NotebookSpec:
 
 NOTEBOOKS: list[NotebookSpec] = [
     NotebookSpec("mlperf_runs", "MLPerf Training runs and scores", {"mlperf_path": "data/mlperf"}),
+    NotebookSpec(
+        "eos_comparison",
+        "Per-GPU comparison with NVIDIA Eos",
+        {"mlperf_path": "data/mlperf", "published_path": "data/reference/published_results.csv"},
+    ),
+    NotebookSpec("memory_model", "Memory model"),
 ]
 
 
 def _atomic_path(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o644)  # mkstemp creates 0600; outputs are meant to be shared
     os.close(fd)
     return Path(tmp)
 

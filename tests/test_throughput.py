@@ -1,0 +1,78 @@
+"""Throughput, model TFLOP/s and MFU recomputed from the bundled Eos logs (trainperf.mlperf.throughput)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from conftest import MLPERF
+
+from trainperf import mlperf
+
+
+@pytest.fixture(scope="module")
+def thr():
+    return mlperf.throughput(mlperf.load_results(MLPERF))
+
+
+def _median(thr, system, col):
+    return thr.filter(pl.col("system") == system)[col].median()
+
+
+def test_v41_eos_512_step_level_by_hand(thr):
+    # F_tok = 72*96*12288^2*(1 + 2048/(6*12288) + 51200/(12*96*12288)) = 1.07644e12 FLOP/token (SC21 eq. 3)
+    f_tok = 72 * 96 * 12288**2 * (1 + 2048 / (6 * 12288) + 51200 / (12 * 96 * 12288))
+    step = _median(thr, "eos_n64_ngc24.09_nemo", "step_time_s")
+    # per step: 2048 sequences x 2048 tokens; 512 GPUs
+    expected_tflops = 2048 * 2048 * f_tok / (512 * step) / 1e12
+    assert _median(thr, "eos_n64_ngc24.09_nemo", "model_tflops_per_gpu_step") == pytest.approx(
+        expected_tflops, rel=1e-3
+    )
+    # Published parse of the same logs (mfu_and_results.md §5.1, v4.1 eos_n64): step 9.49 s, 929 (850 e2e) TFLOP/s/GPU
+    assert step == pytest.approx(9.49, abs=0.01)
+    assert expected_tflops == pytest.approx(929, rel=0.005)
+    assert _median(thr, "eos_n64_ngc24.09_nemo", "model_tflops_per_gpu_e2e") == pytest.approx(
+        850, rel=0.005
+    )
+    # MFU against both dense H100 SXM peaks: 929/1978.9 = 46.9 % (FP8), 929/989.4 = 93.9 % (BF16)
+    assert _median(thr, "eos_n64_ngc24.09_nemo", "mfu_fp8_dense_step") == pytest.approx(
+        929 / 1978.9, rel=0.005
+    )
+    assert _median(thr, "eos_n64_ngc24.09_nemo", "mfu_bf16_dense_step") == pytest.approx(
+        929 / 989.4, rel=0.005
+    )
+
+
+def test_v31_and_v40_against_published_parse(thr):
+    # mfu_and_results.md §5.1: v3.1 eos_n96 796 (724); v4.0 Eos-dfw n1344 "block" 599 (545) TFLOP/s/GPU
+    assert _median(thr, "eos_n96_ngc23.09_nemo", "model_tflops_per_gpu_step") == pytest.approx(
+        796, rel=0.005
+    )
+    assert _median(thr, "eos_n96_ngc23.09_nemo", "model_tflops_per_gpu_e2e") == pytest.approx(
+        724, rel=0.005
+    )
+    v40 = thr.filter(pl.col("system") == "eos-dfw_n1344_ngc24.04_nemo")
+    assert set(v40["step_source"].to_list()) == {"blocks"}  # v4.0 logs carry no step timing
+    assert v40["model_tflops_per_gpu_step"].median() == pytest.approx(599, rel=0.005)
+    assert v40["model_tflops_per_gpu_e2e"].median() == pytest.approx(545, rel=0.005)
+
+
+def test_llama_rows_say_why_no_flops(thr):
+    lora = thr.filter(pl.col("benchmark") == "llama2_70b_lora")
+    assert lora.height == 10
+    assert lora["model_tflops_per_gpu_step"].null_count() == 10
+    assert all("no model preset" in n for n in lora["note"].to_list())
+
+
+def test_hfu_only_when_recompute_known():
+    res = mlperf.load_results(MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n64_ngc24.09_nemo")
+    unknown = mlperf.throughput(res)
+    assert unknown["hfu_fp8_dense_step"].null_count() == unknown.height
+    full = mlperf.throughput(res, recompute="full")
+    # full recomputation: 96-form / 72-form = 4/3 on the layers, logits not recomputed (SC21):
+    # (96 l h^2 (1 + s/6h + V/16lh)) / (72 l h^2 (1 + s/6h + V/12lh))
+    lh = 96 * 12288**2
+    ratio = (96 * lh * (1 + 2048 / (6 * 12288) + 51200 / (16 * 96 * 12288))) / (
+        72 * lh * (1 + 2048 / (6 * 12288) + 51200 / (12 * 96 * 12288))
+    )
+    got = (full["hfu_fp8_dense_step"] / full["mfu_fp8_dense_step"]).to_list()
+    assert got == pytest.approx([ratio] * full.height, rel=1e-6)
