@@ -1,0 +1,743 @@
+"""Tests for trainperf.slurm: sacct --parsable2 / --json readers and job statistics.
+
+Every expected value is computed by hand in the test (arithmetic written out), never by the code
+under test. Fixtures: tests/data/slurm/synthetic (hand-written, one trap each, see its README) and
+tests/data/slurm/real (output of a real Slurm 22.05.8 made by scripts/slurm_fixtures.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from trainperf import slurm
+from trainperf.slurm import SacctParseError, SacctWarning
+
+# readers warn about every sacct field missing from an input; the small inline inputs here omit many
+# on purpose. Tests that check a warning use pytest.warns, which sees it regardless of this filter.
+pytestmark = pytest.mark.filterwarnings("ignore::trainperf.slurm.SacctWarning")
+
+DATA = Path(__file__).parent / "data" / "slurm"
+SYN = DATA / "synthetic"
+REAL = DATA / "real"
+UTC = timezone.utc  # noqa: UP017 (py3.10)
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+def row(df: pl.DataFrame, job_id: str) -> dict:
+    rows = df.filter(pl.col("JobID") == job_id).to_dicts()
+    assert len(rows) == 1, f"{job_id}: {len(rows)} rows"
+    return rows[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# scalar parsers
+# ------------------------------------------------------------------------------------------------
+
+
+def test_elapsed_with_days():
+    # 2-03:04:05 = 2*86400 + 3*3600 + 4*60 + 5 = 172800 + 10800 + 240 + 5 = 183845 s
+    assert slurm.parse_duration("2-03:04:05") == 183845
+
+
+def test_cpu_time_minutes_seconds_millis():
+    # 17:18.067 = 17*60 + 18.067 = 1020 + 18.067 = 1038.067 s
+    assert slurm.parse_duration("17:18.067") == pytest.approx(1038.067, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("00:00.081", 0.081),  # MM:SS.mmm
+        ("02:55:00", 2 * 3600 + 55 * 60),  # 10500
+        ("00:05:07", 5 * 60 + 7),  # 307, the 00:MM:SS form
+        ("1-02:03:04", 86400 + 2 * 3600 + 3 * 60 + 4),  # 93784
+        ("03:43:27", 3 * 3600 + 43 * 60 + 27),  # 13407
+        ("", None),
+    ],
+)
+def test_duration_grammars(text, seconds):
+    got = slurm.parse_duration(text)
+    assert got == (pytest.approx(seconds) if seconds is not None else None)
+
+
+@pytest.mark.parametrize("bad", ["UNLIMITED", "one hour", "1:2:3:4", "12:75", "-1"])
+def test_duration_rejects_garbage(bad):
+    with pytest.raises(ValueError):
+        slurm.parse_duration(bad)
+
+
+def test_timelimit_words():
+    assert slurm.parse_timelimit("UNLIMITED") == (None, "UNLIMITED")
+    assert slurm.parse_timelimit("Partition_Limit") == (None, "Partition_Limit")
+    assert slurm.parse_timelimit("INVALID") == (None, "INVALID")
+    assert slurm.parse_timelimit("3-00:00:00") == (3 * 86400, None)  # 259200
+    assert slurm.parse_timelimit("") == (None, None)
+
+
+def test_state_cancelled_by_uid():
+    assert slurm.parse_state("CANCELLED by 0") == ("CANCELLED", 0, False)
+    assert slurm.parse_state("CANCELLED by 223988") == ("CANCELLED", 223988, False)
+    assert slurm.parse_state("CANCELLED+") == ("CANCELLED", None, True)
+    assert slurm.parse_state("OUT_OF_MEMORY") == ("OUT_OF_MEMORY", None, False)
+    with pytest.raises(ValueError):
+        slurm.parse_state("cancelled by someone")
+
+
+def test_exit_code():
+    assert slurm.parse_exit_code("0:15") == (0, 15)
+    assert slurm.parse_exit_code("2:0") == (2, 0)
+    with pytest.raises(ValueError):
+        slurm.parse_exit_code("2")
+
+
+def test_gpu_double_counting_untyped_and_typed_are_the_same_gpus():
+    # gres/gpu=8 and gres/gpu:h100=8 describe the same 8 GPUs: 8, not 16
+    assert slurm.gpus_from_tres("billing=8,cpu=8,gres/gpu=8,gres/gpu:h100=8,mem=400G,node=1") == (
+        8,
+        "h100",
+    )
+    # order of keys does not matter (jobstats fixture has gres/gpu after node)
+    assert slurm.gpus_from_tres("billing=1,cpu=1,mem=350M,node=1,gres/gpu=1") == (1, None)
+    # typed only, two types: 4 + 4 = 8
+    assert slurm.gpus_from_tres("cpu=8,gres/gpu:a100=4,gres/gpu:h100=4,node=1") == (8, "a100,h100")
+    # no GPU key: 0 GPUs; empty allocation (never started): 0 GPUs; field absent: unknown
+    assert slurm.gpus_from_tres("billing=40,cpu=40,mem=10G,node=1") == (0, None)
+    assert slurm.gpus_from_tres("") == (0, None)
+    assert slurm.gpus_from_tres(None) == (None, None)
+
+
+def test_hostlist_expansion():
+    assert slurm.expand_nodelist("gpu[001-004,007]") == [
+        "gpu001",
+        "gpu002",
+        "gpu003",
+        "gpu004",
+        "gpu007",
+    ]
+    assert slurm.expand_nodelist("a[1-2],b3") == ["a1", "a2", "b3"]
+    assert slurm.expand_nodelist("localhost") == ["localhost"]
+    assert slurm.expand_nodelist("None assigned") == []
+    with pytest.raises(ValueError):
+        slurm.expand_nodelist("gpu[003-001")
+
+
+@pytest.mark.parametrize(
+    ("jobid", "kind", "task", "het", "step", "parent"),
+    [
+        ("123", "job", None, None, None, "123"),
+        ("39889258_1426.batch", "step", 1426, None, "batch", "39889258_1426"),
+        ("39889258_1426", "array_task", 1426, None, None, "39889258_1426"),
+        ("123_[5-10]", "array_pending", None, None, None, "123_[5-10]"),
+        ("1853+1", "het_component", None, 1, None, "1853+1"),
+        ("1853+0.0", "step", None, 0, "0", "1853+0"),
+        ("7.extern", "step", None, None, "extern", "7"),
+    ],
+)
+def test_job_id_forms(jobid, kind, task, het, step, parent):
+    d = slurm.parse_job_id(jobid)
+    assert (d["kind"], d["array_task_id"], d["het_offset"], d["step"], d["parent"]) == (
+        kind,
+        task,
+        het,
+        step,
+        parent,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# --parsable2, synthetic traps
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def traps() -> slurm.SacctData:
+    return slurm.read_sacct_parsable(SYN / "parsable2_traps.txt")
+
+
+def test_traps_split_jobs_and_steps(traps):
+    assert traps.jobs.get_column("JobID").to_list() == [
+        "100",
+        "101",
+        "102",
+        "103",
+        "104_3",
+        "104_[5-10]",
+        "105+0",
+        "105+1",
+        "107",
+        "108",
+    ]
+    assert traps.steps.get_column("JobID").to_list() == [
+        "100.batch",
+        "100.extern",
+        "100.0",
+        "104_3.batch",
+        "105+0.0",
+    ]
+    assert traps.steps.get_column("step_kind").to_list() == [
+        "batch",
+        "extern",
+        "srun",
+        "batch",
+        "srun",
+    ]
+    assert traps.jobs.schema["start"] == pl.Datetime("us", "UTC")
+    assert traps.jobs.schema["elapsed_s"] == pl.Int64
+    assert traps.jobs.schema["nodes"] == pl.List(pl.Utf8)
+
+
+def test_traps_big_job(traps):
+    r = row(traps.jobs, "100")
+    assert r["elapsed_s"] == 183845  # 2-03:04:05, see test_elapsed_with_days
+    assert r["total_cpu_s"] == pytest.approx(1038.067)  # 17:18.067
+    assert r["timelimit_s"] == 259200 and r["timelimit_flag"] is None  # 3 days * 86400
+    assert r["nodes"] == ["gpu001", "gpu002", "gpu003", "gpu004", "gpu007"]
+    assert r["n_nodes"] == 5
+    assert r["n_gpus"] == 40  # gres/gpu=40 and gres/gpu:h100=40 are the same 40 GPUs
+    assert r["gpu_type"] == "h100"
+    # 40 GPUs * 183845 s / 3600 = 7353800 / 3600 = 2042.7222... GPU-hours
+    assert r["gpu_hours"] == pytest.approx(7353800 / 3600)
+    # times printed with TZ=UTC: taken as UTC by default
+    assert r["start"] == utc(2024, 6, 1, 10, 0, 0)
+    assert r["end"] == utc(2024, 6, 3, 13, 4, 5)
+    assert r["source_line"] == 2
+    step0 = row(traps.steps, "100.0")
+    assert step0["total_cpu_s"] == 93784  # 1-02:03:04 = 86400 + 7200 + 180 + 4
+    assert step0["elapsed_s"] == 183835  # 2-03:03:55 = 172800 + 10800 + 180 + 55
+    assert step0["parent_job_id"] == "100" and step0["job_id_raw"] == 100
+
+
+def test_traps_unlimited_and_partition_limit(traps):
+    r101 = row(traps.jobs, "101")
+    assert (r101["timelimit_s"], r101["timelimit_flag"]) == (None, "UNLIMITED")
+    r102 = row(traps.jobs, "102")
+    assert (r102["timelimit_s"], r102["timelimit_flag"]) == (None, "Partition_Limit")
+
+
+def test_traps_cancelled_by_0_and_unknown_times(traps):
+    r = row(traps.jobs, "101")
+    assert r["State"] == "CANCELLED by 0"
+    assert (r["state"], r["cancelled_by"]) == ("CANCELLED", 0)
+    assert r["start"] is None  # "None"
+    assert r["end"] == utc(2024, 6, 2, 1, 0, 0)
+    assert r["nodes"] == []  # "None assigned"
+    assert r["n_gpus"] == 0  # empty AllocTRES: nothing allocated
+    r102 = row(traps.jobs, "102")
+    assert r102["start"] is None and r102["end"] is None  # "Unknown"
+
+
+def test_traps_array_and_het(traps):
+    t = row(traps.jobs, "104_3")
+    assert (t["kind"], t["array_job_id"], t["array_task_id"], t["job_id_raw"]) == (
+        "array_task",
+        104,
+        3,
+        110,
+    )
+    assert (t["n_gpus"], t["gpu_type"]) == (8, "a100,h100")  # typed only: 4 + 4
+    assert t["total_cpu_s"] == pytest.approx(599.5)  # 09:59.500 = 540 + 59.5
+    p = row(traps.jobs, "104_[5-10]")
+    assert (p["kind"], p["array_job_id"], p["array_task_id"]) == ("array_pending", 104, None)
+    h0, h1 = row(traps.jobs, "105+0"), row(traps.jobs, "105+1")
+    assert (h0["kind"], h0["het_job_id"], h0["het_offset"], h0["job_id_raw"]) == (
+        "het_component",
+        105,
+        0,
+        105,
+    )
+    assert (h1["het_job_id"], h1["het_offset"], h1["job_id_raw"]) == (105, 1, 106)
+    s = row(traps.steps, "105+0.0")
+    assert (s["het_job_id"], s["het_offset"], s["step_id"], s["signal"]) == (105, 0, "0", 15)
+
+
+def test_traps_gres_after_mem_and_oom(traps):
+    assert row(traps.jobs, "103")["n_gpus"] == 8
+    oom = row(traps.jobs, "108")
+    assert (oom["state"], oom["exit_code"], oom["signal"]) == ("OUT_OF_MEMORY", 0, 125)
+    # 8 GPUs * 400 s (00:06:40) / 3600 = 0.888... GPU-hours
+    assert oom["gpu_hours"] == pytest.approx(8 * 400 / 3600)
+
+
+def test_pipe_in_jobname_recovered_when_last(traps):
+    r = row(traps.jobs, "107")
+    assert r["JobName"] == "train|v2|final"
+    assert r["elapsed_s"] == 1800 and r["n_gpus"] == 8  # nothing shifted
+
+
+def test_pipe_in_jobname_in_the_middle_raises_naming_the_line():
+    path = SYN / "parsable2_pipe_in_middle.txt"
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_parsable(path)
+    assert isinstance(exc.value, ValueError)
+    assert exc.value.line == 3
+    msg = str(exc.value)
+    assert "parsable2_pipe_in_middle.txt, line 3" in msg and "JobName" in msg
+
+
+def test_bad_value_names_file_line_and_field():
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_parsable(SYN / "parsable2_bad_elapsed.txt")
+    assert exc.value.line == 3
+    assert "parsable2_bad_elapsed.txt, line 3" in str(exc.value) and "Elapsed" in str(exc.value)
+    assert "one hour" in str(exc.value)
+
+
+def test_noheader_needs_fields():
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_parsable(SYN / "noheader_epoch_caret.txt", delimiter="^|^")
+    assert exc.value.line == 1 and "header" in str(exc.value)
+
+
+EPOCH_FIELDS = (
+    "JobID,JobIDRaw,State,ExitCode,Start,End,Elapsed,TimelimitRaw,NNodes,NodeList,AllocTRES,JobName"
+)
+
+
+def test_noheader_epoch_seconds_custom_delimiter():
+    d = slurm.read_sacct_parsable(
+        SYN / "noheader_epoch_caret.txt", fields=EPOCH_FIELDS, delimiter="^|^"
+    )
+    r = row(d.jobs, "300")
+    # 1717200000 s = 19875 days * 86400 (1970-01-01 .. 2024-06-01) = 2024-06-01T00:00:00Z
+    assert r["start"] == utc(2024, 6, 1, 0, 0, 0)
+    assert r["end"] == utc(2024, 6, 1, 1, 0, 0)  # +3600 s
+    assert r["JobName"] == "name|with|pipes"  # | is not the delimiter here
+    assert r["timelimit_s"] == 60 * 60  # TimelimitRaw is minutes
+    assert row(d.jobs, "301")["end"] is None  # Unknown
+
+
+def test_epoch_sentinels_are_null_in_text():
+    d = slurm.read_sacct_parsable(
+        SYN / "noheader_epoch_caret.txt", fields=EPOCH_FIELDS, delimiter="^|^"
+    )
+    r = row(d.jobs, "302")
+    assert r["start"] is None  # 0
+    assert r["end"] is None  # 4294967294 (NO_VAL)
+    assert (r["timelimit_s"], r["timelimit_flag"]) == (None, "UNLIMITED")  # 4294967295 (INFINITE)
+    assert (r["state"], r["cancelled_by"]) == ("CANCELLED", 1234)
+
+
+def test_epoch_times_ignore_tz():
+    d = slurm.read_sacct_parsable(
+        SYN / "noheader_epoch_caret.txt", fields=EPOCH_FIELDS, delimiter="^|^", tz="Asia/Tokyo"
+    )
+    assert row(d.jobs, "300")["start"] == utc(2024, 6, 1, 0, 0, 0)
+
+
+def test_fields_given_and_header_present_is_tolerated():
+    text = "JobID|State|Elapsed\n1|COMPLETED|00:01:00\n"
+    d = slurm.parse_sacct_parsable(text, fields=["JobID", "State", "Elapsed%20"])
+    assert d.jobs.get_column("elapsed_s").to_list() == [60]
+
+
+def test_newline_inside_last_field_jobname():
+    text = "JobID|State|JobName\n1|COMPLETED|two\nlines\n2|COMPLETED|ok\n"
+    d = slurm.parse_sacct_parsable(text)
+    assert d.jobs.get_column("JobName").to_list() == ["two\nlines", "ok"]
+
+
+def test_header_only_gives_empty_frames_with_schema():
+    d = slurm.parse_sacct_parsable("JobID|State|Elapsed\n")
+    assert d.jobs.height == 0 and d.steps.height == 0
+    assert d.jobs.schema["elapsed_s"] == pl.Int64 and d.steps.schema["step_id"] == pl.Utf8
+
+
+def test_parsable_trailing_delimiter():
+    d = slurm.read_sacct_parsable(SYN / "parsable_trailing.txt")
+    assert d.jobs.get_column("JobName").to_list() == ["trail"]
+    assert d.jobs.get_column("elapsed_s").to_list() == [300]  # 00:05:00
+    assert d.steps.get_column("JobID").to_list() == ["400.batch"]
+
+
+def test_missing_alloctres_warns_and_leaves_gpus_null():
+    with pytest.warns(SacctWarning, match="AllocTRES"):
+        d = slurm.read_sacct_parsable(SYN / "parsable2_missing_alloctres.txt")
+    r = row(d.jobs, "500")
+    assert r["n_gpus"] is None and r["gpu_hours"] is None  # unknown, never 0
+    assert r["elapsed_s"] == 3600 and r["n_nodes"] == 4
+
+
+# ------------------------------------------------------------------------------------------------
+# time zones
+# ------------------------------------------------------------------------------------------------
+
+TZ_TEXT = (
+    "JobID|State|Start|End|Elapsed\n1|COMPLETED|2024-07-01T12:00:00|2024-07-01T13:00:00|01:00:00\n"
+)
+
+
+def test_local_times_converted_with_tz():
+    # Asia/Tokyo is UTC+9 all year: 12:00 JST = 03:00 UTC
+    d = slurm.parse_sacct_parsable(TZ_TEXT, tz="Asia/Tokyo")
+    assert row(d.jobs, "1")["start"] == utc(2024, 7, 1, 3, 0, 0)
+    # default tz is UTC
+    assert row(slurm.parse_sacct_parsable(TZ_TEXT).jobs, "1")["start"] == utc(2024, 7, 1, 12, 0, 0)
+    # America/New_York in July is EDT, UTC-4: 12:00 EDT = 16:00 UTC
+    d_ny = slurm.parse_sacct_parsable(TZ_TEXT, tz="America/New_York")
+    assert row(d_ny.jobs, "1")["end"] == utc(2024, 7, 1, 17, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2024-11-03T01:30:00",  # clocks go back 02:00 EDT -> 01:00 EST: 01:30 happens twice
+        "2024-03-10T02:30:00",  # clocks go forward 02:00 EST -> 03:00 EDT: 02:30 never happens
+    ],
+)
+def test_dst_ambiguous_local_time_raises(when):
+    text = f"JobID|State|Start|End|Elapsed\n1|COMPLETED|2024-01-01T00:00:00|2024-01-01T00:00:00|00:00:00\n2|COMPLETED|{when}|Unknown|00:00:00\n"
+    with pytest.raises(SacctParseError) as exc:
+        slurm.parse_sacct_parsable(text, tz="America/New_York", source="dst.txt")
+    assert exc.value.line == 3 and "SLURM_TIME_FORMAT=%s" in str(exc.value)
+
+
+# ------------------------------------------------------------------------------------------------
+# --json, synthetic shapes of each release
+# ------------------------------------------------------------------------------------------------
+
+JSON_VERSIONS = ["21_08", "22_05", "23_02", "23_11", "24_11", "25_05"]
+
+
+@pytest.mark.parametrize("version", JSON_VERSIONS)
+def test_json_versions_give_the_same_frames(version):
+    d = slurm.read_sacct_json(SYN / f"json_{version}.json")
+    assert d.meta["slurm_version"] == version.replace("_", ".") + ".1"
+    assert d.jobs.get_column("JobID").to_list() == ["200", "201", "209_7"]
+    a = row(d.jobs, "200")
+    assert a["state"] == "COMPLETED" and a["exit_code"] == 0
+    # submission 1717200000 = 2024-06-01T00:00Z; start +3600 s; end +10800 s
+    assert (a["submit"], a["start"], a["end"]) == (
+        utc(2024, 6, 1, 0, 0),
+        utc(2024, 6, 1, 1, 0),
+        utc(2024, 6, 1, 3, 0),
+    )
+    assert a["elapsed_s"] == 7200
+    assert a["timelimit_s"] == 1440 * 60  # limit is in minutes: 86400 s
+    assert a["nodes"] == ["gpu001", "gpu002", "gpu003", "gpu004"] and a["n_nodes"] == 4
+    assert (a["n_gpus"], a["gpu_type"]) == (32, "h100")  # gpu=32 and gpu:h100=32 are the same GPUs
+    assert a["gpu_hours"] == pytest.approx(32 * 7200 / 3600)  # 64 GPU-h
+    b = row(d.jobs, "201")
+    assert (b["state"], b["cancelled_by_user"]) == ("CANCELLED", "bob")
+    assert b["start"] is None  # 0 / 4294967294 / unset object
+    assert (b["timelimit_s"], b["timelimit_flag"]) == (None, "UNLIMITED")
+    assert b["nodes"] == [] and b["n_gpus"] == 0
+    c = row(d.jobs, "209_7")
+    assert (c["kind"], c["array_job_id"], c["array_task_id"], c["job_id_raw"]) == (
+        "array_task",
+        209,
+        7,
+        210,
+    )
+    assert (c["state"], c["exit_code"], c["timelimit_s"]) == ("FAILED", 2, 3600)
+    steps = d.steps
+    assert steps.get_column("JobID").to_list() == ["200.batch", "200.0"]
+    assert steps.get_column("step_kind").to_list() == ["batch", "srun"]
+    s0 = row(steps, "200.0")
+    assert (s0["start"], s0["end"], s0["elapsed_s"]) == (
+        utc(2024, 6, 1, 1, 0, 10),
+        utc(2024, 6, 1, 2, 59, 50),
+        7180,
+    )
+    assert s0["n_nodes"] == 4 and s0["n_gpus"] == 32
+    assert s0["total_cpu_s"] == pytest.approx(3600.0)
+    assert row(steps, "200.batch")["total_cpu_s"] == pytest.approx(1.5)  # 1 s + 500000 us
+
+
+@pytest.mark.parametrize(
+    ("version", "shape"), [("22_05", str), ("23_02", str), ("23_11", list), ("25_05", list)]
+)
+def test_json_state_current_string_or_list(version, shape):
+    raw = json.loads((SYN / f"json_{version}.json").read_text())
+    assert isinstance(raw["jobs"][0]["state"]["current"], shape)  # the fixture really differs
+    d = slurm.read_sacct_json(SYN / f"json_{version}.json")
+    assert row(d.jobs, "200")["state"] == "COMPLETED"
+    assert row(d.jobs, "200")["state_flags"] == []
+
+
+def test_json_state_list_with_flags_and_sentinels_inline():
+    doc = json.loads((SYN / "json_25_05.json").read_text())
+    j = doc["jobs"][0]
+    j["state"]["current"] = ["FAILED", "REQUEUED"]
+    j["time"]["start"] = 4294967295
+    j["time"]["end"] = 4294967294
+    j["time"]["submission"] = 0
+    j["exit_code"]["return_code"]["number"] = 1
+    d = slurm.parse_sacct_json(doc)
+    r = row(d.jobs, "200")
+    assert (r["state"], r["state_flags"], r["exit_code"]) == ("FAILED", ["REQUEUED"], 1)
+    assert (r["start"], r["end"], r["submit"]) == (None, None, None)
+
+
+def test_json_banner_is_skipped():
+    d = slurm.read_sacct_json(SYN / "json_23_11_with_banner.json")
+    assert d.jobs.height == 3
+
+
+def test_json_invalid_names_the_line():
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_json(SYN / "json_broken.json")
+    assert exc.value.line == 3 and "json_broken.json, line 3" in str(exc.value)
+
+
+def test_json_without_jobs_list():
+    with pytest.raises(SacctParseError, match='"jobs" list'):
+        slurm.parse_sacct_json('{"meta": {}}', source="x.json")
+
+
+def test_read_sacct_dispatches_on_content():
+    assert slurm.read_sacct(SYN / "json_22_05.json").meta["format"] == "json"
+    assert slurm.read_sacct(SYN / "parsable2_traps.txt").meta["format"] == "parsable"
+
+
+# ------------------------------------------------------------------------------------------------
+# real Slurm 22.05.8 output (scripts/slurm_fixtures.sh)
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_ids() -> dict:
+    return json.loads((REAL / "jobs.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def real_text() -> slurm.SacctData:
+    return slurm.read_sacct_parsable(REAL / "sacct_parsable2.txt")
+
+
+@pytest.fixture(scope="module")
+def real_json() -> slurm.SacctData:
+    with pytest.warns(SacctWarning, match="exit code 0 with state FAILED"):
+        return slurm.read_sacct_json(REAL / "sacct.json")
+
+
+def check_real_states(d: slurm.SacctData, ids: dict, *, text: bool) -> None:
+    """What scripts/slurm_fixtures.sh ran (see tests/data/slurm/real/README.md)."""
+    j = d.jobs
+    assert row(j, str(ids["timeout"]))["state"] == "TIMEOUT"
+    assert row(j, str(ids["timeout"]))["timelimit_s"] == 60  # --time=1 (minutes)
+    assert row(j, str(ids["ok"]))["state"] == "COMPLETED"
+    assert row(j, str(ids["ok"]))["n_gpus"] == 2  # gres/gpu:h100=2,gres/gpu=2: 2 GPUs, not 4
+    assert row(j, str(ids["fail"]))["state"] == "FAILED"
+    cancel = row(j, str(ids["cancel"]))
+    assert cancel["state"] == "CANCELLED"
+    assert cancel["timelimit_flag"] == "UNLIMITED"  # no --time, partition MaxTime=UNLIMITED
+    arr = j.filter(pl.col("array_job_id") == ids["array"]).sort("array_task_id")
+    assert arr.get_column("array_task_id").to_list() == [0, 1, 2]
+    assert set(arr.get_column("state").to_list()) == {"COMPLETED"}
+    assert row(j, str(ids["steps"]))["state"] == "COMPLETED"
+    st = d.steps.filter(pl.col("parent_job_id") == str(ids["steps"])).sort("JobID")
+    assert st.get_column("step_id").to_list() == ["0", "1", "2", "batch"]
+    assert st.get_column("state").to_list() == ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED"]
+    assert row(j, str(ids["evil"]))["JobName"] == "pipe|name <img src=x onerror=alert(1)>"
+    het = j.filter(pl.col("het_job_id") == ids["het"]).sort("het_offset")
+    assert het.get_column("het_offset").to_list() == [0, 1]
+    assert set(het.get_column("state").to_list()) == {"CANCELLED"}
+    assert het.get_column("start").to_list() == [None, None]  # never started: "None" / unset
+    if text:
+        assert row(j, str(ids["fail"]))["exit_code"] == 3  # exit 3 -> ExitCode 3:0
+        assert cancel["cancelled_by"] == 0  # "CANCELLED by 0": scancel as root
+        assert row(d.steps, f"{ids['steps']}.2")["exit_code"] == 1  # srun false
+        assert set(het.get_column("cancelled_by").to_list()) == {0}
+    else:
+        assert cancel["cancelled_by_user"] == "root"
+        # Slurm 22.05 JSON says exit_code SUCCESS/0 for the FAILED job: must not come out as 0
+        assert row(j, str(ids["fail"]))["exit_code"] is None
+
+
+def test_real_parsable2_loads_and_states_match(real_text, real_ids):
+    assert real_ids["slurm_version"].endswith("22.05.8")
+    check_real_states(real_text, real_ids, text=True)
+    # every timed-out job's batch step is CANCELLED by signal 15
+    b = row(real_text.steps, f"{real_ids['timeout']}.batch")
+    assert (b["state"], b["exit_code"], b["signal"]) == ("CANCELLED", 0, 15)
+
+
+def test_real_json_loads_and_states_match(real_json, real_ids):
+    assert real_json.meta["slurm_version"] == "22.05.8"
+    check_real_states(real_json, real_ids, text=False)
+
+
+def test_real_json_and_text_agree(real_text, real_json):
+    cols = ["JobID", "state", "start", "end", "elapsed_s", "n_gpus", "nodes"]
+    a = real_text.jobs.select(cols).sort("JobID")
+    b = real_json.jobs.select(cols).sort("JobID")
+    assert a.equals(b)
+    s_cols = ["JobID", "state", "elapsed_s", "n_gpus"]
+    assert (
+        real_text.steps.select(s_cols)
+        .sort("JobID")
+        .equals(real_json.steps.select(s_cols).sort("JobID"))
+    )
+
+
+def test_real_epoch_dump_with_custom_delimiter_matches_iso_dump(real_text):
+    fields = "JobID,JobIDRaw,User,Partition,State,ExitCode,Submit,Start,End,Elapsed,Timelimit,TotalCPU,NNodes,NCPUS,NodeList,AllocTRES,ReqTRES,MaxRSS,JobName"
+    d = slurm.read_sacct_parsable(
+        REAL / "sacct_noheader_epoch_delim.txt", fields=fields, delimiter="^|^"
+    )
+    cols = ["JobID", "JobName", "submit", "start", "end", "elapsed_s", "n_gpus", "total_cpu_s"]
+    assert d.jobs.select(cols).equals(real_text.jobs.select(cols))
+
+
+def test_real_jobname_in_middle_raises_on_the_pipe_line():
+    path = REAL / "sacct_parsable2_jobname_middle.txt"
+    # the line number, found independently of the reader
+    expected = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "pipe|name" in ln)
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_parsable(path)
+    assert exc.value.line == expected
+
+
+# ------------------------------------------------------------------------------------------------
+# statistics
+# ------------------------------------------------------------------------------------------------
+
+STATS_TEXT = """JobID|State|ExitCode|Start|End|Elapsed|NNodes|AllocTRES
+1|COMPLETED|0:0|2024-06-01T00:00:00|2024-06-01T01:00:00|01:00:00|1|gres/gpu=8,node=1
+2|COMPLETED|0:0|2024-06-01T00:00:00|2024-06-01T02:00:00|02:00:00|2|gres/gpu=16,node=2
+3|FAILED|1:0|2024-06-01T00:00:00|2024-06-01T00:30:00|00:30:00|4|gres/gpu=32,node=4
+4|CANCELLED by 0|0:0|2024-06-01T00:00:00|2024-06-09T00:00:00|8-00:00:00|20|gres/gpu=160,node=20
+4.batch|CANCELLED|0:15|2024-06-01T00:00:00|2024-06-09T00:00:00|8-00:00:00|1|gres/gpu=8,node=1
+4.0|CANCELLED|0:15|2024-06-01T00:00:00|2024-06-08T00:00:00|7-00:00:00|20|gres/gpu=160,node=20
+5|TIMEOUT|0:0|2024-06-01T00:00:00|2024-06-02T00:00:00|1-00:00:00|40|gres/gpu=320,node=40
+6|RUNNING|0:0|2024-06-01T00:00:00|Unknown|01:00:00|1|gres/gpu=8,node=1
+7|COMPLETED|0:0|2024-06-01T00:00:00|2024-06-01T03:00:00|03:00:00|1|gres/gpu=8,node=1
+"""
+# GPU-hours by hand: 1: 8*1 = 8; 2: 16*2 = 32; 3: 32*0.5 = 16; 4: 160*192 h = 30720;
+# 5: 320*24 = 7680; 7: 8*3 = 24. Finished jobs: 1,2,3,4,5,7 (6 is RUNNING).
+# Total finished GPU-h = 8 + 32 + 16 + 30720 + 7680 + 24 = 38480.
+
+
+@pytest.fixture(scope="module")
+def stats() -> slurm.SacctData:
+    return slurm.parse_sacct_parsable(STATS_TEXT)
+
+
+def test_size_bins():
+    df = pl.DataFrame({"n": [1, 2, 3, 4, 5, 16, 17, 32, 33, None, 0]})
+    got = df.select(slurm.size_bin("n")).to_series().cast(pl.Utf8).to_list()
+    assert got == ["1", "2", "3-4", "3-4", "5-16", "5-16", "17-32", "17-32", ">32", None, None]
+
+
+def test_successful_jobs(stats):
+    r = slurm.successful_jobs(stats.jobs).to_dicts()[0]
+    assert r["n_jobs"] == 6 and r["n_successful"] == 3  # jobs 1, 2, 7
+    assert r["successful_share"] == pytest.approx(0.5)
+    assert r["successful_gpu_hours"] == pytest.approx(8 + 32 + 24)
+
+
+def test_longest_job_and_task(stats):
+    out = slurm.longest_job_and_task(stats.jobs, stats.steps)
+    assert out.get_column("what").to_list() == ["job", "task"]
+    assert out.get_column("JobID").to_list() == ["4", "4.0"]  # .batch is not a task
+    assert out.get_column("elapsed_s").to_list() == [8 * 86400, 7 * 86400]  # 691200, 604800
+    assert out.get_column("elapsed_days").to_list() == [8.0, 7.0]
+
+
+def test_runtime_distribution(stats):
+    out = slurm.runtime_distribution(stats.jobs, quantiles=(0.0, 0.25, 0.5, 1.0))
+    # successful run times 3600, 7200, 10800; q0.25 by linear interpolation: 3600 + 0.5*3600 = 5400
+    assert out.get_column("elapsed_s").to_list() == [3600.0, 5400.0, 7200.0, 10800.0]
+    assert out.get_column("elapsed_h").to_list() == [1.0, 1.5, 2.0, 3.0]
+    assert set(out.get_column("n_jobs").to_list()) == {3}
+
+
+def test_runtime_histogram(stats):
+    out = slurm.runtime_histogram(stats.jobs, edges_s=(0, 3600, 7200))
+    # [0,3600): none; [3600,7200): 3600; [7200, inf): 7200, 10800
+    assert out.get_column("n_jobs").to_list() == [0, 1, 2]
+    assert out.get_column("bin_hi_s").to_list() == [3600.0, 7200.0, None]
+
+
+def test_share_by_state(stats):
+    out = slurm.share_by_state(stats.jobs)
+    d = {r["state"]: r for r in out.to_dicts()}
+    assert set(d) == {"CANCELLED", "TIMEOUT", "COMPLETED", "FAILED"}  # RUNNING is not final
+    assert out.get_column("state").to_list()[0] == "CANCELLED"  # most GPU-hours first
+    assert d["CANCELLED"]["gpu_hours"] == pytest.approx(30720)
+    assert d["CANCELLED"]["gpu_hours_share"] == pytest.approx(30720 / 38480)
+    assert d["COMPLETED"]["n_jobs"] == 3 and d["COMPLETED"]["job_share"] == pytest.approx(3 / 6)
+    assert d["FAILED"]["gpu_hours_share"] == pytest.approx(16 / 38480)
+    assert out.get_column("gpu_hours_share").sum() == pytest.approx(1.0)
+
+
+def test_share_by_size(stats):
+    out = slurm.share_by_size(stats.jobs)
+    assert out.get_column("size_bin").cast(pl.Utf8).to_list() == [
+        "1",
+        "2",
+        "3-4",
+        "5-16",
+        "17-32",
+        ">32",
+    ]
+    assert out.get_column("n_jobs").to_list() == [2, 1, 1, 0, 1, 1]  # 1 node: jobs 1 and 7
+    assert out.get_column("gpu_hours").to_list() == pytest.approx([8 + 24, 32, 16, 0, 30720, 7680])
+    # jobs with <= 4 nodes: 1, 2, 3, 7 = 4 of 6
+    assert out.filter(pl.col("size_bin") == "3-4")["cum_job_share"][0] == pytest.approx(4 / 6)
+    assert out.filter(pl.col("size_bin") == "17-32")["gpu_hours_share"][0] == pytest.approx(
+        30720 / 38480
+    )
+
+
+def test_runtime_tails_by_size(stats):
+    out = slurm.runtime_tails_by_size(stats.jobs, quantiles=(0.5,), over_days=(1, 7))
+    d = {r["size_bin"]: r for r in out.to_dicts()}
+    assert d["1"]["elapsed_p50_s"] == pytest.approx(7200)  # median of 3600 and 10800
+    assert d["17-32"]["share_over_7d"] == 1.0  # 8 days > 7 days
+    assert d[">32"]["share_over_1d"] == 0.0  # exactly 1 day is not *more* than a day
+    assert d[">32"]["elapsed_max_s"] == 86400
+    assert "5-16" not in d
+
+
+def test_gpu_hours_over_time():
+    text = (
+        "JobID|State|Start|End|Elapsed|NNodes|AllocTRES\n"
+        "1|COMPLETED|2024-06-01T23:30:00|2024-06-02T00:30:00|01:00:00|1|gres/gpu=8,node=1\n"
+        "2|RUNNING|2024-06-02T12:00:00|Unknown|02:00:00|2|gres/gpu=16,node=2\n"
+    )
+    out = slurm.gpu_hours_over_time(slurm.parse_sacct_parsable(text).jobs, every="1d")
+    got = [(r["period_start"], str(r["size_bin"]), r["gpu_hours"]) for r in out.to_dicts()]
+    # job 1: 30 min on each day * 8 GPUs = 4 GPU-h per day; job 2 (running): 2 h * 16 = 32 on 06-02
+    assert got == [
+        (utc(2024, 6, 1), "1", pytest.approx(4.0)),
+        (utc(2024, 6, 2), "1", pytest.approx(4.0)),
+        (utc(2024, 6, 2), "2", pytest.approx(32.0)),
+    ]
+
+
+# ------------------------------------------------------------------------------------------------
+# live Slurm (the fixture script itself)
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slurm
+@pytest.mark.skipif(
+    shutil.which("slurmctld") is None,
+    reason="slurmctld not installed (apt-get install slurm-wlm slurmdbd mariadb-server munge)",
+)
+@pytest.mark.skipif(os.geteuid() != 0, reason="the fixture script runs the Slurm daemons as root")
+def test_fixture_script_runs_a_real_cluster(tmp_path):
+    script = Path(__file__).parents[1] / "scripts" / "slurm_fixtures.sh"
+    env = dict(os.environ, SLURM_FIXTURES_QUICK="1")
+    subprocess.run(
+        [str(script), str(tmp_path)], check=True, env=env, timeout=400, capture_output=True
+    )
+    ids = json.loads((tmp_path / "jobs.json").read_text())
+    d = slurm.read_sacct_parsable(tmp_path / "sacct_parsable2.txt")
+    assert row(d.jobs, str(ids["ok"]))["state"] == "COMPLETED"
+    assert row(d.jobs, str(ids["fail"]))["exit_code"] == 3
+    assert row(d.jobs, str(ids["cancel"]))["cancelled_by"] == 0
+    assert row(d.jobs, str(ids["evil"]))["JobName"] == "pipe|name <img src=x onerror=alert(1)>"
+    assert slurm.read_sacct_json(tmp_path / "sacct.json").jobs.height == d.jobs.height
