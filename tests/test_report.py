@@ -173,3 +173,22 @@ def test_eos_notebook_tables(main_job):
     for paper in ("1.09", "1.17", "1.26", "1.02", "1.05"):
         assert paper in text
     assert "mfu_fp8_dense_step" in text and "mfu_bf16_dense_step" in text
+
+
+def test_comparison_reads_collected_batch_summary(main_job):
+    tmp, summary = main_job
+    batch_summary = tmp / "out" / "batch" / "mlperf_systems" / "summary.parquet"
+    assert batch_summary.is_file()
+    nb = json.loads(
+        Path(
+            next(p for p in summary["notebooks"] if p.endswith("eos_comparison.ipynb"))
+        ).read_text()
+    )
+    assert nb["metadata"]["papermill"]["parameters"]["batch_summary_path"] == str(batch_summary)
+    streams = "".join(
+        "".join(o.get("text", ""))
+        for c in nb["cells"]
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
+    assert "throughput read from the collected batch results" in streams

@@ -1,4 +1,5 @@
-"""Command line: ``trainperf report`` (the main job) and ``trainperf runs PATH`` (a quick look at logs).
+"""Command line: ``trainperf report`` (the main job), ``trainperf batch GRID.yaml`` (papermill over a
+parameter grid) and ``trainperf runs PATH`` (a quick look at MLPerf logs).
 
 A failure prints one line (``trainperf: error: ...``) and exits 1; ``--debug`` (or TRAINPERF_DEBUG=1)
 shows the traceback instead.
@@ -33,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     s = sub.add_parser("runs", help="print the runs and scores of MLPerf logs under PATH")
     s.add_argument("path")
+    from trainperf.batch import add_batch_arguments
+
+    add_batch_arguments(
+        sub.add_parser("batch", help="execute a notebook over a grid of parameter sets (YAML)")
+    )
     return p
 
 
@@ -40,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     debug = args.debug or os.environ.get("TRAINPERF_DEBUG") == "1"
     try:
+        if args.command == "batch":
+            from trainperf.batch import run_from_args
+
+            return run_from_args(args)
         if args.command == "report":
             from trainperf.report import run_report
 

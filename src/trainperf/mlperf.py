@@ -860,3 +860,23 @@ def throughput(
         "note": pl.String,
     }
     return pl.DataFrame(rows, schema=schema)
+
+
+def runs_with_throughput(results: Results, **kwargs) -> pl.DataFrame:
+    """The ``runs`` frame with the :func:`throughput` columns joined on ``result_file``.
+
+    This is the per-run results table that batch runs collect (one Parquet file per results folder).
+
+    Args:
+        results: :func:`load_results` output.
+        **kwargs: passed to :func:`throughput` (``recompute``, ``causal``).
+
+    Returns:
+        ``runs`` columns plus step_source, step_time_s, tokens_per_s_per_gpu_step/e2e, flops_per_token,
+        model_tflops_per_gpu_step/e2e, mfu_{bf16,fp8}_dense_{step,e2e}, hfu_{bf16,fp8}_dense_step, note
+        (null for runs that did not succeed).
+    """
+    thr = throughput(results, **kwargs).drop(
+        "round", "system", "benchmark", "n_accelerators", "global_batch_size", "accelerator_model"
+    )
+    return results.runs.join(thr, on="result_file", how="left")

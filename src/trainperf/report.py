@@ -66,10 +66,21 @@ NOTEBOOKS: list[NotebookSpec] = [
     NotebookSpec(
         "eos_comparison",
         "Per-GPU comparison with NVIDIA Eos",
-        {"mlperf_path": "data/mlperf", "published_path": "data/reference/published_results.csv"},
+        {
+            "mlperf_path": "data/mlperf",
+            "published_path": "data/reference/published_results.csv",
+            # filled in by run_report with the summary of the per-system batch (BATCH_GRIDS)
+            "batch_summary_path": "",
+        },
     ),
     NotebookSpec("memory_model", "Memory model"),
 ]
+
+
+#: Batch grids the main job runs before the notebooks: (grid file, notebook parameter that receives the
+#: summary path). The per-system MLPerf runs go through the batch path; the comparison notebook reads
+#: the collected summary instead of recomputing.
+BATCH_GRIDS: list[tuple[str, str]] = [("grids/mlperf_systems.yaml", "batch_summary_path")]
 
 
 def _atomic_path(target: Path) -> Path:
@@ -272,6 +283,8 @@ def run_report(
     notebooks: list[NotebookSpec] | None = None,
     use_quarto: bool | None = None,
     log=print,
+    run_batches: bool = True,
+    progress: bool = True,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -282,6 +295,9 @@ def run_report(
         notebooks: which notebooks (default :data:`NOTEBOOKS`).
         use_quarto: force (True) or skip (False) ``quarto render``; None: use it when on PATH.
         log: where progress lines go.
+        run_batches: run the :data:`BATCH_GRIDS` first (into ``<out>/batch/<grid>``) and pass their
+            summaries to the notebooks that declare the matching parameter.
+        progress: progress bars for notebook cells and batch runs.
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``figures`` (files in the figures folder),
@@ -297,17 +313,38 @@ def run_report(
     out = root / out
     figures = root / figures
     specs = notebooks if notebooks is not None else NOTEBOOKS
+    batch_params = {}
+    if run_batches:
+        from dataclasses import replace
+
+        from trainperf import batch
+
+        for grid_file, param in BATCH_GRIDS:
+            if not any(param in spec.parameters for spec in specs):
+                continue
+            grid = batch.load_grid(root / grid_file)
+            grid = replace(grid, output=out / "batch" / Path(grid_file).stem)
+            log(f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, root)}")
+            summary_df = batch.run_batch(grid, progress=progress)
+            failed = summary_df.filter(pl.col("status") == "failed")
+            if failed.height:
+                raise RuntimeError(
+                    f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
+                )
+            batch_params[param] = str(grid.output / "summary.parquet")
     executed = []
     for i, spec in enumerate(specs, start=1):
         params = {
             k: str(root / v) if k.endswith("_path") and v else v for k, v in spec.parameters.items()
         }
+        params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
         params["figures_dir"] = str(figures)
         log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
         nb_out = execute_notebook(
             root / "notebooks" / f"{spec.name}.ipynb",
             out / "notebooks" / f"{spec.name}.ipynb",
             params,
+            progress=progress,
         )
         executed.append((spec, nb_out))
     quarto = (

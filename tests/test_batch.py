@@ -1,0 +1,306 @@
+"""Batch runs: one notebook over a grid of parameter sets (trainperf.batch)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from conftest import MLPERF, ROOT
+
+from trainperf import batch
+
+NOTEBOOK = ROOT / "notebooks" / "mlperf_runs.ipynb"
+SYSTEMS = {
+    "v3.1/NVIDIA/eos_n96_ngc23.09_nemo/gpt3",
+    "v4.0/NVIDIA/eos-dfw_n1344_ngc24.04_nemo/gpt3",
+    "v4.1/NVIDIA/eos_n64_ngc24.09_nemo/gpt3",
+    "v4.1/NVIDIA/eos_n8_ngc24.09_nemo/llama2_70b_lora",
+}
+
+
+def write_grid(folder: Path, spec: dict, name: str = "grid.yaml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def slurm_reachable() -> str | None:
+    """None when a Slurm cluster answers, else why the Slurm test is skipped."""
+    if not shutil.which("sbatch"):
+        return "no Slurm: sbatch is not on PATH"
+    try:
+        rc = subprocess.run(["sinfo"], capture_output=True, timeout=15).returncode
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"no Slurm cluster reachable: sinfo failed ({exc})"
+    if rc != 0:
+        return f"no Slurm cluster reachable: sinfo exited {rc} (no slurmctld configured or running)"
+    return None
+
+
+# ---------------------------------------------------------------------------------------- fast
+
+
+def test_slug_deterministic_and_readable():
+    p = {"mlperf_path": "../data/mlperf/v4.1", "figures_dir": ""}
+    s = batch.slugify_run(p, "v4.1/NVIDIA sys/gpt3")
+    assert s == batch.slugify_run(dict(reversed(list(p.items()))), "v4.1/NVIDIA sys/gpt3")
+    prefix, digest = s.rsplit("-", 1)
+    assert prefix == "v4.1-NVIDIA-sys-gpt3"
+    assert len(digest) == 10 and all(c in "0123456789abcdef" for c in digest)
+    # the hash depends on the parameters only, not on the name
+    assert batch.slugify_run(p, "other").endswith(digest)
+    assert batch.slugify_run({**p, "figures_dir": "x"}, "v4.1/NVIDIA sys/gpt3") != s
+    # fixed value: the slug must not change between Python versions or machines
+    assert (
+        batch.slugify_run({"a": 1}, "")
+        == "1-" + __import__("hashlib").sha256(b'{"a":1}').hexdigest()[:10]
+    )
+    assert batch.slugify_run({}, "").startswith("run-")
+
+
+def test_discover_mlperf_finds_every_result_folder():
+    found = batch.discover_mlperf(MLPERF)
+    assert {f["name"] for f in found} == SYSTEMS
+    for f in found:
+        assert list(Path(f["mlperf_path"]).glob("result_*.txt"))
+    with pytest.raises(FileNotFoundError):
+        batch.discover_mlperf(MLPERF / "nowhere")
+
+
+def test_grid_paths_relative_to_yaml_and_slugs_independent_of_location(tmp_path):
+    slugs = []
+    for where in ("a", "b/c"):
+        data = tmp_path / where / "mlperf"
+        shutil.copytree(MLPERF, data)
+        g = write_grid(
+            tmp_path / where / "grids",
+            {
+                "notebook": os.path.relpath(NOTEBOOK, tmp_path / where / "grids"),
+                "output": "../out",
+                "parameters": {"figures_dir": ""},
+                "discover": {"kind": "mlperf_results", "path": "../mlperf"},
+            },
+        )
+        grid = batch.load_grid(g)
+        assert grid.notebook == NOTEBOOK.resolve()
+        assert grid.output == (tmp_path / where / "out").resolve()
+        assert {r.name for r in grid.runs} == SYSTEMS
+        assert all(r.parameters["mlperf_path"].startswith("../mlperf/") for r in grid.runs)
+        slugs.append([r.slug for r in grid.runs])
+    assert slugs[0] == slugs[1]
+    assert len(set(slugs[0])) == 4
+
+
+def test_unknown_parameter_refused_before_anything_runs(tmp_path, capsys):
+    g = write_grid(
+        tmp_path,
+        {
+            "notebook": str(NOTEBOOK),
+            "output": "out",
+            "runs": [
+                {"name": "good", "mlperf_path": str(MLPERF)},
+                {"name": "typo", "mlperf_pth": str(MLPERF)},
+            ],
+        },
+    )
+    with pytest.raises(batch.GridError) as err:
+        batch.load_grid(g)
+    msg = str(err.value)
+    assert "'typo'" in msg and "'mlperf_pth'" in msg
+    assert "known parameters: figures_dir, mlperf_path, results_path" in msg
+    # a Grid built by hand is checked by run_batch too, before the output folder is created
+    grid = batch.Grid(
+        name="x",
+        notebook=NOTEBOOK,
+        output=tmp_path / "out",
+        base=tmp_path,
+        runs=[batch.Run("bad", {"nope": 1}, batch.slugify_run({"nope": 1}, "bad"))],
+    )
+    with pytest.raises(batch.GridError, match="unknown parameter 'nope'"):
+        batch.run_batch(grid, progress=False)
+    assert not (tmp_path / "out").exists()
+    # the command line: one line, exit status 1
+    assert batch.main([str(g)]) == 1
+    err_line = capsys.readouterr().err.strip()
+    assert err_line.startswith("trainperf: error: GridError: run 'typo': unknown parameter")
+    assert "\n" not in err_line
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ({"runs": [{"results_path": "x.parquet"}]}, "set by the batch"),
+        ({"runs": [{"mlperf_path": "a"}, {"name": "same", "mlperf_path": "a"}]}, "same parameters"),
+        ({"runs": [{"mlperf_path": "a"}], "colour": 1}, "unknown key"),
+        ({}, "no runs"),
+        ({"runs": [{"mlperf_path": "a"}], "executor": {"kind": "pbs"}}, "executor kind 'pbs'"),
+        ({"runs": [{"mlperf_path": "a"}], "workers": 0}, "positive integer"),
+    ],
+)
+def test_bad_grids_refused(tmp_path, spec, match):
+    g = write_grid(tmp_path, {"notebook": str(NOTEBOOK), "output": "out", **spec})
+    with pytest.raises(batch.GridError, match=match):
+        batch.load_grid(g)
+
+
+def test_example_grid_loads():
+    grid = batch.load_grid(ROOT / "grids" / "mlperf_systems.yaml")
+    assert grid.notebook == NOTEBOOK.resolve()
+    assert {r.name for r in grid.runs} == SYSTEMS
+    assert all(r.parameters["figures_dir"] == "" for r in grid.runs)
+    assert grid.output == (ROOT / "_output" / "batch" / "mlperf_systems").resolve()
+
+
+def test_cli_hookup_keeps_top_level_debug():
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--debug", action="store_true")
+    sub = p.add_subparsers(dest="command")
+    batch.add_batch_arguments(sub.add_parser("batch"))
+    assert p.parse_args(["--debug", "batch", "g.yaml"]).debug is True
+    assert p.parse_args(["batch", "g.yaml", "--debug", "--workers", "3"]).workers == 3
+    assert p.parse_args(["batch", "g.yaml"]).debug is False
+
+
+# ---------------------------------------------------------------------------------------- slow
+
+
+@pytest.fixture(scope="module")
+def first_batch(tmp_path_factory):
+    """The bundled MLPerf folders (4 runs) plus one broken run, executed with 2 workers."""
+    tmp = tmp_path_factory.mktemp("batch")
+    shutil.copytree(MLPERF, tmp / "mlperf")
+    (tmp / "empty").mkdir()  # no result file: load_results raises FileNotFoundError
+    spec = {
+        "notebook": os.path.relpath(NOTEBOOK, tmp / "grids"),
+        "output": "../out",
+        "workers": 2,
+        "parameters": {"figures_dir": ""},
+        "discover": {"kind": "mlperf_results", "path": "../mlperf", "parameter": "mlperf_path"},
+        "runs": [{"name": "broken", "mlperf_path": "../empty"}],
+    }
+    g = write_grid(tmp / "grids", spec)
+    summary = batch.run_batch(batch.load_grid(g), workers=2, progress=False)
+    return tmp, g, summary
+
+
+@pytest.mark.slow
+def test_batch_runs_every_folder_and_records_the_failure(first_batch):
+    tmp, g, summary = first_batch
+    out = tmp / "out"
+    assert summary.height == 5
+    assert summary.columns[:5] == ["run", "name", "parameters", "figures_dir", "mlperf_path"]
+    assert summary.schema["duration_s"] == pl.Float64
+    assert summary.schema["time_to_train_median_min"] == pl.Float64
+    ok = summary.filter(pl.col("status") == "success")
+    assert set(ok["name"]) == SYSTEMS
+    bad = summary.filter(pl.col("status") == "failed").row(0, named=True)
+    assert bad["name"] == "broken"
+    assert bad["error"].startswith("FileNotFoundError: ")
+    assert "no result_*.txt files found" in bad["error"]
+    assert bad["notebook"].endswith(".failed.ipynb") and bad["results"] is None
+    for rec in ok.iter_rows(named=True):
+        nb = json.loads(Path(rec["notebook"]).read_text())
+        assert nb["metadata"]["papermill"]["parameters"]["results_path"] == rec["results"]
+        runs = pl.read_parquet(rec["results"])
+        assert runs.height == rec["result_rows"] == rec["n_success"] == rec["time_to_train_n"]
+        assert rec["time_to_train_median_min"] == pytest.approx(runs["time_to_train_min"].median())
+        assert json.loads(rec["parameters"])["mlperf_path"] == rec["mlperf_path"]
+    lora = ok.filter(pl.col("name").str.contains("llama2_70b_lora")).row(0, named=True)
+    assert lora["result_rows"] == 10
+    # summary on disk, Parquet and CSV; no temporary file left anywhere
+    assert pl.read_parquet(out / "summary.parquet").equals(summary)
+    assert pl.read_csv(out / "summary.csv")["run"].to_list() == summary["run"].to_list()
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]
+    # batch runs export no figures
+    assert not (tmp / "figures").exists()
+
+
+@pytest.mark.slow
+def test_resume_after_interruption_runs_only_what_is_missing(first_batch):
+    tmp, g, summary = first_batch
+    grid = batch.load_grid(g)
+    grid.runs = [r for r in grid.runs if r.name != "broken"]  # failed runs are always run again
+    runs_dir = grid.runs_dir
+    victim = grid.runs[2].slug
+    # as if the batch had been killed while this run was executing: no results, no marker, a stray temp
+    (runs_dir / f"{victim}.parquet").unlink()
+    (runs_dir / f"{victim}.json").unlink()
+    stray = runs_dir / f".{victim}.ipynb.abcd1234.tmp.ipynb"
+    stray.write_text("{half a notebook")
+    before = {r.slug: (runs_dir / f"{r.slug}.ipynb").stat().st_mtime_ns for r in grid.runs}
+    again = batch.run_batch(grid, workers=2, progress=False)
+    status = dict(zip(again["run"], again["status"], strict=True))
+    assert status.pop(victim) == "success"
+    assert set(status.values()) == {"skipped"}
+    assert not stray.exists()
+    for r in grid.runs:
+        changed = (runs_dir / f"{r.slug}.ipynb").stat().st_mtime_ns != before[r.slug]
+        assert changed == (r.slug == victim)
+    # skipped rows keep their key numbers and the earlier duration
+    old = summary.filter(pl.col("run") != victim).drop("status")
+    new = again.filter(pl.col("run") != victim).drop("status")
+    assert new.equals(old.filter(pl.col("run").is_in(new["run"].to_list())))
+
+
+@pytest.mark.slow
+def test_cli_on_a_finished_grid_skips_everything(first_batch, capsys):
+    tmp, g, _ = first_batch
+    spec = yaml.safe_load(g.read_text())
+    del spec["runs"]  # same output, the discovered runs only: all done
+    g2 = write_grid(g.parent, spec, "done.yaml")
+    assert batch.main([str(g2), "--workers", "2"]) == 0
+    assert "0 succeeded, 4 skipped (done before), 0 failed" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_submitit_path_with_local_jobs(tmp_path):
+    pytest.importorskip("submitit", reason="submitit not installed (needed for executor: slurm)")
+    g = write_grid(
+        tmp_path,
+        {
+            "notebook": str(NOTEBOOK),
+            "output": "out",
+            "parameters": {"figures_dir": ""},
+            "runs": [
+                {"name": "one", "mlperf_path": str(MLPERF / "v4.1")},
+                {"name": "none", "mlperf_path": str(tmp_path)},
+            ],
+            "executor": {"kind": "submitit_local", "timeout_min": 5},
+        },
+    )
+    summary = batch.run_batch(batch.load_grid(g), progress=False)
+    assert summary["status"].to_list() == ["success", "failed"]
+    assert summary["result_rows"][0] == 13
+    assert summary["error"][1].startswith("FileNotFoundError")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(slurm_reachable() is not None, reason=str(slurm_reachable()))
+def test_slurm_executor_runs_jobs_on_a_real_cluster(tmp_path):
+    pytest.importorskip("submitit", reason="submitit not installed (needed for executor: slurm)")
+    executor = {"kind": "slurm", "timeout_min": 10}
+    if os.environ.get("TRAINPERF_SLURM_PARTITION"):
+        executor["partition"] = os.environ["TRAINPERF_SLURM_PARTITION"]
+    g = write_grid(
+        tmp_path,
+        {
+            "notebook": str(NOTEBOOK),
+            "output": "out",
+            "parameters": {"figures_dir": ""},
+            "discover": {"path": str(MLPERF / "v4.1")},
+            "executor": executor,
+        },
+    )
+    summary = batch.run_batch(batch.load_grid(g), progress=False)
+    assert summary["status"].to_list() == ["success", "success"], summary["error"].to_list()
+    assert sorted(summary["result_rows"].to_list()) == [3, 10]
+    assert (tmp_path / "out" / "submitit").is_dir()
