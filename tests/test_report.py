@@ -77,10 +77,10 @@ def test_figures_exported(main_job):
 def test_preview_site_offline(main_job):
     tmp, summary = main_job
     index = Path(summary["site"])
-    page = (index.parent / "mlperf_runs.html").read_text()
+    page = (index.parent / "notebook-mlperf_runs.html").read_text()
     for spec in report.NOTEBOOKS:
-        assert f'href="{spec.name}.html"' in index.read_text()
-        assert report.external_urls((index.parent / f"{spec.name}.html").read_text()) == []
+        assert f'href="notebook-{spec.name}.html"' in index.read_text()
+        assert report.external_urls((index.parent / f"notebook-{spec.name}.html").read_text()) == []
     assert "<table" in page and "eos-dfw_n1344_ngc24.04_nemo" in page
     assert page.count('class="trainperf-chart"') == 2
     assert "window.vegaEmbed" in page  # the Vega libraries are inlined
@@ -98,7 +98,7 @@ def test_external_url_detector_finds_cdn_tags():
 )
 def test_preview_site_charts_render_in_headless_chromium(main_job):
     _, summary = main_job
-    page = Path(summary["site"]).parent / "mlperf_runs.html"
+    page = Path(summary["site"]).parent / "notebook-mlperf_runs.html"
     with tempfile.TemporaryDirectory() as profile:
         out = subprocess.run(
             [
@@ -192,3 +192,54 @@ def test_comparison_reads_collected_batch_summary(main_job):
         if o.get("output_type") == "stream"
     )
     assert "throughput read from the collected batch results" in streams
+
+
+def test_generated_values_for_the_prose(main_job):
+    tmp, _ = main_job
+    import yaml
+
+    values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
+    # published MLPerf scores (mfu_and_results.md §5.1/§5.4), recomputed by the notebooks
+    assert values["mlperf_runs"]["score_gpt3_512_min"] == "49.795"
+    assert values["mlperf_runs"]["score_llama2_70b_lora_64_min"] == "4.573"
+    # the paper's ratio table (sakuraone_paper.md §3.3) to two decimals
+    assert (
+        values["eos_comparison"]["ratio_gpt3_32n"] == "1.09"
+        and values["eos_comparison"]["ratio_gpt3_96n"] == "1.26"
+    )
+    # 18 B/param x 174.6e9 parameters = 3.14e12 B; 4 nodes x 8 x 80 GB = 2.56e12 B
+    assert (
+        values["memory_model"]["model_state_tb"] == "3.14"
+        and values["memory_model"]["four_nodes_tb"] == "2.56"
+    )
+
+
+def test_preview_chapters_follow_the_book(main_job):
+    _, summary = main_job
+    site = Path(summary["site"]).parent
+    chapters = report.book_chapters(ROOT)
+    assert chapters[0].name == "index.qmd"
+    pages = {p.name for p in site.glob("*.html")}
+    for qmd in chapters[1:]:
+        assert f"{qmd.stem}.html" in pages
+    for page in site.glob("*.html"):
+        text = page.read_text()
+        assert "{{<" not in text, f"unresolved shortcode in {page.name}"
+        for href in re.findall(r'href="([^"#:]+\.html)"', text):
+            assert (site / href).is_file(), f"{page.name} links to missing {href}"
+    mlperf = (site / "mlperf.html").read_text()
+    assert "49.795" in mlperf and "<svg" in mlperf and "<table" in mlperf
+    memory = (site / "memory.html").read_text()
+    assert "3.14" in memory and "2.56" in memory
+
+
+def test_render_chapter_errors_name_the_label(tmp_path):
+    qmd = tmp_path / "c.qmd"
+    qmd.write_text("# T\n\n{{< embed ../_output/notebooks/nb.ipynb#tbl-nope >}}\n")
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    with pytest.raises(ValueError, match="no cell labelled 'tbl-nope'"):
+        report.render_chapter(qmd, tmp_path, tmp_path, {})
+    qmd.write_text("# T\n\nvalue {{< meta values.nb.missing >}}\n")
+    with pytest.raises(KeyError, match="values.nb.missing"):
+        report.render_chapter(qmd, tmp_path, tmp_path, {"nb": {}})

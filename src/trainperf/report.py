@@ -54,11 +54,13 @@ class NotebookSpec:
         name: file stem in ``notebooks/``.
         title: page title in the preview site.
         parameters: overrides of the notebook's defaults, relative paths resolved against the repo root.
+        values: the notebook declares ``values_path`` and records numbers for the prose there.
     """
 
     name: str
     title: str
     parameters: dict = field(default_factory=dict)
+    values: bool = True
 
 
 NOTEBOOKS: list[NotebookSpec] = [
@@ -205,18 +207,194 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 """
 
 
-def build_preview_site(
-    executed: list[tuple[NotebookSpec, Path]], site_dir: str | Path, note: str = ""
-) -> Path:
-    """Build a static preview site from executed notebooks (no Quarto needed).
+def record_values(values: dict, path: str | Path | None) -> dict:
+    """Record numbers a notebook computed for the book's prose (JSON, written atomically).
 
-    One page per notebook (nbconvert ``basic`` template: outputs only, code hidden by CSS) and an
-    ``index.html`` linking them. Nothing on the pages is fetched from the network.
+    The main job passes each notebook a ``values_path``; after all notebooks ran it merges the files
+    into ``<out>/values.yml`` as ``values: {<notebook>: {...}}``, which ``_quarto.yml`` reads through
+    ``metadata-files``, so that chapters write ``{{< meta values.mlperf_runs.n_result_files >}}``
+    instead of typing a number. The preview site resolves the same shortcodes.
 
     Args:
-        executed: (spec, executed notebook path) pairs, in book order.
+        values: flat mapping of names (letters, digits, ``_``) to numbers or short strings.
+        path: where to write; empty or None: do nothing (a notebook run on its own).
+
+    Returns:
+        ``values``.
+
+    Raises:
+        ValueError: a name that Quarto's ``meta`` shortcode could not address.
+    """
+    for key in values:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(key)):
+            raise ValueError(f"value name {key!r}: use letters, digits and _ only")
+    if path:
+        write_text_atomic(json.dumps(values, indent=2, default=str), path)
+    return values
+
+
+def merge_values(values_dir: str | Path, target: str | Path) -> dict:
+    """Merge ``<values_dir>/<notebook>.json`` files into ``target`` (YAML, ``values:`` mapping)."""
+    import yaml
+
+    merged = {
+        p.stem: json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(Path(values_dir).glob("*.json"))
+    }
+    write_text_atomic(
+        yaml.safe_dump({"values": merged}, sort_keys=True, allow_unicode=True), target
+    )
+    return merged
+
+
+def book_chapters(root: str | Path) -> list[Path]:
+    """The chapter files of the book, in ``_quarto.yml`` order (``book.chapters``, parts flattened)."""
+    import yaml
+
+    cfg = yaml.safe_load((Path(root) / "_quarto.yml").read_text(encoding="utf-8"))
+    out = []
+    for entry in cfg.get("book", {}).get("chapters", []):
+        if isinstance(entry, dict):
+            out.extend(entry.get("chapters", []))
+        else:
+            out.append(entry)
+    return [Path(root) / c for c in out]
+
+
+_EMBED_RE = re.compile(r"\{\{<\s*embed\s+([^#\s]+)#([A-Za-z0-9_-]+)\s*>\}\}")
+_META_RE = re.compile(r"\{\{<\s*meta\s+([A-Za-z0-9_.]+)\s*>\}\}")
+_FIG_RE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)(\{[^}]*\})?")
+_ATTR_RE = re.compile(r"\s*\{[#.][^}]*\}\s*$", re.M)
+_XREF_RE = re.compile(r"@((?:fig|tbl|sec)-[A-Za-z0-9_-]+)")
+
+
+def _cell_outputs_html(nb_path: Path, label: str) -> str:
+    import nbformat
+
+    nb = nbformat.read(nb_path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(
+            rf"^#\|\s*label:\s*{re.escape(label)}\s*$", cell.source, re.M
+        ):
+            parts = []
+            for o in cell.get("outputs", []):
+                data = o.get("data", {})
+                if "text/html" in data:
+                    parts.append(
+                        data["text/html"]
+                        if isinstance(data["text/html"], str)
+                        else "".join(data["text/html"])
+                    )
+                elif "image/svg+xml" in data:
+                    parts.append("".join(data["image/svg+xml"]))
+                elif "image/png" in data:
+                    parts.append(
+                        f'<img alt="{html.escape(label)}" src="data:image/png;base64,{data["image/png"]}">'
+                    )
+                elif "text/plain" in data:
+                    parts.append(f"<pre>{html.escape(''.join(data['text/plain']))}</pre>")
+            return f'<div class="embed" id="{html.escape(label)}">' + "\n".join(parts) + "</div>"
+    raise ValueError(f"{nb_path}: no cell labelled {label!r} (expected a '#| label: {label}' line)")
+
+
+def _lookup(values: dict, dotted: str) -> str:
+    cur = values
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            raise KeyError(
+                f"no generated value {dotted!r} (the notebook must record it with record_values)"
+            )
+        cur = cur[part]
+    return html.escape(str(cur))
+
+
+def render_chapter(
+    qmd: Path, notebooks_dir: Path, figures_dir: Path, values: dict
+) -> tuple[str, str]:
+    """Render one Quarto chapter to an HTML fragment for the preview site (no Quarto needed).
+
+    Handles what our chapters use: ``{{< embed NB#label >}}`` (the labelled cell's stored outputs of
+    the executed notebook in ``notebooks_dir``), ``{{< meta values.* >}}`` (generated numbers),
+    ``![caption](../figures/x.svg){#fig-x}`` (the SVG inlined, so charts are real ``<svg>`` elements),
+    cross references (``@fig-x`` becomes a link) and header attributes (dropped). Markdown by
+    python-markdown. User-controlled strings (job names, paths) reach a chapter only through notebook
+    outputs, which pandas and polars HTML-escape; they are inserted after the Markdown pass.
+
+    Returns:
+        (title, HTML fragment).
+
+    Raises:
+        ValueError / KeyError: an embed label or a value the notebooks did not produce.
+    """
+    import markdown
+
+    text = qmd.read_text(encoding="utf-8")
+    blocks: list[str] = []
+
+    def stash(fragment: str) -> str:
+        blocks.append(fragment)
+        return f"\n\nTPBLOCK{len(blocks) - 1}X\n\n"
+
+    def stash_inline(fragment: str) -> str:
+        blocks.append(fragment)
+        return f"TPINLINE{len(blocks) - 1}X"
+
+    text = _EMBED_RE.sub(
+        lambda m: stash(_cell_outputs_html(notebooks_dir / Path(m.group(1)).name, m.group(2))), text
+    )
+    text = _META_RE.sub(lambda m: _lookup({"values": values}, m.group(1)), text)
+
+    def figure(m: re.Match) -> str:
+        cap, src, attrs = m.group(1), m.group(2), m.group(3) or ""
+        fig_id = re.search(r"#([A-Za-z0-9_-]+)", attrs)
+        path = figures_dir / Path(src).name
+        body = (
+            path.read_text(encoding="utf-8")
+            if path.suffix == ".svg" and path.is_file()
+            else f'<img alt="{html.escape(cap)}" src="{html.escape(src)}">'
+        )
+        ident = f' id="{fig_id.group(1)}"' if fig_id else ""
+        return stash(f"<figure{ident}>{body}<figcaption>{html.escape(cap)}</figcaption></figure>")
+
+    text = _FIG_RE.sub(figure, text)
+    text = _ATTR_RE.sub("", text)
+    # TeX math is shown as code (no MathJax: it would come from a CDN)
+    text = re.sub(
+        r"\$([^$\n]+)\$",
+        lambda m: stash_inline(f'<code class="math">{html.escape(m.group(1))}</code>'),
+        text,
+    )
+    kinds = {"fig": "Figure", "tbl": "Table", "sec": "Section"}
+    text = _XREF_RE.sub(
+        lambda m: f"[{kinds[m.group(1)[:3]]} {m.group(1)[4:]}](#{m.group(1)})", text
+    )
+    title_m = re.search(r"^#\s+(.+)$", text, re.M)
+    title = title_m.group(1).strip() if title_m else qmd.stem
+    body = markdown.markdown(text, extensions=["tables", "fenced_code"])
+    body = re.sub(r"<p>TPBLOCK(\d+)X</p>", lambda m: blocks[int(m.group(1))], body)
+    body = re.sub(r"TPINLINE(\d+)X", lambda m: blocks[int(m.group(1))], body)
+    return title, body
+
+
+def build_preview_site(
+    executed: list[tuple[NotebookSpec, Path]],
+    site_dir: str | Path,
+    note: str = "",
+    chapters: list[tuple[str, str, str]] | None = None,
+) -> Path:
+    """Build a static preview site (no Quarto needed): the book's chapters and the notebooks.
+
+    Chapters (rendered by :func:`render_chapter`) come first, in book order, the first one being the
+    index page; then one page per executed notebook (nbconvert ``basic`` template: outputs only, code
+    hidden by CSS). Every page has the same navigation bar. Nothing on the pages is fetched from the
+    network: charts carry their Vega libraries inline, figures are inline SVG.
+
+    Args:
+        executed: (spec, executed notebook path) pairs.
         site_dir: output folder; replaced as a whole (built in a temporary folder, then renamed).
         note: text shown on the index page (e.g. that this is the preview, not the Quarto book).
+        chapters: (file stem, title, HTML body) triples in book order; None: an index page that lists
+            the notebooks.
 
     Returns:
         The path of ``index.html``.
@@ -227,30 +405,43 @@ def build_preview_site(
     site_dir = Path(site_dir)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
+    chapters = list(chapters or [])
+    pages = [("index" if i == 0 else stem, title) for i, (stem, title, _) in enumerate(chapters)]
+    if not chapters:
+        pages = [("index", "Contents")]
+    pages += [(f"notebook-{spec.name}", spec.title) for spec, _ in executed]
     try:
-        nav = '<a href="index.html">trainperf</a>' + "".join(
-            f'<a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a>'
-            for spec, _ in executed
+        nav = "".join(
+            f'<a href="{html.escape(name)}.html">{html.escape(title)}</a>' for name, title in pages
         )
+        note_html = f'<p class="note">{html.escape(note)}</p>\n' if note else ""
+        for i, (_, title, body) in enumerate(chapters):
+            name = pages[i][0]
+            (tmp / f"{name}.html").write_text(
+                _PAGE.format(
+                    title=html.escape(title), nav=nav, body=(note_html if i == 0 else "") + body
+                ),
+                encoding="utf-8",
+            )
         exporter = HTMLExporter(template_name="basic")
         for spec, nb_path in executed:
             body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
-            (tmp / f"{spec.name}.html").write_text(
+            (tmp / f"notebook-{spec.name}.html").write_text(
                 _PAGE.format(title=html.escape(spec.title), nav=nav, body=body), encoding="utf-8"
             )
-        items = "".join(
-            f'<li><a href="{html.escape(spec.name)}.html">{html.escape(spec.title)}</a></li>'
-            for spec, _ in executed
-        )
-        index_body = (
-            "<h1>trainperf: LLM training performance report (preview)</h1>\n"
-            + (f'<p class="note">{html.escape(note)}</p>\n' if note else "")
-            + f"<ul>{items}</ul>\n"
-            + "<p>Figures: SVG, PNG and PDF in the <code>figures/</code> folder of the checkout.</p>"
-        )
-        (tmp / "index.html").write_text(
-            _PAGE.format(title="Contents", nav=nav, body=index_body), encoding="utf-8"
-        )
+        if not chapters:
+            items = "".join(
+                f'<li><a href="notebook-{html.escape(spec.name)}.html">{html.escape(spec.title)}</a></li>'
+                for spec, _ in executed
+            )
+            index_body = (
+                "<h1>trainperf: LLM training performance report (preview)</h1>\n"
+                + note_html
+                + f"<ul>{items}</ul>\n"
+            )
+            (tmp / "index.html").write_text(
+                _PAGE.format(title="Contents", nav=nav, body=index_body), encoding="utf-8"
+            )
         if site_dir.exists():
             old = site_dir.with_name(f".{site_dir.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -313,6 +504,9 @@ def run_report(
     out = root / out
     figures = root / figures
     specs = notebooks if notebooks is not None else NOTEBOOKS
+    shutil.rmtree(
+        out / "values", ignore_errors=True
+    )  # values of notebooks run earlier must not linger
     batch_params = {}
     if run_batches:
         from dataclasses import replace
@@ -339,6 +533,8 @@ def run_report(
         }
         params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
         params["figures_dir"] = str(figures)
+        if spec.values:
+            params["values_path"] = str(out / "values" / f"{spec.name}.json")
         log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
         nb_out = execute_notebook(
             root / "notebooks" / f"{spec.name}.ipynb",
@@ -347,6 +543,7 @@ def run_report(
             progress=progress,
         )
         executed.append((spec, nb_out))
+    values = merge_values(out / "values", out / "values.yml")
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
@@ -362,7 +559,18 @@ def run_report(
                 log(f"warning: {_rel(page, root)} loads external resources: {', '.join(urls[:3])}")
     else:
         note = f"Quarto was not found on PATH, so this is the preview site built with nbconvert; {QUARTO_INSTALL_HINT}, then run `make report` again for the book."
-        index = build_preview_site(executed, out / "site", note=note if use_quarto is None else "")
+        chapters = []
+        if (root / "_quarto.yml").is_file():
+            for qmd in book_chapters(root):
+                try:
+                    title, body = render_chapter(qmd, out / "notebooks", figures, values)
+                except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
+                    log(f"warning: {_rel(qmd, root)} left out of the preview: {exc}")
+                    continue
+                chapters.append((qmd.stem, title, body))
+        index = build_preview_site(
+            executed, out / "site", note=note if use_quarto is None else "", chapters=chapters
+        )
         summary["site"] = str(index)
         if use_quarto is None:
             log(
