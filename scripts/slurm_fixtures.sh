@@ -2,7 +2,8 @@
 # Produce real `sacct` fixtures for tests/test_slurm.py from a throw-away Slurm cluster on loopback.
 #
 # Starts munge, MariaDB, slurmdbd, slurmctld and slurmd as the current user (root) in a scratch folder,
-# without systemd (recipe: /work/shared/research/real_components.md), runs one job of each kind
+# without systemd, through scripts/slurm_cluster.sh (recipe: /work/shared/research/real_components.md;
+# the cluster's configuration is there), runs one job of each kind
 # (completed, failed, cancelled, timed out, array, multi-step, heterogeneous, hostile job name),
 # dumps `sacct` as --parsable2 (several variants) and --json into tests/data/slurm/real/, writes a
 # README.md there with the Slurm version, the date and the exact commands, and stops every process it
@@ -17,27 +18,18 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/tests/data/slurm/real}"
-for bin in munged mungekey mariadb-install-db mariadbd slurmdbd slurmctld slurmd sacct sbatch; do
+for bin in munged mungekey mariadb-install-db mariadbd mariadb slurmdbd slurmctld slurmd sacctmgr sacct sbatch; do
   command -v "$bin" >/dev/null || { echo "missing $bin: apt-get install -y slurm-wlm slurmdbd mariadb-server munge" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "run as root (the daemons run as SlurmUser=root)" >&2; exit 2; }
 
 B="$(mktemp -d /tmp/trainperf-slurm.XXXXXX)"
-PIDS=()
 cleanup() {
   set +e
-  # stop in reverse start order, each by its own PID
-  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
-    kill "${PIDS[i]}" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 "${PIDS[i]}" 2>/dev/null || break; sleep 0.2; done
-    kill -9 "${PIDS[i]}" 2>/dev/null
-  done
+  "$REPO/scripts/slurm_cluster.sh" stop "$B"  # every daemon by its own PID, in reverse start order
   if [ "${KEEP_SCRATCH:-0}" = 1 ]; then echo "scratch kept in $B"; else rm -rf "$B"; fi
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-DB_PORT=$(free_port); DBD_PORT=$(free_port); CTLD_PORT=$(free_port); SLURMD_PORT=$(free_port)
 wait_for() {  # wait_for <seconds> <description> <command...>
   local t=$1 what=$2; shift 2
   for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
@@ -45,103 +37,10 @@ wait_for() {  # wait_for <seconds> <description> <command...>
 }
 
 echo "== scratch folder $B"
-mkdir -p "$B"/{munge,db,etc,log,state,spool/localhost,gpu,run}
-chmod 711 "$B" "$B/munge"
-
-# --- munge ---------------------------------------------------------------------------------------
-mungekey -c -k "$B/munge/munge.key"
-chmod 400 "$B/munge/munge.key"
-munged -F --force --key-file="$B/munge/munge.key" --socket="$B/munge/munge.socket.2" \
-  --pid-file="$B/munge/munged.pid" --log-file="$B/log/munged.log" --seed-file="$B/munge/munge.seed" &
-PIDS+=($!)
-wait_for 10 munged test -S "$B/munge/munge.socket.2"
-
-# --- MariaDB -------------------------------------------------------------------------------------
-mariadb-install-db --no-defaults --datadir="$B/db/data" --user=root \
-  --auth-root-authentication-method=socket --skip-test-db >"$B/log/mariadb-install.log" 2>&1
-mariadbd --no-defaults --datadir="$B/db/data" --user=root --socket="$B/db/mysql.sock" \
-  --port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve --innodb-buffer-pool-size=256M \
-  --innodb-lock-wait-timeout=900 --log-error="$B/log/mariadbd.log" --pid-file="$B/db/mariadbd.pid" &
-PIDS+=($!)
-wait_for 60 mariadbd mariadb --no-defaults --socket="$B/db/mysql.sock" -uroot -e 'select 1'
-mariadb --no-defaults --socket="$B/db/mysql.sock" -uroot <<SQL
-CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw';
-GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
-FLUSH PRIVILEGES;
-SQL
-
-# --- Slurm configuration -------------------------------------------------------------------------
-for i in 0 1 2 3 4 5 6 7; do mknod "$B/gpu/nvidia$i" c 1 3; done
-export SLURM_CONF="$B/etc/slurm.conf"
-cat >"$SLURM_CONF" <<EOF
-ClusterName=trainperf
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$B/munge/munge.socket.2
-StateSaveLocation=$B/state
-SlurmdSpoolDir=$B/spool/%n
-SlurmctldPidFile=$B/run/slurmctld.pid
-SlurmdPidFile=$B/run/slurmd.pid
-SlurmctldLogFile=$B/log/slurmctld.log
-SlurmdLogFile=$B/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=5
-AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=127.0.0.1
-AccountingStoragePort=$DBD_PORT
-AccountingStoragePass=$B/munge/munge.socket.2
-# typed and untyped GPU TRES are both tracked, so AllocTRES shows gres/gpu=N AND gres/gpu:h100=N
-AccountingStorageTRES=gres/gpu,gres/gpu:h100
-GresTypes=gpu
-ReturnToService=2
-MinJobAge=5
-InactiveLimit=0
-KillWait=5
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:h100:8 State=UNKNOWN
-PartitionName=gpu Nodes=localhost Default=YES MaxTime=UNLIMITED OverSubscribe=FORCE:4 State=UP
-EOF
-cat >"$B/etc/gres.conf" <<EOF
-AutoDetect=off
-NodeName=localhost Name=gpu Type=h100 File=$B/gpu/nvidia[0-7]
-EOF
-cat >"$B/etc/slurmdbd.conf" <<EOF
-AuthType=auth/munge
-AuthInfo=socket=$B/munge/munge.socket.2
-DbdHost=localhost
-DbdAddr=127.0.0.1
-DbdPort=$DBD_PORT
-SlurmUser=root
-PidFile=$B/run/slurmdbd.pid
-LogFile=$B/log/slurmdbd.log
-StorageType=accounting_storage/mysql
-StorageHost=127.0.0.1
-StoragePort=$DB_PORT
-StorageUser=slurm
-StoragePass=slurmpw
-StorageLoc=slurm_acct_db
-EOF
-chmod 600 "$B/etc/slurmdbd.conf"
-
-# --- Slurm daemons -------------------------------------------------------------------------------
-slurmdbd -D >"$B/log/slurmdbd.out" 2>&1 &
-PIDS+=($!)
-wait_for 60 slurmdbd sacctmgr -n list cluster
-sacctmgr -i add cluster trainperf >/dev/null
-slurmctld -D -i >"$B/log/slurmctld.out" 2>&1 &
-PIDS+=($!)
-wait_for 60 slurmctld scontrol ping
-slurmd -D -N localhost >"$B/log/slurmd.out" 2>&1 &
-PIDS+=($!)
-wait_for 60 "node idle" bash -c 'sinfo -h -o %t | grep -q idle'
+# munged, mariadbd, slurmdbd, slurmctld, slurmd on free loopback ports; returns once the node is idle
+"$REPO/scripts/slurm_cluster.sh" start "$B" >/dev/null
+# shellcheck source=/dev/null
+. "$B/env.sh"  # SLURM_CONF
 echo "== cluster up: $(sinfo -h -o '%P %t %G')"
 
 # --- jobs ----------------------------------------------------------------------------------------

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
 from conftest import MLPERF, ROOT
+from slurm_cluster import slurm_cluster  # noqa: F401 (fixture)
 
 from trainperf import batch
 
@@ -29,19 +29,6 @@ def write_grid(folder: Path, spec: dict, name: str = "grid.yaml") -> Path:
     path = folder / name
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
-
-
-def slurm_reachable() -> str | None:
-    """None when a Slurm cluster answers, else why the Slurm test is skipped."""
-    if not shutil.which("sbatch"):
-        return "no Slurm: sbatch is not on PATH"
-    try:
-        rc = subprocess.run(["sinfo"], capture_output=True, timeout=15).returncode
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"no Slurm cluster reachable: sinfo failed ({exc})"
-    if rc != 0:
-        return f"no Slurm cluster reachable: sinfo exited {rc} (no slurmctld configured or running)"
-    return None
 
 
 # ---------------------------------------------------------------------------------------- fast
@@ -284,12 +271,12 @@ def test_submitit_path_with_local_jobs(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(slurm_reachable() is not None, reason=str(slurm_reachable()))
-def test_slurm_executor_runs_jobs_on_a_real_cluster(tmp_path):
+@pytest.mark.slurm
+def test_slurm_executor_runs_jobs_on_a_real_cluster(tmp_path, slurm_cluster):  # noqa: F811
+    """Two runs as a submitit job array on the one-node cluster of tests/slurm_cluster.py (or on the
+    external cluster named by TRAINPERF_SLURM_PARTITION); submitit follows them with sacct."""
     pytest.importorskip("submitit", reason="submitit not installed (needed for executor: slurm)")
-    executor = {"kind": "slurm", "timeout_min": 10}
-    if os.environ.get("TRAINPERF_SLURM_PARTITION"):
-        executor["partition"] = os.environ["TRAINPERF_SLURM_PARTITION"]
+    executor = {"kind": "slurm", "timeout_min": 10, "partition": slurm_cluster.partition}
     g = write_grid(
         tmp_path,
         {
