@@ -741,3 +741,199 @@ def test_fixture_script_runs_a_real_cluster(tmp_path):
     assert row(d.jobs, str(ids["cancel"]))["cancelled_by"] == 0
     assert row(d.jobs, str(ids["evil"]))["JobName"] == "pipe|name <img src=x onerror=alert(1)>"
     assert slurm.read_sacct_json(tmp_path / "sacct.json").jobs.height == d.jobs.height
+
+
+# ------------------------------------------------------------------------------------------------
+# merged dumps, published marginals, summary, ECDF, occupancy
+# ------------------------------------------------------------------------------------------------
+
+
+def test_read_sacct_dumps_merges_and_keeps_the_last_record(tmp_path):
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    a.write_text(
+        "JobID|State|ExitCode|Start|End|Elapsed|NNodes|AllocTRES\n"
+        "1|RUNNING|0:0|2024-06-01T00:00:00|Unknown|01:00:00|1|gres/gpu=8,node=1\n"
+        "2|COMPLETED|0:0|2024-06-01T00:00:00|2024-06-01T02:00:00|02:00:00|1|gres/gpu=8,node=1\n"
+    )
+    # the later dump sees job 1 finished, and a new job 3
+    b.write_text(
+        "JobID|State|ExitCode|Start|End|Elapsed|NNodes|AllocTRES\n"
+        "1|COMPLETED|0:0|2024-06-01T00:00:00|2024-06-01T05:00:00|05:00:00|1|gres/gpu=8,node=1\n"
+        "3|FAILED|1:0|2024-06-02T00:00:00|2024-06-02T00:10:00|00:10:00|1|gres/gpu=8,node=1\n"
+    )
+    d = slurm.read_sacct_dumps([a, b], format="parsable2")
+    assert sorted(d.jobs["JobID"].to_list()) == ["1", "2", "3"]
+    assert row(d.jobs, "1")["state"] == "COMPLETED" and row(d.jobs, "1")["elapsed_s"] == 5 * 3600
+    assert d.meta["n_duplicates_dropped"] == 1 and d.meta["format"] == "parsable"
+    with pytest.raises(ValueError, match="format"):
+        slurm.read_sacct_dumps([a], format="xml")
+    with pytest.raises(ValueError):
+        slurm.read_sacct_dumps([])
+
+
+def test_read_sacct_dumps_mixed_formats():
+    d = slurm.read_sacct_dumps([SYN / "parsable2_traps.txt", SYN / "json_22_05.json"])
+    assert d.meta["format"] == "mixed"
+    assert {"200", "104_3"} <= set(d.jobs["JobID"].to_list())
+
+
+def test_workload_marginals_by_hand(stats):
+    out = slurm.workload_marginals(stats.jobs)
+    m = {r["metric"]: r for r in out.to_dicts()}
+    assert list(m) == list(slurm.SAKURAONE_MARGINALS)
+    # finished jobs 1,2,3,4,5,7 (GPU-h 8, 32, 16, 30720, 7680, 24; total 38480)
+    assert m["cancelled_gpu_hours_share"]["value"] == pytest.approx(30720 / 38480)
+    assert m["failed_job_share"]["value"] == pytest.approx(1 / 6)  # job 3
+    assert m["failed_gpu_hours_share"]["value"] == pytest.approx(16 / 38480)
+    assert m["nodes_1_job_share"]["value"] == pytest.approx(2 / 6)  # jobs 1 and 7
+    assert m["nodes_le4_gpu_hours_share"]["value"] == pytest.approx((8 + 32 + 16 + 24) / 38480)
+    assert m["nodes_ge17_job_share"]["value"] == pytest.approx(2 / 6)  # 20 and 40 nodes
+    assert m["nodes_17_32_over_7d_share"]["value"] == 1.0  # job 4: 8 days
+    # difference in percentage points: 100 * (1/6 - 0.169) = -0.2333...
+    assert m["failed_job_share"]["difference_pp"] == pytest.approx(100 * (1 / 6 - 0.169))
+    none = slurm.workload_marginals(stats.jobs, published={})
+    assert none["published"].null_count() == none.height
+
+
+def test_accounting_summary(stats):
+    s = slurm.accounting_summary(stats.jobs, stats.steps).to_dicts()[0]
+    assert (s["n_job_records"], s["n_finished"], s["n_successful"]) == (7, 6, 3)
+    assert s["gpu_hours"] == pytest.approx(38480)
+    assert s["n_steps"] == 2 and s["n_users"] is None  # no User column in the fixture
+    assert s["last_end"] == utc(2024, 6, 9)
+
+
+def test_runtime_ecdf(stats):
+    out = slurm.runtime_ecdf(stats.jobs)
+    # successful run times: 3600 (1 node), 7200 (2 nodes), 10800 (1 node)
+    all_ = out.filter(pl.col("group") == "all sizes")
+    assert all_["elapsed_s"].to_list() == [3600.0, 7200.0, 10800.0]
+    assert all_["ecdf"].to_list() == pytest.approx([1 / 3, 2 / 3, 1.0])
+    one = out.filter(pl.col("group") == "1 node")
+    assert one["ecdf"].to_list() == [0.5, 1.0] and set(one["n_jobs"].to_list()) == {2}
+    assert out.filter(pl.col("group") == "2 nodes")["ecdf"].to_list() == [1.0]
+
+
+def test_cluster_occupancy():
+    text = (
+        "JobID|State|Start|End|Elapsed|NNodes|AllocTRES\n"
+        "1|COMPLETED|2024-06-01T00:00:00|2024-06-01T12:00:00|12:00:00|2|gres/gpu=16,node=2\n"
+    )
+    out = slurm.cluster_occupancy(
+        slurm.parse_sacct_parsable(text).jobs, cluster_nodes=4, gpus_per_node=8, every="1d"
+    )
+    r = out.to_dicts()[0]
+    # 16 GPUs x 12 h = 192 GPU-h; capacity 4 x 8 x 24 h = 768 GPU-h; 192 / 768 = 0.25
+    assert r["gpu_hours"] == pytest.approx(192) and r["capacity_gpu_hours"] == 768
+    assert r["occupancy"] == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        slurm.cluster_occupancy(
+            slurm.parse_sacct_parsable(text).jobs, cluster_nodes=0, gpus_per_node=8
+        )
+
+
+def test_runtime_edges_are_log_spaced():
+    e = slurm.RUNTIME_EDGES_LOG_S
+    assert e[0] == 10 and e[4] == pytest.approx(100) and e[-1] == pytest.approx(10**6.75)
+
+
+# ------------------------------------------------------------------------------------------------
+# per-job GPU utilisation from DCGM samples
+# ------------------------------------------------------------------------------------------------
+
+UTIL_JOBS = """JobID|State|Start|End|Elapsed|NNodes|NodeList|AllocTRES
+10|COMPLETED|2024-06-01T00:00:00|2024-06-01T00:04:00|00:04:00|2|n[1-2]|gres/gpu=16,node=2
+11|COMPLETED|2024-06-01T00:04:00|2024-06-01T00:06:00|00:02:00|1|n1|gres/gpu=8,node=1
+12|RUNNING|2024-06-01T00:05:00|Unknown|00:02:00|1|n3|gres/gpu=8,node=1
+13|COMPLETED|2024-06-01T01:00:00|2024-06-01T02:00:00|01:00:00|1|n4|gres/gpu=8,node=1
+"""
+# GPU_UTIL (%) per (host, gpu) at minutes 0, 1, ..., 6 after 2024-06-01T00:00Z
+UTIL_VALUES = {
+    ("n1", 0): [100, 90, 10, 80, 5, 15, 50],
+    ("n1", 1): [100, 100, 100, 100, 0, 0, 0],
+    ("n2", 0): [50, 50, 50, 50, 50, 50, 50],
+    ("n2", 1): [0, 10, 20, 30, 40, 50, 60],
+    ("n3", 0): [30] * 7,
+    ("n3", 1): [10] * 7,
+}
+
+
+def util_frame() -> pl.DataFrame:
+    rows = []
+    for (host, gpu), vals in UTIL_VALUES.items():
+        for minute, v in enumerate(vals):
+            t = utc(2024, 6, 1, 0, minute)
+            rows.append((t, host, gpu, "DCGM_FI_DEV_GPU_UTIL", 203, float(v)))
+            rows.append((t, host, gpu, "DCGM_FI_DEV_POWER_USAGE", 155, 700.0))  # ignored
+    return pl.DataFrame(
+        rows,
+        schema={
+            "timestamp": pl.Datetime("us", "UTC"),
+            "hostname": pl.String,
+            "gpu": pl.Int32,
+            "field": pl.String,
+            "field_id": pl.Int32,
+            "value": pl.Float64,
+        },
+        orient="row",
+    )
+
+
+def test_job_gpu_utilisation_by_hand():
+    jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
+    out = {r["JobID"]: r for r in slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
+    # job 13 has no samples: absent, not 0 %
+    assert set(out) == {"10", "11", "12"}
+    # job 10: window [0, 4) min on n1, n2 -> minutes 0..3 of 4 GPUs = 16 samples:
+    #   n1/0: 100 90 10 80; n1/1: 100 100 100 100; n2/0: 50 50 50 50; n2/1: 0 10 20 30
+    #   sorted: 0 10 10 20 30 50 50 50 50 80 90 100 100 100 100 100 -> median (50 + 50) / 2 = 50
+    #   mean (280 + 400 + 200 + 60) / 16 = 940 / 16 = 58.75; below 20: 0, 10, 10 -> 3 / 16 = 0.1875
+    j10 = out["10"]
+    assert (j10["n_samples"], j10["n_hosts_seen"], j10["n_gpus_seen"]) == (16, 2, 4)
+    assert j10["util_median"] == 50.0 and j10["util_mean"] == pytest.approx(58.75)
+    assert j10["low_share"] == pytest.approx(0.1875)
+    # job 11: window [4, 6) on n1 -> minutes 4, 5 (minute 6 is its end, excluded):
+    #   n1/0: 5 15; n1/1: 0 0 -> sorted 0 0 5 15: median 2.5, mean 20 / 4 = 5, all below 20 -> 1.0
+    j11 = out["11"]
+    assert (j11["n_samples"], j11["util_median"], j11["util_mean"]) == (4, 2.5, 5.0)
+    assert j11["low_share"] == 1.0
+    # job 12 (running, end = start + 2 min): [5, 7) on n3 -> minutes 5, 6: 30 30 10 10
+    #   median (10 + 30) / 2 = 20, mean 20, below 20: 2 / 4 = 0.5
+    j12 = out["12"]
+    assert (j12["util_median"], j12["util_mean"], j12["low_share"]) == (20.0, 20.0, 0.5)
+
+
+def test_gpu_utilisation_by_size_by_hand():
+    jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
+    out = {
+        str(r["size_bin"]): r for r in slurm.gpu_utilisation_by_size(jobs, util_frame()).to_dicts()
+    }
+    # 1-node jobs 11 and 12: samples 5 15 0 0 | 30 30 10 10 -> sorted 0 0 5 10 10 15 30 30
+    #   median (10 + 10) / 2 = 10; below 20: 6 of 8 = 0.75
+    assert (out["1"]["n_jobs"], out["1"]["n_samples"]) == (2, 8)
+    assert out["1"]["util_median"] == 10.0 and out["1"]["low_share"] == 0.75
+    # 2-node job 10: as in the per-job test
+    assert out["2"]["util_median"] == 50.0 and out["2"]["low_share"] == pytest.approx(0.1875)
+
+
+def test_job_gpu_utilisation_shared_nodes_use_the_interval_join():
+    # job 14 shares n1 with job 10 during [0, 2) min: both get n1's samples of minutes 0 and 1
+    text = (
+        UTIL_JOBS
+        + "14|COMPLETED|2024-06-01T00:00:00|2024-06-01T00:02:00|00:02:00|1|n1|gres/gpu=8,node=1\n"
+    )
+    jobs = slurm.parse_sacct_parsable(text).jobs
+    out = {r["JobID"]: r for r in slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
+    # job 14: n1/0 100 90, n1/1 100 100 -> median (100 + 100) / 2 = 100, mean 390 / 4 = 97.5
+    assert (out["14"]["n_samples"], out["14"]["util_median"]) == (4, 100.0)
+    assert out["14"]["util_mean"] == pytest.approx(97.5)
+    assert out["10"]["n_samples"] == 16 and out["10"]["util_median"] == 50.0  # unchanged
+
+
+def test_job_gpu_utilisation_needs_the_columns():
+    jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
+    with pytest.raises(ValueError, match="hostname"):
+        slurm.job_gpu_utilisation(jobs, util_frame().drop("hostname"))
+    with pytest.raises(ValueError, match="nodes"):
+        slurm.job_gpu_utilisation(jobs.drop("nodes"), util_frame())

@@ -22,8 +22,11 @@ offset (``_make_time_str_internal`` in ``src/common/parse_time.c``); pass that h
 
 The job statistics (:func:`successful_jobs`, :func:`longest_job_and_task`,
 :func:`runtime_distribution`, :func:`runtime_histogram`, :func:`share_by_state`,
-:func:`share_by_size`, :func:`runtime_tails_by_size`, :func:`gpu_hours_over_time`) take the ``jobs``
-frame and return frames; plotting is left to :mod:`trainperf.charts`.
+:func:`share_by_size`, :func:`runtime_tails_by_size`, :func:`gpu_hours_over_time`,
+:func:`workload_marginals`, :func:`accounting_summary`, :func:`runtime_ecdf`,
+:func:`cluster_occupancy`) take the ``jobs`` frame and return frames; :func:`read_sacct_dumps` merges
+several dumps; :func:`job_gpu_utilisation` and :func:`gpu_utilisation_by_size` join jobs with DCGM
+telemetry. Plotting is left to :mod:`trainperf.charts`.
 
 Sources:
 
@@ -85,6 +88,16 @@ __all__ = [
     "share_by_size",
     "runtime_tails_by_size",
     "gpu_hours_over_time",
+    "read_sacct_dumps",
+    "SAKURAONE_MARGINALS",
+    "workload_marginals",
+    "accounting_summary",
+    "runtime_ecdf",
+    "cluster_occupancy",
+    "GPU_UTIL_FIELD",
+    "job_gpu_utilisation",
+    "gpu_utilisation_by_size",
+    "RUNTIME_EDGES_LOG_S",
 ]
 
 
@@ -1779,3 +1792,433 @@ def gpu_hours_over_time(
     df = df.with_columns(gpu_hours=pl.col("n_gpus") * overlap).filter(pl.col("gpu_hours") > 0)
     out = df.group_by(keys).agg(gpu_hours=pl.col("gpu_hours").sum(), n_jobs=pl.len().cast(pl.Int64))
     return out.sort(keys).cast(schema)
+
+
+# ------------------------------------------------------------------------------------------------
+# several dumps, published marginals, summary, ECDF, occupancy
+# ------------------------------------------------------------------------------------------------
+
+
+def read_sacct_dumps(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    format: str = "auto",  # noqa: A002 (the notebook parameter's name)
+    tz: str = "UTC",
+    **kwargs: Any,
+) -> SacctData:
+    """Read one or more sacct dumps and merge them.
+
+    Args:
+        paths: a path or a list of paths (e.g. one dump per month).
+        format: ``"auto"`` (:func:`read_sacct` decides per file), ``"parsable2"`` or ``"json"``.
+        tz: zone of the host that ran sacct, for parsable2 dumps with ISO times (see
+            :func:`parse_sacct_parsable`).
+        kwargs: passed to :func:`read_sacct_parsable` (``fields``, ``delimiter``).
+
+    Returns:
+        :class:`SacctData` with the rows of all dumps (frames concatenated diagonally: a sacct column
+        missing from one dump is null there). A record present in several dumps (same ``JobID``;
+        windows that overlap) is kept once, from the **last** dump that has it, since later dumps
+        see later states. ``meta`` has ``format`` (one value, or ``"mixed"``), ``sources`` (list)
+        and ``n_duplicates_dropped``.
+
+    Raises:
+        ValueError: unknown ``format`` or an empty list of paths.
+        SacctParseError: from the readers, naming the file and line.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("no sacct dump paths given")
+    fmt = format.lower()
+    if fmt not in ("auto", "parsable2", "parsable", "json"):
+        raise ValueError(f"format must be 'auto', 'parsable2' or 'json', not {format!r}")
+    parts: list[SacctData] = []
+    for p in paths:
+        if fmt == "json":
+            parts.append(read_sacct_json(p))
+        elif fmt in ("parsable2", "parsable"):
+            parts.append(read_sacct_parsable(p, tz=tz, **kwargs))
+        else:
+            parts.append(read_sacct(p, tz=tz, **kwargs))
+    if len(parts) == 1:
+        d = parts[0]
+        meta = dict(d.meta, sources=[str(paths[0])], n_duplicates_dropped=0)
+        return SacctData(jobs=d.jobs, steps=d.steps, meta=meta)
+
+    def merge(frames: list[pl.DataFrame]) -> tuple[pl.DataFrame, int]:
+        tagged = [f.with_columns(_dump=pl.lit(i)) for i, f in enumerate(frames)]
+        df = pl.concat(tagged, how="diagonal_relaxed")
+        n = df.height
+        df = df.unique(subset=["JobID"], keep="last", maintain_order=True).drop("_dump")
+        return df, n - df.height
+
+    jobs, dj = merge([d.jobs for d in parts])
+    steps, ds = merge([d.steps for d in parts])
+    formats = {d.meta.get("format") for d in parts}
+    meta = {
+        "format": formats.pop() if len(formats) == 1 else "mixed",
+        "sources": [str(p) for p in paths],
+        "n_duplicates_dropped": dj + ds,
+    }
+    return SacctData(jobs=jobs, steps=steps, meta=meta)
+
+
+#: Workload marginals published for SAKURAONE (9 months, 2024-06 to 2025-03), shares 0-1, keyed by the
+#: metric names of :func:`workload_marginals`. Source: Konishi, Tsubouchi, Tsuruta, "SAKURAONE ...
+#: Observed Workload Dynamics ...", MLSys 2026 Industry Track (arXiv 2604.13600), as relayed in
+#: ``/work/shared/research/sakuraone_paper.md`` §4.1 (to be checked against the paper's tables).
+SAKURAONE_MARGINALS: dict[str, float] = {
+    "cancelled_gpu_hours_share": 0.735,
+    "failed_job_share": 0.169,
+    "failed_gpu_hours_share": 0.003,
+    "nodes_1_job_share": 0.769,
+    "nodes_1_gpu_hours_share": 0.018,
+    "nodes_le4_job_share": 0.864,
+    "nodes_le4_gpu_hours_share": 0.046,
+    "nodes_ge17_job_share": 0.033,
+    "nodes_ge17_gpu_hours_share": 0.733,
+    "nodes_17_32_over_7d_share": 0.136,
+}
+
+_MARGINAL_TEXT = {
+    "cancelled_gpu_hours_share": "GPU-hours of CANCELLED jobs",
+    "failed_job_share": "jobs that FAILED",
+    "failed_gpu_hours_share": "GPU-hours of FAILED jobs",
+    "nodes_1_job_share": "jobs on 1 node",
+    "nodes_1_gpu_hours_share": "GPU-hours of 1-node jobs",
+    "nodes_le4_job_share": "jobs on at most 4 nodes",
+    "nodes_le4_gpu_hours_share": "GPU-hours of jobs on at most 4 nodes",
+    "nodes_ge17_job_share": "jobs on 17 or more nodes",
+    "nodes_ge17_gpu_hours_share": "GPU-hours of jobs on 17 or more nodes",
+    "nodes_17_32_over_7d_share": "17-32-node jobs that ran more than 7 days",
+}
+
+
+def workload_marginals(
+    jobs: pl.DataFrame, published: dict[str, float] | None = None
+) -> pl.DataFrame:
+    """The workload shares the SAKURAONE study publishes, computed from a ``jobs`` frame.
+
+    Shares are over finished job records (states in :data:`FINAL_STATES`), as in
+    :func:`share_by_state`, :func:`share_by_size` and :func:`runtime_tails_by_size`; job-size shares
+    leave out records without a node count.
+
+    Args:
+        published: values to put beside (default :data:`SAKURAONE_MARGINALS`; ``{}`` for none).
+
+    Returns:
+        One row per metric of :data:`SAKURAONE_MARGINALS`, in that order: ``metric`` (Utf8),
+        ``description`` (Utf8), ``value`` (Float64, 0-1; null when the data have no such jobs),
+        ``published`` (Float64, 0-1 or null), ``difference_pp`` (Float64, percentage points,
+        ``100 * (value - published)``).
+    """
+    published = SAKURAONE_MARGINALS if published is None else published
+    st = {r["state"]: r for r in share_by_state(jobs).iter_rows(named=True)}
+    sz = {str(r["size_bin"]): r for r in share_by_size(jobs).iter_rows(named=True)}
+    tails = {
+        str(r["size_bin"]): r
+        for r in runtime_tails_by_size(jobs, quantiles=(), over_days=(7,)).iter_rows(named=True)
+    }
+
+    def get(d: dict, key: str, col: str) -> float | None:
+        r = d.get(key)
+        return None if r is None else r[col]
+
+    def total(cols: Sequence[str], col: str) -> float | None:
+        vals = [get(sz, c, col) for c in cols]
+        return None if not sz else float(sum(v or 0.0 for v in vals))
+
+    values = {
+        "cancelled_gpu_hours_share": get(st, "CANCELLED", "gpu_hours_share") if st else None,
+        "failed_job_share": (get(st, "FAILED", "job_share") or 0.0) if st else None,
+        "failed_gpu_hours_share": (get(st, "FAILED", "gpu_hours_share") or 0.0) if st else None,
+        "nodes_1_job_share": total(["1"], "job_share"),
+        "nodes_1_gpu_hours_share": total(["1"], "gpu_hours_share"),
+        "nodes_le4_job_share": total(["1", "2", "3-4"], "job_share"),
+        "nodes_le4_gpu_hours_share": total(["1", "2", "3-4"], "gpu_hours_share"),
+        "nodes_ge17_job_share": total(["17-32", ">32"], "job_share"),
+        "nodes_ge17_gpu_hours_share": total(["17-32", ">32"], "gpu_hours_share"),
+        "nodes_17_32_over_7d_share": get(tails, "17-32", "share_over_7d"),
+    }
+    rows = []
+    for key in SAKURAONE_MARGINALS:
+        v, p = values[key], published.get(key)
+        rows.append(
+            {
+                "metric": key,
+                "description": _MARGINAL_TEXT[key],
+                "value": v,
+                "published": p,
+                "difference_pp": 100.0 * (v - p) if v is not None and p is not None else None,
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "metric": pl.Utf8,
+            "description": pl.Utf8,
+            "value": pl.Float64,
+            "published": pl.Float64,
+            "difference_pp": pl.Float64,
+        },
+    )
+
+
+def accounting_summary(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One-row overview of a dump: period, counts, GPU-hours and successful jobs.
+
+    Returns:
+        Columns ``first_start``, ``last_end`` (Datetime UTC), ``n_job_records`` (Int64, all job
+        rows), ``n_finished`` (Int64, rows in a final state), ``n_successful`` (Int64, COMPLETED with
+        exit code 0, see :func:`successful_jobs`), ``successful_share`` (Float64, of finished),
+        ``n_array_tasks`` (Int64), ``n_never_started`` (Int64, finished without a start time),
+        ``n_users`` (Int64, distinct ``User``; null without that column), ``n_steps`` (Int64; null
+        without ``steps``), ``gpu_hours`` (Float64, GPU·h of finished jobs) and
+        ``successful_gpu_hours`` (Float64).
+    """
+    ok = successful_jobs(jobs).row(0, named=True)
+    fin = _finished(jobs)
+    return pl.DataFrame(
+        {
+            "first_start": [jobs.get_column("start").min()],
+            "last_end": [jobs.get_column("end").max()],
+            "n_job_records": [jobs.height],
+            "n_finished": [fin.height],
+            "n_successful": [ok["n_successful"]],
+            "successful_share": [ok["successful_share"]],
+            "n_array_tasks": [int((jobs.get_column("kind") == "array_task").sum())],
+            "n_never_started": [int(fin.get_column("start").is_null().sum())],
+            "n_users": [jobs.get_column("User").n_unique() if "User" in jobs.columns else None],
+            "n_steps": [steps.height if steps is not None else None],
+            "gpu_hours": [float(fin.get_column("gpu_hours").fill_null(0).sum() or 0.0)],
+            "successful_gpu_hours": [ok["successful_gpu_hours"]],
+        },
+        schema={
+            "first_start": pl.Datetime("us", "UTC"),
+            "last_end": pl.Datetime("us", "UTC"),
+            "n_job_records": pl.Int64,
+            "n_finished": pl.Int64,
+            "n_successful": pl.Int64,
+            "successful_share": pl.Float64,
+            "n_array_tasks": pl.Int64,
+            "n_never_started": pl.Int64,
+            "n_users": pl.Int64,
+            "n_steps": pl.Int64,
+            "gpu_hours": pl.Float64,
+            "successful_gpu_hours": pl.Float64,
+        },
+    )
+
+
+def runtime_ecdf(
+    jobs: pl.DataFrame, *, successful_only: bool = True, by_size: bool = True
+) -> pl.DataFrame:
+    """Empirical CDF of job run times (for plotting on a log time axis).
+
+    Jobs with ``elapsed_s`` null or 0 (never ran) are left out, since a log axis cannot show them.
+
+    Returns:
+        Columns ``group`` (Utf8: ``"all sizes"`` plus, with ``by_size``, the size bins as
+        ``"1 node"``, ``"2 nodes"``, ``"3-4 nodes"``...), ``elapsed_s`` (Float64 seconds, sorted within
+        a group), ``elapsed_h`` (Float64 hours), ``ecdf`` (Float64, share of the group's jobs with a run
+        time <= ``elapsed_s``), ``n_jobs`` (Int64, jobs in the group).
+    """
+    df = _finished(jobs).filter(pl.col("elapsed_s").fill_null(0) > 0)
+    if successful_only:
+        df = df.filter(_successful_expr())
+    df = df.select(pl.col("elapsed_s").cast(pl.Float64), size_bin=size_bin("n_nodes"))
+    groups = [df.with_columns(group=pl.lit("all sizes"))]
+    if by_size:
+        label = pl.col("size_bin").cast(pl.Utf8) + pl.when(pl.col("size_bin") == "1").then(
+            pl.lit(" node")
+        ).otherwise(pl.lit(" nodes"))
+        groups.append(df.filter(pl.col("size_bin").is_not_null()).with_columns(group=label))
+    out = pl.concat(groups).sort(["group", "elapsed_s"])
+    out = out.with_columns(
+        n_jobs=pl.len().over("group").cast(pl.Int64),
+        _rank=pl.int_range(1, pl.len() + 1).over("group"),
+    ).with_columns(ecdf=pl.col("_rank") / pl.col("n_jobs"))
+    return out.select(
+        pl.col("group"),
+        "elapsed_s",
+        elapsed_h=pl.col("elapsed_s") / 3600.0,
+        ecdf=pl.col("ecdf").cast(pl.Float64),
+        n_jobs="n_jobs",
+    )
+
+
+def cluster_occupancy(
+    jobs: pl.DataFrame, *, cluster_nodes: int, gpus_per_node: int, every: str = "1mo"
+) -> pl.DataFrame:
+    """Allocated GPU-hours per period against the cluster's capacity.
+
+    Args:
+        cluster_nodes, gpus_per_node: the cluster (e.g. 100 and 8).
+        every: polars duration string of the periods (``"1d"``, ``"1w"``, ``"1mo"``).
+
+    Returns:
+        Columns ``period_start`` (Datetime UTC), ``period_end`` (Datetime UTC), ``gpu_hours``
+        (Float64, from :func:`gpu_hours_over_time`, all jobs incl. running ones),
+        ``capacity_gpu_hours`` (Float64, ``cluster_nodes * gpus_per_node * period hours``) and
+        ``occupancy`` (Float64, 0-1: allocated, not utilised; above 1 means the dump and the cluster
+        size disagree).
+
+    Raises:
+        ValueError: a non-positive cluster size.
+    """
+    if cluster_nodes <= 0 or gpus_per_node <= 0:
+        raise ValueError("cluster_nodes and gpus_per_node must be positive")
+    ov = gpu_hours_over_time(jobs, every, by_size=False)
+    ov = ov.with_columns(period_end=pl.col("period_start").dt.offset_by(every))
+    hours = (pl.col("period_end") - pl.col("period_start")).dt.total_seconds() / 3600.0
+    return ov.select(
+        "period_start",
+        "period_end",
+        "gpu_hours",
+        capacity_gpu_hours=(hours * cluster_nodes * gpus_per_node).cast(pl.Float64),
+    ).with_columns(occupancy=pl.col("gpu_hours") / pl.col("capacity_gpu_hours"))
+
+
+# ------------------------------------------------------------------------------------------------
+# per-job GPU utilisation from DCGM telemetry
+# ------------------------------------------------------------------------------------------------
+
+#: DCGM field of the GPU utilisation (NVML "GPU utilization", integer percent 0-100; field id 203).
+GPU_UTIL_FIELD = "DCGM_FI_DEV_GPU_UTIL"
+_GPU_UTIL_FIELD_ID = 203
+
+
+def _job_gpu_samples(jobs: pl.DataFrame, dcgm: pl.DataFrame, field: str) -> pl.DataFrame:
+    """(JobID, n_nodes, hostname, gpu, timestamp, value) for every sample inside a job's window."""
+    for c in ("timestamp", "hostname", "value"):
+        if c not in dcgm.columns:
+            raise ValueError(f"DCGM frame lacks column {c!r} (see trainperf.dcgm.SCHEMA)")
+    for c in ("JobID", "nodes", "start"):
+        if c not in jobs.columns:
+            raise ValueError(f"jobs frame lacks column {c!r} (see trainperf.slurm.JOB_COLUMNS)")
+    sel = pl.col("field") == field if "field" in dcgm.columns else pl.lit(False)
+    if field == GPU_UTIL_FIELD and "field_id" in dcgm.columns:
+        sel = sel | (pl.col("field_id") == _GPU_UTIL_FIELD_ID)
+    gpu = pl.col("gpu") if "gpu" in dcgm.columns else pl.lit(None, pl.Int32)
+    samples = dcgm.filter(sel & pl.col("value").is_not_null()).select(
+        "timestamp", "hostname", gpu=gpu, value=pl.col("value").cast(pl.Float64)
+    )
+    end = pl.coalesce(pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s")))
+    win = (
+        jobs.filter(pl.col("start").is_not_null())
+        .select("JobID", "n_nodes", "nodes", "start", _end=end)
+        .filter(pl.col("_end").is_not_null())
+        .explode("nodes")
+        .rename({"nodes": "hostname"})
+        .filter(pl.col("hostname").is_not_null())
+        .sort("hostname", "start")
+    )
+    overlap = win.select(
+        (pl.col("start") < pl.col("_end").shift(1).over("hostname")).fill_null(False).any()
+    ).item()
+    if overlap:
+        # shared nodes: every job window on a host gets the host's samples (interval join)
+        joined = samples.join(win, on="hostname", how="inner").filter(
+            (pl.col("timestamp") >= pl.col("start")) & (pl.col("timestamp") < pl.col("_end"))
+        )
+    else:
+        # exclusive nodes: at most one job per host at a time, so a backward as-of join is exact
+        joined = (
+            samples.sort("timestamp")
+            .join_asof(
+                win.sort("start"),
+                left_on="timestamp",
+                right_on="start",
+                by="hostname",
+                strategy="backward",
+                check_sortedness=False,  # both sides sorted on their key above
+            )
+            .filter(pl.col("JobID").is_not_null() & (pl.col("timestamp") < pl.col("_end")))
+        )
+    return joined.select("JobID", "n_nodes", "hostname", "gpu", "timestamp", "value")
+
+
+def job_gpu_utilisation(
+    jobs: pl.DataFrame,
+    dcgm: pl.DataFrame,
+    *,
+    field: str = GPU_UTIL_FIELD,
+    low_threshold: float = 20.0,
+) -> pl.DataFrame:
+    """Per-job GPU utilisation from DCGM samples, joined on the job's nodes and time window.
+
+    A sample (``hostname``, ``gpu``, ``timestamp``, ``value``) belongs to a job when its host is in
+    the job's ``nodes`` and ``start <= timestamp < end`` (``end`` of a running job: ``start +
+    elapsed_s``). Every GPU of the node is attributed to the job, which is exact for whole-node
+    allocations (the usual 8-GPU LLM job); on shared nodes sacct has no GPU index, so a node's GPUs
+    are given to every job on it (telemetry_formats.md §A.5, item 3). With regular sampling, a share
+    of samples is a share of time: ``low_share`` is the "time below 20 %" of the SAKURAONE study, and
+    ``util_mean`` is the per-job mean that Princeton jobstats reports (``avg_over_time`` per GPU,
+    averaged over GPUs when every GPU has the same number of samples).
+
+    Args:
+        jobs: :attr:`SacctData.jobs` (``JobID``, ``nodes``, ``start``, ``end``, ``elapsed_s``,
+            ``n_nodes``).
+        dcgm: long DCGM frame (:data:`trainperf.dcgm.SCHEMA`: ``timestamp`` Datetime UTC,
+            ``hostname``, ``gpu``, ``field``, ``value``); rows of other fields are ignored.
+        field: DCGM field name; the default ``DCGM_FI_DEV_GPU_UTIL`` (also matched by field id 203)
+            is in percent 0-100.
+        low_threshold: the "low utilisation" bound, in the field's unit (20 = 20 %).
+
+    Returns:
+        One row per job with at least one sample, sorted by ``JobID``: ``JobID`` (Utf8), ``n_nodes``
+        (Int64), ``n_hosts_seen`` (UInt32/Int64, hosts with samples), ``n_gpus_seen`` (Int64,
+        distinct host/GPU pairs), ``n_samples`` (Int64), ``util_median`` (Float64, median over all
+        samples), ``util_mean`` (Float64), ``low_share`` (Float64, 0-1, samples ``< low_threshold``).
+        Jobs without samples are absent (no telemetry is not zero utilisation).
+
+    Raises:
+        ValueError: a frame without the columns named above.
+    """
+    s = _job_gpu_samples(jobs, dcgm, field)
+    out = s.group_by("JobID").agg(
+        n_nodes=pl.col("n_nodes").first().cast(pl.Int64),
+        n_hosts_seen=pl.col("hostname").n_unique().cast(pl.Int64),
+        n_gpus_seen=pl.struct("hostname", "gpu").n_unique().cast(pl.Int64),
+        n_samples=pl.len().cast(pl.Int64),
+        util_median=pl.col("value").median(),
+        util_mean=pl.col("value").mean(),
+        low_share=(pl.col("value") < low_threshold).mean().cast(pl.Float64),
+    )
+    return out.sort("JobID")
+
+
+def gpu_utilisation_by_size(
+    jobs: pl.DataFrame,
+    dcgm: pl.DataFrame,
+    *,
+    field: str = GPU_UTIL_FIELD,
+    low_threshold: float = 20.0,
+) -> pl.DataFrame:
+    """GPU utilisation per job-size bin, over all samples of the bin's jobs (the SAKURAONE table).
+
+    Same join as :func:`job_gpu_utilisation`.
+
+    Returns:
+        One row per ``size_bin`` (Enum, :data:`SIZE_BINS` order) with samples: ``n_jobs`` (Int64, jobs
+        with samples), ``n_samples`` (Int64), ``util_median`` (Float64), ``low_share`` (Float64, 0-1).
+    """
+    s = _job_gpu_samples(jobs, dcgm, field).with_columns(size_bin=size_bin("n_nodes"))
+    return (
+        s.filter(pl.col("size_bin").is_not_null())
+        .group_by("size_bin")
+        .agg(
+            n_jobs=pl.col("JobID").n_unique().cast(pl.Int64),
+            n_samples=pl.len().cast(pl.Int64),
+            util_median=pl.col("value").median(),
+            low_share=(pl.col("value") < low_threshold).mean().cast(pl.Float64),
+        )
+        .sort("size_bin")
+    )
+
+
+#: Log-spaced run-time bin edges for :func:`runtime_histogram` (seconds): 10 s to 10**6.75 s (65 days),
+#: four bins per decade (10, 17.8, 31.6, 56.2, 100, ...).
+RUNTIME_EDGES_LOG_S: tuple[float, ...] = tuple(10 ** (1 + k / 4) for k in range(24))
