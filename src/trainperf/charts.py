@@ -456,3 +456,489 @@ def memory_per_gpu(frame: pl.DataFrame, gpu_memory_gb: float, model_label: str) 
     return alt.layer(lines, rule, text).properties(
         title=f"{model_label}: model state per GPU against node count"
     )
+
+
+# --- telemetry charts ---
+# Charts of trainperf.telemetry frames. Every title says "synthetic data" when synthetic=True.
+
+_KIND_COLORS = {"init": "#7f7f7f", "train": "#3a923a", "eval": "#d9822b"}
+
+
+def _synthetic_title(title: str, synthetic: bool) -> str:
+    return f"{title} (SYNTHETIC data)" if synthetic else title
+
+
+def _phase_rects(phases: pl.DataFrame) -> alt.Chart:
+    d = phases.select("phase", "kind", "start", "end")
+    return (
+        alt.Chart(d)
+        .mark_rect(opacity=0.18)
+        .encode(
+            x="start:T",
+            x2="end:T",
+            color=alt.Color(
+                "kind:N",
+                title="MLPerf phase",
+                scale=alt.Scale(domain=list(_KIND_COLORS), range=list(_KIND_COLORS.values())),
+            ),
+            tooltip=[
+                "phase",
+                "kind",
+                alt.Tooltip("start:T", format="%H:%M:%S", formatType="utc"),
+                alt.Tooltip("end:T", format="%H:%M:%S", formatType="utc"),
+            ],
+        )
+    )
+
+
+def telemetry_activity(
+    timeline: pl.DataFrame,
+    phases: pl.DataFrame,
+    *,
+    metric_label: str = "tensor-pipe active (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)",
+    percent: bool = True,
+    synthetic: bool = False,
+    title: str = "Tensor-core activity over the MLPerf GPT-3 run",
+) -> alt.LayerChart:
+    """A metric over the run, pooled over GPUs: median line and 5-95 % band, phases shaded.
+
+    Args:
+        timeline: :func:`trainperf.telemetry.activity_timeline` (timestamp, p05, p50, p95, mean).
+        phases: :func:`trainperf.telemetry.phases_from_log` (phase, kind, start, end).
+        metric_label: y-axis title (with unit).
+        percent: format the axis as a percentage (ratio fields).
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    fmt = "%" if percent else ""
+    band = (
+        alt.Chart(timeline)
+        .mark_area(opacity=0.3, color=PALETTE[0])
+        .encode(
+            x=alt.X(
+                "timestamp:T",
+                title="time (UTC)",
+                scale=alt.Scale(type="utc"),
+                axis=alt.Axis(format="%H:%M"),
+            ),
+            y=alt.Y("p05:Q", title=metric_label, axis=alt.Axis(format=fmt)),
+            y2="p95:Q",
+        )
+    )
+    line = (
+        alt.Chart(timeline)
+        .mark_line(color=PALETTE[0])
+        .encode(
+            x="timestamp:T",
+            y="p50:Q",
+            tooltip=[
+                alt.Tooltip("timestamp:T", format="%H:%M:%S", formatType="utc"),
+                alt.Tooltip("p05:Q", format=".3f"),
+                alt.Tooltip("p50:Q", format=".3f"),
+                alt.Tooltip("p95:Q", format=".3f"),
+                "n_gpus",
+            ],
+        )
+    )
+    return alt.layer(_phase_rects(phases), band, line).properties(
+        width=640, title=_synthetic_title(title + ": median and 5-95 % over GPUs", synthetic)
+    )
+
+
+def telemetry_heatmap(
+    grid: pl.DataFrame,
+    *,
+    value_label: str = "tensor-pipe active",
+    percent: bool = True,
+    synthetic: bool = False,
+    title: str = "Tensor-core activity per GPU over time",
+    height: int = 480,
+) -> alt.Chart:
+    """GPU (rows) x time (columns) heatmap of :func:`trainperf.telemetry.gpu_heatmap`.
+
+    Rows are ``host/gpu`` in host then GPU order; with more than 64 rows the row labels are
+    hidden (the tooltip names the GPU). Cell width = the smallest step between bins.
+    """
+    ts = grid["timestamp"].unique().sort()
+    step = ts.diff().drop_nulls().min() if ts.len() > 1 else None
+    d = grid.with_columns(
+        (pl.col("timestamp") + (step if step is not None else pl.duration(seconds=60))).alias("end")
+    )
+    rows = (
+        d.select("hostname", "gpu", "row")
+        .unique()
+        .sort(["hostname", "gpu"], nulls_last=True)["row"]
+        .to_list()
+    )
+    axis = alt.Axis(
+        labels=len(rows) <= 64, ticks=len(rows) <= 64, title=f"GPU (host/gpu), {len(rows)} rows"
+    )
+    return (
+        alt.Chart(d)
+        .mark_rect(strokeWidth=0, aria=False)
+        .encode(
+            x=alt.X(
+                "timestamp:T",
+                title="time (UTC)",
+                scale=alt.Scale(type="utc"),
+                axis=alt.Axis(format="%H:%M"),
+            ),
+            x2="end:T",
+            y=alt.Y("row:N", sort=rows, axis=axis, scale=alt.Scale(paddingInner=0, paddingOuter=0)),
+            color=alt.Color(
+                "value:Q",
+                title=value_label,
+                scale=alt.Scale(scheme="viridis"),
+                legend=alt.Legend(
+                    format="%" if percent else "", orient="right", direction="vertical"
+                ),
+            ),
+            tooltip=[
+                "row",
+                alt.Tooltip("timestamp:T", format="%H:%M:%S", formatType="utc"),
+                alt.Tooltip("value:Q", format=".3f"),
+            ],
+        )
+        .properties(width=640, height=height, title=_synthetic_title(title, synthetic))
+    )
+
+
+_METRIC_LABELS = {
+    "tensor_active": "tensor active (ratio)",
+    "sm_active": "SM active (ratio)",
+    "dram_active": "DRAM active (ratio)",
+    "power": "power (W)",
+    "sm_clock": "SM clock (MHz)",
+}
+
+
+def telemetry_phase_distributions(
+    stats: pl.DataFrame,
+    *,
+    by: str = "kind",
+    synthetic: bool = False,
+    title: str = "GPU activity by MLPerf phase",
+) -> alt.FacetChart:
+    """Box plots from precomputed quantiles: whiskers p05-p95, box p25-p75, tick at the median.
+
+    Args:
+        stats: :func:`trainperf.telemetry.phase_stats` (columns ``by``, metric, unit, p05, p25,
+            p50, p75, p95), ``level="kind"`` or ``"phase"``.
+        by: the x column (``kind`` or ``phase``).
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    d = stats.with_columns(pl.col("metric").replace(_METRIC_LABELS).alias("metric_label"))
+    order = ["init", "train", "eval"] if by == "kind" else None
+    x = alt.X(f"{by}:N", title="phase" if by == "phase" else "phase kind", sort=order)
+    base = alt.Chart().encode(x=x)
+    whisk = base.mark_rule(color="#555555").encode(y=alt.Y("p05:Q", title=None), y2="p95:Q")
+    box = base.mark_bar(size=22, opacity=0.85).encode(
+        y="p25:Q",
+        y2="p75:Q",
+        color=alt.Color(
+            f"{by}:N",
+            legend=None,
+            scale=alt.Scale(domain=list(_KIND_COLORS), range=list(_KIND_COLORS.values()))
+            if by == "kind"
+            else alt.Undefined,
+        ),
+        tooltip=[by, "metric", "unit", "n"]
+        + [
+            alt.Tooltip(f"{c}:Q", format=".4g") for c in ("p05", "p25", "p50", "p75", "p95", "mean")
+        ],
+    )
+    med = base.mark_tick(color="black", size=22, thickness=2).encode(y="p50:Q")
+    return (
+        alt.layer(whisk, box, med, data=d)
+        .properties(width=120, height=220)
+        .facet(
+            column=alt.Column(
+                "metric_label:N", title=None, sort=[_METRIC_LABELS[m] for m in _METRIC_LABELS]
+            )
+        )
+        .resolve_scale(y="independent")
+        .properties(
+            title=_synthetic_title(
+                title + " (whiskers 5-95 %, box 25-75 %, tick median)", synthetic
+            )
+        )
+    )
+
+
+def telemetry_rail_throughput(
+    link: pl.DataFrame,
+    flagged: pl.DataFrame,
+    *,
+    column: str = "nic_Bps",
+    label: str = "NIC TX+RX",
+    synthetic: bool = False,
+    title: str = "Per-rail throughput in the training blocks",
+) -> alt.LayerChart:
+    """One point per (node, rail) in GB/s, rails flagged by :func:`trainperf.telemetry.rail_imbalance` in red.
+
+    Args:
+        link: :func:`trainperf.telemetry.link_throughput` (hostname, rail, ``column`` in B/s).
+        flagged: :func:`trainperf.telemetry.rail_imbalance` (hostname, rail).
+        column: ``nic_Bps``, ``pcie_Bps`` or ``nvlink_Bps``.
+        label: what the column is, for the axis.
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    fl = flagged.select("hostname", "rail").with_columns(pl.lit(True).alias("_f"))
+    d = (
+        link.filter(pl.col(column).is_not_null())
+        .join(fl, on=["hostname", "rail"], how="left")
+        .with_columns(
+            (pl.col(column) / 1e9).alias("GBps"),
+            pl.when(pl.col("_f"))
+            .then(pl.lit("below half of its node's median"))
+            .otherwise(pl.lit("within range"))
+            .alias("status"),
+            # deterministic horizontal jitter per host, so points of one rail do not overlap
+            ((pl.col("hostname").hash(seed=0) % 1000).cast(pl.Float64) / 1000.0 - 0.5).alias(
+                "jitter"
+            ),
+        )
+        .drop("_f")
+    )
+    pts = (
+        alt.Chart(d)
+        .mark_circle(size=28, opacity=0.75)
+        .encode(
+            x=alt.X("rail:O", title="rail (NIC i serves GPU i)"),
+            xOffset=alt.XOffset("jitter:Q", scale=alt.Scale(domain=[-0.6, 0.6])),
+            y=alt.Y("GBps:Q", title=f"{label} (GB/s)"),
+            color=alt.Color(
+                "status:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["within range", "below half of its node's median"],
+                    range=[PALETTE[0], "#c03d3e"],
+                ),
+            ),
+            tooltip=["hostname", "rail", alt.Tooltip("GBps:Q", format=".2f"), "status"],
+        )
+    )
+    return alt.layer(pts).properties(
+        width=560, title=_synthetic_title(f"{title}: {label}, one point per node", synthetic)
+    )
+
+
+# --- operations (Slurm) charts ---
+# Charts of trainperf.slurm frames (job shares, run times, GPU-hours over time). Every title says
+# "SYNTHETIC data" when synthetic=True. Job names never reach these charts.
+
+_SLURM_SIZE_ORDER = ["1", "2", "3-4", "5-16", "17-32", ">32"]
+_SLURM_SIZE_COLORS = ["#8c6d31", "#e377c2", "#7f7f7f", "#d9822b", "#1f4e79", "#7f5fa8"]
+_SLURM_MEASURES = {"job_share": "share of jobs", "gpu_hours_share": "share of GPU-hours"}
+
+
+def _slurm_title(title: str, synthetic: bool) -> str:
+    return f"{title} (SYNTHETIC data)" if synthetic else title
+
+
+def _slurm_share_bars(
+    shares: pl.DataFrame, key: str, key_title: str, order: list[str] | None, title: str
+) -> alt.LayerChart:
+    d = (
+        shares.with_columns(pl.col(key).cast(pl.String).alias("_key"))
+        .unpivot(index=["_key", "n_jobs", "gpu_hours"], on=list(_SLURM_MEASURES), variable_name="m")
+        .with_columns(
+            pl.col("m").replace_strict(_SLURM_MEASURES).alias("measure"),
+            pl.col("value").fill_null(0.0).alias("share"),
+        )
+    )
+    sort = order if order is not None else d["_key"].unique(maintain_order=True).to_list()
+    base = alt.Chart(d).encode(
+        y=alt.Y("_key:N", title=key_title, sort=sort),
+        yOffset=alt.YOffset("measure:N", sort=list(_SLURM_MEASURES.values())),
+        x=alt.X(
+            "share:Q", title="share", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])
+        ),
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color(
+            "measure:N",
+            title=None,
+            sort=list(_SLURM_MEASURES.values()),
+            scale=alt.Scale(range=[PALETTE[1], PALETTE[0]]),
+        ),
+        tooltip=[
+            alt.Tooltip("_key:N", title=key_title),
+            "measure:N",
+            alt.Tooltip("share:Q", format=".2%"),
+            alt.Tooltip("n_jobs:Q", title="jobs", format=","),
+            alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.0f"),
+        ],
+    )
+    text = base.mark_text(align="left", dx=3, fontSize=11).encode(
+        text=alt.Text("share:Q", format=".1%")
+    )
+    return alt.layer(bars, text).properties(width=480, height=alt.Step(13), title=title)
+
+
+def slurm_share_by_state(shares: pl.DataFrame, *, synthetic: bool = False) -> alt.LayerChart:
+    """Share of jobs and of GPU-hours per final job state, side by side (horizontal bars).
+
+    Args:
+        shares: :func:`trainperf.slurm.share_by_state` (state, n_jobs, job_share, gpu_hours,
+            gpu_hours_share), in the order to show (most GPU-hours first).
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    return _slurm_share_bars(
+        shares,
+        "state",
+        "final state",
+        None,
+        _slurm_title("Jobs and GPU-hours by final job state", synthetic),
+    )
+
+
+def slurm_share_by_size(shares: pl.DataFrame, *, synthetic: bool = False) -> alt.LayerChart:
+    """Share of jobs and of GPU-hours per job size in nodes (1, 2, 3-4, 5-16, 17-32, >32).
+
+    Args:
+        shares: :func:`trainperf.slurm.share_by_size` (size_bin, n_jobs, job_share, gpu_hours,
+            gpu_hours_share).
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    return _slurm_share_bars(
+        shares,
+        "size_bin",
+        "job size (nodes)",
+        _SLURM_SIZE_ORDER,
+        _slurm_title("Jobs and GPU-hours by job size", synthetic),
+    )
+
+
+_RUNTIME_TICKS_S = [60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400]
+_RUNTIME_LABELS = "{60: '1 min', 600: '10 min', 3600: '1 h', 21600: '6 h', 86400: '1 d', 604800: '1 wk', 2592000: '30 d'}"
+
+
+def _runtime_axis(title: str) -> alt.Axis:
+    return alt.Axis(
+        values=_RUNTIME_TICKS_S,
+        labelExpr=f"{_RUNTIME_LABELS}[datum.value] || datum.label",
+        title=title,
+    )
+
+
+def slurm_runtime_distribution(
+    hist: pl.DataFrame, ecdf: pl.DataFrame, *, synthetic: bool = False
+) -> alt.HConcatChart:
+    """Run-time distribution of successful jobs: histogram (left) and ECDF by job size (right), log time.
+
+    Args:
+        hist: :func:`trainperf.slurm.runtime_histogram` with log-spaced edges
+            (:data:`trainperf.slurm.RUNTIME_EDGES_LOG_S`); the open last bin is not drawn.
+        ecdf: :func:`trainperf.slurm.runtime_ecdf` (group, elapsed_s, ecdf, n_jobs).
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    h = hist.filter(pl.col("bin_hi_s").is_not_null() & (pl.col("bin_lo_s") > 0))
+    x_scale = alt.Scale(type="log", domain=[10, 60 * 86400])
+    bars = (
+        alt.Chart(h)
+        .mark_rect(color=PALETTE[0], stroke="white", strokeWidth=0.5)
+        .encode(
+            x=alt.X("bin_lo_s:Q", scale=x_scale, axis=_runtime_axis("run time (log scale)")),
+            x2="bin_hi_s:Q",
+            y=alt.Y("job_share:Q", title="share of successful jobs", axis=alt.Axis(format="%")),
+            y2=alt.datum(0),
+            tooltip=[
+                alt.Tooltip("bin_lo_s:Q", title="from (s)", format=",.0f"),
+                alt.Tooltip("bin_hi_s:Q", title="to (s)", format=",.0f"),
+                alt.Tooltip("n_jobs:Q", title="jobs"),
+                alt.Tooltip("job_share:Q", format=".1%"),
+            ],
+        )
+        .properties(width=300, height=260, title="Histogram")
+    )
+    groups = ["all sizes"] + [f"{b} node" if b == "1" else f"{b} nodes" for b in _SLURM_SIZE_ORDER]
+    lines = (
+        alt.Chart(ecdf)
+        .mark_line(interpolate="step-after", strokeWidth=1.8)
+        .encode(
+            x=alt.X("elapsed_s:Q", scale=x_scale, axis=_runtime_axis("run time (log scale)")),
+            y=alt.Y("ecdf:Q", title="share of jobs with run time ≤ x", axis=alt.Axis(format="%")),
+            color=alt.Color(
+                "group:N",
+                title="job size",
+                sort=groups,
+                scale=alt.Scale(domain=groups, range=["#222222", *_SLURM_SIZE_COLORS]),
+            ),
+            strokeWidth=alt.condition(
+                alt.datum.group == "all sizes", alt.value(3.0), alt.value(1.6)
+            ),
+            tooltip=[
+                "group:N",
+                alt.Tooltip("elapsed_s:Q", title="run time (s)", format=",.0f"),
+                alt.Tooltip("ecdf:Q", format=".1%"),
+                alt.Tooltip("n_jobs:Q", title="jobs in group"),
+            ],
+        )
+        .properties(width=320, height=260, title="Cumulative share by job size")
+    )
+    return alt.hconcat(bars, lines).properties(
+        title=_slurm_title("Run time of successful jobs", synthetic)
+    )
+
+
+def slurm_gpu_hours_over_time(
+    over_time: pl.DataFrame, *, every: str = "1mo", synthetic: bool = False
+) -> alt.Chart:
+    """GPU-hours per period stacked by job size (a step area: each period is one flat block).
+
+    Args:
+        over_time: :func:`trainperf.slurm.gpu_hours_over_time` with ``by_size=True`` (period_start,
+            size_bin, gpu_hours).
+        every: the period the frame was made with (``"1d"``, ``"1w"``, ``"1mo"``); the last period is
+            drawn up to its end.
+        synthetic: say "SYNTHETIC data" in the title.
+    """
+    d = over_time.with_columns(pl.col("size_bin").cast(pl.String).alias("size"))
+    if d.height:
+        # complete grid (0 where a bin has no jobs) and one extra point at the last period's end,
+        # so that stacked step areas line up and the last period is drawn
+        periods = d.select("period_start").unique().sort("period_start")
+        last = periods["period_start"].max()
+        periods = pl.concat(
+            [
+                periods,
+                pl.DataFrame({"period_start": [last]}).with_columns(
+                    pl.col("period_start").dt.offset_by(every)
+                ),
+            ]
+        )
+        grid = periods.join(pl.DataFrame({"size": _SLURM_SIZE_ORDER}), how="cross")
+        d = grid.join(
+            d.select("period_start", "size", "gpu_hours"), on=["period_start", "size"], how="left"
+        )
+        d = d.with_columns(pl.col("gpu_hours").fill_null(0.0))
+    unit = {"1d": "day", "1w": "week", "1mo": "month"}.get(every, every)
+    return (
+        alt.Chart(d)
+        .mark_area(interpolate="step-after", opacity=0.9)
+        .encode(
+            x=alt.X("period_start:T", title="time (UTC)", scale=alt.Scale(type="utc")),
+            y=alt.Y("gpu_hours:Q", title=f"GPU-hours per {unit}", stack="zero"),
+            color=alt.Color(
+                "size:N",
+                title="job size (nodes)",
+                sort=_SLURM_SIZE_ORDER,
+                scale=alt.Scale(domain=_SLURM_SIZE_ORDER, range=_SLURM_SIZE_COLORS),
+                legend=alt.Legend(orient="right", direction="vertical"),
+            ),
+            order=alt.Order("size_order:Q"),
+            tooltip=[
+                alt.Tooltip(
+                    "period_start:T", title="period from", format="%Y-%m-%d", formatType="utc"
+                ),
+                alt.Tooltip("size:N", title="job size (nodes)"),
+                alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.0f"),
+            ],
+        )
+        .transform_calculate(size_order=f"indexof({json.dumps(_SLURM_SIZE_ORDER)}, datum.size)")
+        .properties(
+            width=620,
+            height=300,
+            title=_slurm_title(f"GPU-hours per {unit} by job size", synthetic),
+        )
+    )
