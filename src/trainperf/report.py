@@ -76,6 +76,25 @@ NOTEBOOKS: list[NotebookSpec] = [
         },
     ),
     NotebookSpec("memory_model", "Memory model"),
+    NotebookSpec(
+        "telemetry",
+        "GPU telemetry aligned with the MLPerf run",
+        # scratch_dir is set by run_report to <out>/scratch/telemetry (the synthetic default data)
+        {
+            "mlperf_log": "data/mlperf/v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt",
+            "scratch_dir": "",
+        },
+        values=False,
+    ),
+    NotebookSpec(
+        "telemetry_capture",
+        "A real capture: MFU from model FLOPs against tensor activity",
+        {
+            "capture_dir": "data/telemetry/h200_1gpu_1.3b_20261129T1852Z",
+            "ddp_capture_dir": "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
+        },
+    ),
+    NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
 ]
 
 
@@ -529,9 +548,12 @@ def run_report(
     executed = []
     for i, spec in enumerate(specs, start=1):
         params = {
-            k: str(root / v) if k.endswith("_path") and v else v for k, v in spec.parameters.items()
+            k: str(root / v) if k.endswith(("_path", "_log", "_dir")) and v else v
+            for k, v in spec.parameters.items()
         }
         params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
+        if "scratch_dir" in spec.parameters:
+            params["scratch_dir"] = str(out / "scratch" / spec.name)
         params["figures_dir"] = str(figures)
         if spec.values:
             params["values_path"] = str(out / "values" / f"{spec.name}.json")

@@ -794,7 +794,9 @@ def mfu_cross_check(
         thr = mlperf.throughput(results)
         f_tok = thr["flops_per_token"][0] if thr.height else None
     if f_tok is None:
-        raise ValueError(f"{run['result_file']}: no model FLOPs per token (not logged, no model preset for {run['benchmark']!r})")
+        raise ValueError(
+            f"{run['result_file']}: no model FLOPs per token (not logged, no model preset for {run['benchmark']!r})"
+        )
     n = run["n_accelerators"] or 1
     step_s = steps["step_time_s"].median()
     tokens_per_s_per_gpu = run["global_batch_size"] * run["max_sequence_length"] / (step_s * n)
@@ -810,10 +812,16 @@ def mfu_cross_check(
     )
     tensor = wide.filter(pl.col("field_id") == tensor_id)
     if tensor.height == 0:
-        raise ValueError("no DCGM_FI_PROF_PIPE_TENSOR_ACTIVE samples inside the training blocks of the log")
-    clock = wide.filter(pl.col("field_id") == clock_id).select("gpu", pl.col("mean").alias("sm_clock_mean_mhz"))
+        raise ValueError(
+            "no DCGM_FI_PROF_PIPE_TENSOR_ACTIVE samples inside the training blocks of the log"
+        )
+    clock = wide.filter(pl.col("field_id") == clock_id).select(
+        "gpu", pl.col("mean").alias("sm_clock_mean_mhz")
+    )
     out = (
-        tensor.select("gpu", pl.col("n").alias("n_samples"), pl.col("mean").alias("tensor_active_mean"))
+        tensor.select(
+            "gpu", pl.col("n").alias("n_samples"), pl.col("mean").alias("tensor_active_mean")
+        )
         .join(clock, on="gpu", how="left")
         .with_columns(
             pl.lit(model_tflops).alias("model_tflops_per_gpu"),
@@ -826,13 +834,80 @@ def mfu_cross_check(
             )
         )
         .with_columns(
-            (pl.col("tensor_estimate_tflops") / pl.col("model_tflops_per_gpu")).alias("estimate_over_model"),
-            (pl.col("tensor_estimate_clock_adjusted_tflops") / pl.col("model_tflops_per_gpu")).alias("adjusted_over_model"),
+            (pl.col("tensor_estimate_tflops") / pl.col("model_tflops_per_gpu")).alias(
+                "estimate_over_model"
+            ),
+            (
+                pl.col("tensor_estimate_clock_adjusted_tflops") / pl.col("model_tflops_per_gpu")
+            ).alias("adjusted_over_model"),
             pl.lit(precision).alias("precision"),
         )
         .sort("gpu")
     )
     return out
+
+
+def allreduce_check(
+    data: pl.DataFrame | pl.LazyFrame,
+    results: Any,
+    *,
+    grad_bytes_per_param: int = 4,
+) -> pl.DataFrame:
+    """NVLink traffic of a data-parallel run against its gradient all-reduce volume, per GPU.
+
+    A ring all-reduce of S bytes over n GPUs sends 2(n-1)/n x S bytes from each GPU (reduce-scatter
+    then all-gather; Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+    workstations", JPDC 2009; NCCL's ring algorithm). With S = parameters x ``grad_bytes_per_param``
+    (4: fp32 gradients of a bf16-autocast model, as ``trainperf.smoke`` trains) once per step, the
+    expected transmit rate is that volume over the median step time. The parameter count is the one
+    the run logged (MLLOG key ``model_param_count``).
+
+    Returns:
+        one row per GPU: gpu (Int32), measured_tx_GBps, measured_rx_GBps (Float64, GB/s = 1e9 B/s,
+        mean of DCGM_FI_PROF_NVLINK_TX_BYTES / RX_BYTES (B/s gauges) over the training blocks),
+        expected_tx_GBps (Float64), measured_over_expected (Float64).
+
+    Raises:
+        ValueError: the log has no parameter count or step times, or the run used one GPU.
+    """
+    from trainperf import mlperf
+
+    if isinstance(results, (str, Path)):
+        results = mlperf.load_results(results)
+    run = results.runs.row(0, named=True)
+    n = run["n_accelerators"] or 1
+    if n < 2:
+        raise ValueError(f"{run['result_file']}: a one-GPU run has no gradient all-reduce")
+    ev = results.events.filter(pl.col("key") == "model_param_count")
+    steps = mlperf.step_times(results.events)
+    if ev.height == 0 or steps.height == 0:
+        raise ValueError(
+            f"{run['result_file']}: needs model_param_count and tracked_stats step times in the log"
+        )
+    params = float(ev["value_num"][0])
+    expected = 2 * (n - 1) / n * params * grad_bytes_per_param / steps["step_time_s"].median()
+    phases = phases_from_log(results)
+    tx, rx = (
+        dcgm.field_id("DCGM_FI_PROF_NVLINK_TX_BYTES"),
+        dcgm.field_id("DCGM_FI_PROF_NVLINK_RX_BYTES"),
+    )
+    got = _collect(
+        with_phases(data, phases)
+        .filter((pl.col("kind") == "train") & pl.col("field_id").is_in([tx, rx]))
+        .group_by("gpu")
+        .agg(
+            (pl.col("value").filter(pl.col("field_id") == tx).mean() / 1e9).alias(
+                "measured_tx_GBps"
+            ),
+            (pl.col("value").filter(pl.col("field_id") == rx).mean() / 1e9).alias(
+                "measured_rx_GBps"
+            ),
+        )
+    )
+    return got.with_columns(
+        pl.lit(expected / 1e9).alias("expected_tx_GBps"),
+        (pl.col("measured_tx_GBps") / (expected / 1e9)).alias("measured_over_expected"),
+    ).sort("gpu")
 
 
 # --------------------------------------------------------------------------------------
