@@ -35,8 +35,10 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks
 
 talk: $(STAMP)
+	@test -d figures/ja || { echo "talk: no figures yet; run 'make report' first"; exit 1; }
+	rm -rf talk/figures && cp -r figures talk/figures
 	@if command -v quarto >/dev/null 2>&1; then cd talk && quarto render; \
-	else echo "talk: Quarto not found on PATH; skipped (install it from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
+	else echo "talk: Quarto not found on PATH; skipped rendering talk/ (figures copied to talk/figures; install Quarto from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
 
 clean:
 	rm -rf $(OUT) _book figures .quarto

@@ -88,3 +88,21 @@ def bundled_copy(tmp_path):
     dst = tmp_path / "mlperf"
     shutil.copytree(MLPERF, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def main_job(tmp_path_factory):
+    """The main job run once for the whole test session, into temporary folders (preview site, no
+    Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in ``tmp/figures``."""
+    from trainperf import report
+
+    tmp = tmp_path_factory.mktemp("report")
+    summary = report.run_report(
+        out=tmp / "out",
+        figures=tmp / "figures",
+        root=ROOT,
+        use_quarto=False,
+        log=lambda *_: None,
+        progress=False,
+    )
+    return tmp, summary

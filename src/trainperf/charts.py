@@ -37,6 +37,122 @@ __all__ = [
 
 THEME = "trainperf"
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
+#: Font of each figure language. Japanese needs a CJK font named explicitly: with a generic family
+#: vl-convert falls back to a face without the glyphs (Debian package fonts-noto-cjk provides it).
+FONTS = {"en": FONT, "ja": "Noto Sans CJK JP"}
+#: Languages every exported figure is written in (``figures/<name>.*`` for English,
+#: ``figures/<lang>/<name>.*`` for the others). The talk was given in Japanese.
+FIGURE_LANGS: tuple[str, ...] = ("en", "ja")
+
+# English phrase -> Japanese, applied to every title, axis and legend title of a figure (longest
+# phrases first; names of systems, models and fields stay as they are).
+JA_PHRASES: dict[str, str] = {
+    "Per-GPU efficiency gap to Eos (1.0 = equal; higher = slower per GPU; dashed: the talk's quoted ratio)": "Eosとの GPU あたり効率差 (1.0 = 同等; 大きいほど GPU あたり遅い; 破線: 講演で示した比)",
+    "GPT-3 175B model FLOPs utilization by scale (step level)": "GPT-3 175B 規模別のモデル FLOPs 利用率 (ステップ単位)",
+    "Time to train per run; black tick: MLPerf score (olympic mean)": "実行ごとの学習時間 (黒線: MLPerf スコア)",
+    "GPU-minutes (lower = more efficient per GPU)": "GPU 分 (小さいほど GPU あたり効率的)",
+    "evaluation curve (dashed: convergence target)": "評価曲線 (破線: 収束目標)",
+    "model state per GPU against node count": "ノード数ごとの GPU あたりモデル状態",
+    "Jobs and GPU-hours by final job state": "最終状態別のジョブ数と GPU 時間",
+    "Jobs and GPU-hours by job size": "ジョブ規模別のジョブ数と GPU 時間",
+    "Tensor-core activity over the MLPerf GPT-3 run": "MLPerf GPT-3 実行中の Tensor コア活動率",
+    "Tensor-core activity, real capture": "Tensor コア活動率 (実測)",
+    "Memory wall: model parameters and single-accelerator memory": "メモリの壁: モデルのパラメータ数と GPU 1 基のメモリ",
+    "share of jobs with run time ≤ x": "実行時間が x 以下のジョブの割合",
+    "GPU-minutes ratio (evaluated / Eos)": "GPU 分の比 (評価対象 / Eos)",
+    "model state per GPU (GB)": "GPU あたりモデル状態 (GB)",
+    "rail (NIC i serves GPU i)": "レール (NIC i が GPU i を担当)",
+    "Cumulative share by job size": "ジョブ規模別の累積割合",
+    "Run time of successful jobs": "成功したジョブの実行時間",
+    "time to train by scale": "規模別の学習時間",
+    "time to train (minutes)": "学習時間 (分)",
+    "time to train (min)": "学習時間 (分)",
+    "nodes (8 GPUs each)": "ノード数 (各 8 GPU)",
+    "share of successful jobs": "成功したジョブの割合",
+    "evaluated": "評価対象",
+    "evaluation metric": "評価指標",
+    "model parameters": "モデルのパラメータ数",
+    "accelerator memory (GB)": "アクセラレータのメモリ (GB)",
+    "GPU memory": "GPU メモリ",
+    "GPU-hours by job size": "ジョブ規模別の GPU 時間",
+    "GPU-hours per": "GPU 時間 /",
+    "GPU-hours": "GPU 時間",
+    "GPU-minutes": "GPU 分",
+    "job size (nodes)": "ジョブ規模 (ノード数)",
+    "job size": "ジョブ規模",
+    "jobs in group": "グループ内のジョブ",
+    "MLPerf round": "MLPerf ラウンド",
+    "MLPerf phase": "MLPerf のフェーズ",
+    "phase kind": "フェーズ種別",
+    "run status": "実行状態",
+    "run time (s)": "実行時間 (秒)",
+    "time (UTC)": "時刻 (UTC)",
+    "tokens trained": "学習トークン数",
+    "samples trained": "学習サンプル数",
+    "denominator": "分母",
+    "dense peak": "密行列ピーク",
+    "sharding": "分割方法",
+    "system": "システム",
+    "nodes": "ノード数",
+    "year": "年",
+    "share": "割合",
+    "jobs": "ジョブ",
+    "Histogram": "ヒストグラム",
+    "SYNTHETIC data": "合成データ",
+    "synthetic": "合成",
+    "one point per node": "ノードごとに 1 点",
+    "median and 5-95 % over GPUs": "GPU 間の中央値と 5-95 %",
+}
+
+
+def localize(spec: dict, lang: str) -> dict:
+    """Return a copy of a Vega-Lite ``spec`` with its labels in ``lang`` and that language's font.
+
+    Titles, subtitles, and axis, legend and header titles are translated phrase by phrase with
+    :data:`JA_PHRASES` (longest first; what has no entry stays English, e.g. system names);
+    ``config.font`` is set to :data:`FONTS` ``[lang]``.
+
+    Raises:
+        ValueError: an unknown language.
+    """
+    import copy
+
+    if lang not in FONTS:
+        raise ValueError(f"unknown figure language {lang!r}; known: {sorted(FONTS)}")
+    out = copy.deepcopy(spec)
+    if lang == "en":
+        return out
+    phrases = sorted(JA_PHRASES.items(), key=lambda kv: -len(kv[0]))
+
+    def tr(text):
+        if isinstance(text, list):
+            return [tr(t) for t in text]
+        if not isinstance(text, str):
+            return text
+        for en, ja in phrases:
+            text = text.replace(en, ja)
+        return text
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, val in node.items():
+                if key in ("title", "subtitle") and isinstance(val, (str, list)):
+                    node[key] = tr(val)
+                elif key == "title" and isinstance(val, dict):
+                    for k in ("text", "subtitle"):
+                        if k in val:
+                            val[k] = tr(val[k])
+                elif key != "data" and key != "datasets":
+                    walk(val)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(out)
+    out.setdefault("config", {})["font"] = FONTS[lang]
+    return out
+
+
 PALETTE = ["#1f4e79", "#d9822b", "#3a923a", "#c03d3e", "#7f5fa8", "#8c6d31", "#e377c2", "#7f7f7f"]
 
 
@@ -128,8 +244,12 @@ def save_chart(
     outdir: str | Path,
     formats: Iterable[str] = ("svg", "png", "pdf"),
     scale: float = 2.0,
+    langs: Iterable[str] | None = None,
 ) -> list[Path]:
-    """Export ``chart`` as ``<outdir>/<name>.<fmt>`` with vl-convert (no browser, no network).
+    """Export ``chart`` as ``<outdir>/<name>.<fmt>`` (and ``<outdir>/<lang>/<name>.<fmt>``) with vl-convert.
+
+    No browser and no network. English figures go to ``outdir``, every other language of ``langs``
+    to ``outdir/<lang>/`` with its labels translated and its font set (:func:`localize`).
 
     Args:
         chart: an Altair chart.
@@ -137,17 +257,28 @@ def save_chart(
         outdir: target folder, created if missing.
         formats: any of ``svg``, ``png`` (rendered at ``scale``, 2x by default), ``pdf``.
         scale: PNG scale factor.
+        langs: figure languages; None: :data:`FIGURE_LANGS` (English and Japanese).
 
     Returns:
         The written paths. Each file is written to a temporary name and renamed, so a killed run never
         leaves a half-written figure.
 
     Raises:
-        ValueError: an unknown format.
+        ValueError: an unknown format or language.
     """
+    out = []
+    for lang in langs if langs is not None else FIGURE_LANGS:
+        spec = localize(chart.to_dict(), lang)
+        target = Path(outdir) if lang == "en" else Path(outdir) / lang
+        out += _export(spec, name, target, formats, scale)
+    return out
+
+
+def _export(
+    spec: dict, name: str, outdir: Path, formats: Iterable[str], scale: float
+) -> list[Path]:
     import vl_convert as vlc
 
-    spec = chart.to_dict()
     out = []
     for fmt in formats:
         if fmt == "svg":
@@ -455,6 +586,55 @@ def memory_per_gpu(frame: pl.DataFrame, gpu_memory_gb: float, model_label: str) 
     )
     return alt.layer(lines, rule, text).properties(
         title=f"{model_label}: model state per GPU against node count"
+    )
+
+
+def memory_wall(table: pl.DataFrame) -> alt.LayerChart:
+    """Model parameters (left axis) and single-accelerator memory (right axis) by year, log scales.
+
+    After Gholami et al., "AI and Memory Wall" (IEEE Micro 2024, https://arxiv.org/abs/2403.14123).
+
+    Args:
+        table: ``data/reference/memory_wall.csv`` (:func:`trainperf.compare.load_reference`):
+            kind ("model" or "accelerator"), name, year, parameters, memory_gb, source.
+    """
+    models = table.filter(pl.col("kind") == "model")
+    accel = table.filter(pl.col("kind") == "accelerator")
+    x = alt.X("year:Q", title="year", axis=alt.Axis(format="d"), scale=alt.Scale(zero=False))
+    m = alt.Chart(models).encode(
+        x=x,
+        y=alt.Y(
+            "parameters:Q",
+            title="model parameters",
+            scale=alt.Scale(type="log"),
+            axis=alt.Axis(format="~s", titleColor=PALETTE[0]),
+        ),
+        tooltip=["name", "year", alt.Tooltip("parameters:Q", format=",.0f"), "source"],
+    )
+    a = alt.Chart(accel).encode(
+        x=x,
+        y=alt.Y(
+            "memory_gb:Q",
+            title="accelerator memory (GB)",
+            scale=alt.Scale(type="log"),
+            axis=alt.Axis(titleColor=PALETTE[1]),
+        ),
+        tooltip=["name", "year", "memory_gb", "source"],
+    )
+    models_layer = m.mark_point(filled=True, size=70, color=PALETTE[0]) + m.mark_text(
+        align="left", dx=5, dy=-6, fontSize=10, color=PALETTE[0]
+    ).encode(text="name:N")
+    accel_layer = a.mark_square(size=60, color=PALETTE[1]) + a.mark_text(
+        align="left", dx=5, dy=8, fontSize=10, color=PALETTE[1]
+    ).encode(text="name:N")
+    return (
+        alt.layer(models_layer, accel_layer)
+        .resolve_scale(y="independent")
+        .properties(
+            title="Memory wall: model parameters and single-accelerator memory",
+            width=620,
+            height=360,
+        )
     )
 
 

@@ -509,3 +509,28 @@ def talk_ratio_placement(
         pl.col("ratio").alias("observed_ratio"),
         pl.lit(ratio, pl.Float64).alias("ratio"),
     )
+
+
+def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
+    """Load a cited reference table ``data/reference/<name>.csv`` (see ``data/reference/README.md``).
+
+    Args:
+        name: ``memory_wall``, ``systems``, ``top500``, ``accelerators`` or ``published_results``.
+        path: an explicit CSV path instead.
+
+    Returns:
+        The table as read by polars (column types inferred; every table has a source column).
+
+    Raises:
+        FileNotFoundError: no such table.
+    """
+    csv = (
+        Path(path)
+        if path
+        else Path(__file__).resolve().parents[2] / "data" / "reference" / f"{name}.csv"
+    )
+    if not csv.is_file():
+        raise FileNotFoundError(
+            f"{csv}: no reference table {name!r} (see data/reference/README.md)"
+        )
+    return pl.read_csv(csv)

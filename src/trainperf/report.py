@@ -54,13 +54,11 @@ class NotebookSpec:
         name: file stem in ``notebooks/``.
         title: page title in the preview site.
         parameters: overrides of the notebook's defaults, relative paths resolved against the repo root.
-        values: the notebook declares ``values_path`` and records numbers for the prose there.
     """
 
     name: str
     title: str
     parameters: dict = field(default_factory=dict)
-    values: bool = True
 
 
 NOTEBOOKS: list[NotebookSpec] = [
@@ -84,7 +82,6 @@ NOTEBOOKS: list[NotebookSpec] = [
             "mlperf_log": "data/mlperf/v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt",
             "scratch_dir": "",
         },
-        values=False,
     ),
     NotebookSpec(
         "telemetry_capture",
@@ -95,6 +92,11 @@ NOTEBOOKS: list[NotebookSpec] = [
         },
     ),
     NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
+    NotebookSpec(
+        "cluster",
+        "The cluster: configuration and TOP500",
+        {"systems_path": "data/reference/systems.csv", "top500_path": "data/reference/top500.csv"},
+    ),
 ]
 
 
@@ -281,6 +283,7 @@ def book_chapters(root: str | Path) -> list[Path]:
 
 
 _EMBED_RE = re.compile(r"\{\{<\s*embed\s+([^#\s]+)#([A-Za-z0-9_-]+)\s*>\}\}")
+_INCLUDE_RE = re.compile(r"\{\{<\s*include\s+(\S+)\s*>\}\}")
 _META_RE = re.compile(r"\{\{<\s*meta\s+([A-Za-z0-9_.]+)\s*>\}\}")
 _FIG_RE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)(\{[^}]*\})?")
 _ATTR_RE = re.compile(r"\s*\{[#.][^}]*\}\s*$", re.M)
@@ -332,7 +335,8 @@ def render_chapter(
 ) -> tuple[str, str]:
     """Render one Quarto chapter to an HTML fragment for the preview site (no Quarto needed).
 
-    Handles what our chapters use: ``{{< embed NB#label >}}`` (the labelled cell's stored outputs of
+    Handles what our chapters use: ``{{< include _part.qmd >}}`` (inlined first),
+    ``{{< embed NB#label >}}`` (the labelled cell's stored outputs of
     the executed notebook in ``notebooks_dir``), ``{{< meta values.* >}}`` (generated numbers),
     ``![caption](../figures/x.svg){#fig-x}`` (the SVG inlined, so charts are real ``<svg>`` elements),
     cross references (``@fig-x`` becomes a link) and header attributes (dropped). Markdown by
@@ -347,7 +351,10 @@ def render_chapter(
     """
     import markdown
 
-    text = qmd.read_text(encoding="utf-8")
+    text = _INCLUDE_RE.sub(
+        lambda m: (qmd.parent / m.group(1)).read_text(encoding="utf-8"),
+        qmd.read_text(encoding="utf-8"),
+    )
     blocks: list[str] = []
 
     def stash(fragment: str) -> str:
@@ -545,6 +552,8 @@ def run_report(
                     f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
                 )
             batch_params[param] = str(grid.output / "summary.parquet")
+    import papermill as pm
+
     executed = []
     for i, spec in enumerate(specs, start=1):
         params = {
@@ -552,11 +561,19 @@ def run_report(
             for k, v in spec.parameters.items()
         }
         params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
-        if "scratch_dir" in spec.parameters:
-            params["scratch_dir"] = str(out / "scratch" / spec.name)
-        params["figures_dir"] = str(figures)
-        if spec.values:
-            params["values_path"] = str(out / "values" / f"{spec.name}.json")
+        # parameters the main job provides, passed only to notebooks that declare them
+        declared = set(pm.inspect_notebook(str(root / "notebooks" / f"{spec.name}.ipynb")))
+        provided = {
+            "figures_dir": str(figures),
+            "values_path": str(out / "values" / f"{spec.name}.json"),
+            "scratch_dir": str(out / "scratch" / spec.name),
+        }
+        params.update({k: v for k, v in provided.items() if k in declared})
+        unknown = sorted(set(params) - declared)
+        if unknown:
+            raise ValueError(
+                f"notebooks/{spec.name}.ipynb does not declare parameter(s) {', '.join(unknown)}"
+            )
         log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
         nb_out = execute_notebook(
             root / "notebooks" / f"{spec.name}.ipynb",
@@ -598,7 +615,7 @@ def run_report(
             log(
                 f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
             )
-    summary["figures"] = sorted(_rel(p, root) for p in figures.glob("*") if p.is_file())
+    summary["figures"] = sorted(_rel(p, root) for p in figures.rglob("*") if p.is_file())
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
     log(
