@@ -71,7 +71,6 @@ import os
 import re
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -858,15 +857,9 @@ def main(argv: list[str] | None = None) -> int:
         print("trainperf: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        if debug:
-            traceback.print_exc()
-        else:
-            first = _first_line(str(exc)) or type(exc).__name__
-            print(
-                f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)",
-                file=sys.stderr,
-            )
-        return 1
+        from trainperf.cli import print_error
+
+        return print_error(exc, debug)
 
 
 if __name__ == "__main__":

@@ -93,16 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         print("trainperf: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line by default; the traceback on request
-        if debug:
-            traceback.print_exc()
-        else:
-            msg = str(exc).strip().splitlines()
-            first = msg[0] if msg else type(exc).__name__
-            print(
-                f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)",
-                file=sys.stderr,
-            )
-        return 1
+        return print_error(exc, debug)
+
+
+def print_error(exc: BaseException, debug: bool) -> int:
+    """Print a command-line failure: one line by default, the traceback when ``debug``. Returns 1."""
+    if debug:
+        traceback.print_exception(exc)
+    else:
+        lines = str(exc).strip().splitlines()
+        first = lines[0] if lines else type(exc).__name__
+        print(
+            f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+    return 1
 
 
 if __name__ == "__main__":
