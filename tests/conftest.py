@@ -106,3 +106,21 @@ def main_job(tmp_path_factory):
         progress=False,
     )
     return tmp, summary
+
+
+@pytest.fixture(scope="session")
+def built_site(main_job, tmp_path_factory):
+    """The site a reader browses: the Quarto book (rendered in a copy of the checkout) when quarto is
+    on PATH, otherwise the preview site of :func:`main_job`. Returns the folder holding index.html."""
+    import shutil as _sh
+
+    from trainperf import report
+
+    if _sh.which("quarto") is None:
+        return Path(main_job[1]["site"]).parent
+    work = tmp_path_factory.mktemp("book") / "repo"
+    _sh.copytree(
+        ROOT, work, ignore=_sh.ignore_patterns(".venv", ".git", "_book", "_output", "figures")
+    )
+    report.run_report(root=work, use_quarto=True, log=lambda *_: None, progress=False)
+    return work / "_book"
