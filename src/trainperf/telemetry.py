@@ -562,26 +562,27 @@ def phase_stats(
         _only_hosts(lf, hosts).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
         for hosts in batches
     ]
+    # order as (kind, index, hostname, gpu, metric), on integer keys before the strings are
+    # attached (the per-GPU result of a long store has millions of rows)
+    kind_order = {"init": 0, "train": 1, "eval": 2}
+    gr = groups.with_columns(
+        pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
+    ).with_columns(
+        pl.struct(["_k", "index"] if "index" in groups.columns else ["_k"])
+        .rank("dense")
+        .cast(pl.UInt32)
+        .alias("_gr")
+    )
+    mt_i = mt.with_row_index("_m")
     out = (
         pl.concat(parts)
-        .join(groups, on="_g", how="left")
-        .join(mt, on="field_id", how="inner")
-        .drop("_g", "field_id")
+        .join(mt_i.select("field_id", "_m"), on="field_id", how="inner")
+        .join(gr.select("_g", "_gr"), on="_g", how="left")
+        .sort(["_gr", *rest, "_m"])
+        .join(groups, on="_g", how="left", maintain_order="left")
+        .join(mt_i.select("_m", "metric", "unit"), on="_m", how="left", maintain_order="left")
     )
-    order = {m: i for i, m in enumerate(mt["metric"].to_list())}
-    kind_order = {"init": 0, "train": 1, "eval": 2}
-    out = out.with_columns(
-        pl.col("metric").replace_strict(order, return_dtype=pl.Int32).alias("_m"),
-        pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k"),
-    )
-    sort_keys = ["_k", "index", "hostname", "gpu"] if level == "gpu" else ["_k"]
-    if level == "phase":
-        sort_keys = ["_k", "index"]
-    return (
-        out.sort([*sort_keys, "_m"])
-        .drop("_m", "_k")
-        .select([*keys, "metric", "unit", "n", "mean", *qcols])
-    )
+    return out.select([*keys, "metric", "unit", "n", "mean", *qcols])
 
 
 def activity_timeline(
