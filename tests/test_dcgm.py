@@ -347,3 +347,36 @@ def test_aliases_keyed_on_id():
     assert dcgm.field_id("dcgm_fi_prof_pipe_tensor_active") == 1004  # 1.x lower case
     assert dcgm.field_id("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS") == 112
     assert dcgm.FIELDS[449].unit == "MB/s" and dcgm.FIELDS[1002].default_on is False
+
+
+def test_ingest_exposition_streams_in_chunks(tmp_path):
+    # an archive of 40 scrapes x 2 GPUs x 2 fields, ingested in chunks of ~1 kB: the store holds exactly
+    # what read_exposition returns for the whole file
+    lines = []
+    for k in range(40):
+        lines.append(f"# SCRAPE {1_700_000_000 + 15 * k}")
+        for g in range(2):
+            lab = f'gpu="{g}",UUID="GPU-{g}",device="nvidia{g}",modelName="NVIDIA H100 80GB HBM3",Hostname="n1"'
+            lines.append(f"DCGM_FI_DEV_POWER_USAGE{{{lab}}} {300 + k + g}")
+            lines.append(f"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{lab}}} {0.01 * (k % 50)}")
+    src = tmp_path / "a.prom"
+    src.write_text("\n".join(lines) + "\n")
+    stats = dcgm.ingest_exposition(src, tmp_path / "store", chunk_mb=0.001)
+    assert stats["chunks"] > 5 and stats["rows"] == 40 * 2 * 2  # 160 samples
+    whole = dcgm.read_exposition(src)
+    got = dcgm.scan_parquet(tmp_path / "store").collect()
+    key = ["timestamp", "gpu", "field_id"]
+    assert got.select(whole.columns).sort(key).equals(whole.sort(key))
+
+
+def test_ingest_exposition_error_names_the_absolute_line(tmp_path):
+    lines = []
+    for k in range(20):  # 20 scrapes of 1 marker + 9 samples: lines 10k+1 .. 10k+10
+        lines.append(f"# SCRAPE {1_700_000_000 + 15 * k}")
+        lines += [f'DCGM_FI_DEV_POWER_USAGE{{gpu="{g}",Hostname="n1"}} {k}' for g in range(9)]
+    lines[150] = "this is not a sample"  # line 151 of the file, in a late chunk
+    src = tmp_path / "b.prom"
+    src.write_text("\n".join(lines) + "\n")
+    with pytest.raises(dcgm.DcgmFormatError) as err:
+        dcgm.ingest_exposition(src, tmp_path / "store", chunk_mb=0.0005)
+    assert err.value.line == 151 and str(src) in str(err.value)

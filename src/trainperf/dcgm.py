@@ -69,6 +69,7 @@ from typing import Any, Literal
 import polars as pl
 
 __all__ = [
+    "ingest_exposition",
     "ALIASES",
     "DMON_SHORT_NAMES",
     "FIELDS",
@@ -1082,7 +1083,97 @@ def read_exposition(
     raise ValueError(f"engine must be 'fast' or 'prometheus_client', not {engine!r}")
 
 
-def _exposition_fast(data: bytes | str, name: str, default_us: int | None) -> pl.DataFrame:
+def ingest_exposition(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    timestamp: _dt.datetime | float | str | None = None,
+    chunk_mb: float = 256.0,
+    progress: bool = False,
+) -> dict[str, int]:
+    """Stream an exposition archive of any size into a partitioned Parquet store, in bounded memory.
+
+    The file is read in chunks of about ``chunk_mb`` MB that end at a scrape marker (so every chunk
+    carries its scrapes' times; a file without markers is cut at any line), each chunk is parsed as
+    :func:`read_exposition` parses a whole file (same rules, same errors, line numbers counted from
+    the start of the file) and written with :func:`write_parquet_partitioned`. Peak memory is a few
+    times ``chunk_mb`` whatever the file size (the fast parser needs about 3x its input); analyse
+    the result with :func:`scan_parquet`.
+
+    Args:
+        source: exposition file (``.gz`` is decompressed on the fly).
+        out_dir: Parquet store (created; files are added, content-hash named, so re-ingesting the
+            same file adds nothing).
+        timestamp: default sample time for samples before the first marker (default: file mtime).
+        chunk_mb: target chunk size in MB (1e6 bytes).
+        progress: a tqdm progress bar over bytes read.
+
+    Returns:
+        ``{"chunks": n, "rows": n, "bytes": n}``.
+
+    Raises:
+        DcgmFormatError: as :func:`read_exposition`, naming the file and the absolute line.
+        FileNotFoundError: missing file.
+    """
+    import gzip
+
+    name = _src_name(source)
+    path = Path(source)
+    size = path.stat().st_size
+    default_us = (
+        _epoch_us(timestamp, name)
+        if timestamp is not None
+        else int(round(os.stat(path).st_mtime * 1_000_000))
+    )
+    limit = max(1, int(chunk_mb * 1e6))
+    opener = gzip.open if str(path).endswith(".gz") else open
+    stats = {"chunks": 0, "rows": 0, "bytes": 0}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"ingest {path.name}")
+
+    def flush(buf: list[bytes], first_line: int) -> None:
+        data = b"".join(buf)
+        frame = _exposition_fast(data, name, default_us, line_offset=first_line - 1)
+        if frame.height:
+            write_parquet_partitioned(frame, out_dir)
+        stats["chunks"] += 1
+        stats["rows"] += frame.height
+        stats["bytes"] += len(data)
+        if bar is not None:
+            bar.update(len(data))
+
+    buf: list[bytes] = []
+    buf_bytes = 0
+    first_line = 1
+    seen_marker = False
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            head = raw[:1]
+            is_marker = False
+            if head and not (head.isalpha() or head in b"_:{") and raw.strip():
+                try:
+                    is_marker = _marker_us(raw.decode("utf-8", "replace").strip()) is not None
+                except ValueError:
+                    is_marker = False  # reported with its line by the parser
+            seen_marker = seen_marker or is_marker
+            if buf_bytes >= limit and (is_marker or not seen_marker):
+                flush(buf, first_line)
+                buf, buf_bytes, first_line = [], 0, lineno
+            buf.append(raw)
+            buf_bytes += len(raw)
+    if buf:
+        flush(buf, first_line)
+    if bar is not None:
+        bar.close()
+    return stats
+
+
+def _exposition_fast(
+    data: bytes | str, name: str, default_us: int | None, line_offset: int = 0
+) -> pl.DataFrame:
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return _empty()
     lines = pl.read_csv(
@@ -1094,7 +1185,7 @@ def _exposition_fast(data: bytes | str, name: str, default_us: int | None) -> pl
         schema={"line": pl.String},
         encoding="utf8-lossy",
         truncate_ragged_lines=True,
-    ).with_row_index("lineno", offset=1)
+    ).with_row_index("lineno", offset=1 + line_offset)
     is_sample = pl.col("line").str.contains(r"^[A-Za-z_:{]")
     # HELP/TYPE comments are skipped without a trip through Python
     other = lines.filter(
@@ -1164,7 +1255,10 @@ def _exposition_fast(data: bytes | str, name: str, default_us: int | None) -> pl
         if bad.height:
             ln = bad["lineno"][0]
             raise DcgmFormatError(
-                name, ln, "a sample 'name{labels} value [timestamp_ms]'", lines["line"][ln - 1]
+                name,
+                ln,
+                "a sample 'name{labels} value [timestamp_ms]'",
+                lines["line"][ln - 1 - line_offset],
             )
         parts = pl.concat([parts.filter(~need_re), fixed.select("lineno", "key", "rest")]).sort(
             "lineno"
@@ -1196,7 +1290,10 @@ def _exposition_fast(data: bytes | str, name: str, default_us: int | None) -> pl
     if bad.height:
         ln = bad["lineno"][0]
         raise DcgmFormatError(
-            name, ln, "a numeric value and optional integer timestamp (ms)", lines["line"][ln - 1]
+            name,
+            ln,
+            "a numeric value and optional integer timestamp (ms)",
+            lines["line"][ln - 1 - line_offset],
         )
 
     # --- series keys -> attributes (Python over the distinct keys only) ---------------
@@ -1230,7 +1327,7 @@ def _exposition_fast(data: bytes | str, name: str, default_us: int | None) -> pl
             name,
             ln,
             "a sample time: a scrape marker line before it, a per-sample ms timestamp, or timestamp=",
-            lines["line"][ln - 1],
+            lines["line"][ln - 1 - line_offset],
         )
     obs = (
         parts.lazy()
