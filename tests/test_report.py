@@ -232,3 +232,22 @@ def test_render_chapter_errors_name_the_label(tmp_path):
     qmd.write_text("# T\n\nvalue {{< meta values.nb.missing >}}\n")
     with pytest.raises(KeyError, match="values.nb.missing"):
         report.render_chapter(qmd, tmp_path, tmp_path, {"nb": {}})
+
+
+def test_quarto_config_lists_every_chapter_once():
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "_quarto.yml").read_text())
+    chapters = cfg["book"]["chapters"]
+    assert chapters == cfg["project"]["render"]
+    assert len(chapters) == 8 and chapters[0] == "index.qmd"  # preface + the talk's seven chapters
+    for c in chapters:
+        assert (ROOT / c).is_file(), c
+    # every include and embed target named by a chapter exists (includes) or is a notebook of the main job
+    names = {s.name for s in report.NOTEBOOKS}
+    for c in (ROOT / "chapters").glob("*.qmd"):
+        text = c.read_text()
+        for inc in re.findall(r"\{\{<\s*include\s+(\S+)\s*>\}\}", text):
+            assert (c.parent / inc).is_file(), (c.name, inc)
+        for nb in re.findall(r"\{\{<\s*embed\s+\.\./_output/notebooks/([a-z_]+)\.ipynb#", text):
+            assert nb in names, (c.name, nb)
