@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -291,3 +292,58 @@ def test_slurm_executor_runs_jobs_on_a_real_cluster(tmp_path, slurm_cluster):  #
     assert summary["status"].to_list() == ["success", "success"], summary["error"].to_list()
     assert sorted(summary["result_rows"].to_list()) == [3, 10]
     assert (tmp_path / "out" / "submitit").is_dir()
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    grid = tmp_path / "bad.yaml"
+    grid.write_text("notebook: nb.ipynb\noutput: out\nparameters:\n  a: 1\n   b: [2\n")
+    with pytest.raises(batch.GridError, match=rf"{re.escape(str(grid))}:5:\d+: not valid YAML"):
+        batch.load_grid(grid)
+
+
+def test_workers_must_be_positive(capsys):
+    with pytest.raises(SystemExit):
+        batch.main(["grid.yaml", "--workers", "-3"])
+    assert "expected a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sigterm_stops_workers_and_records_what_finished(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = {
+        "notebook": str(NOTEBOOK),
+        "output": str(tmp_path / "out"),
+        "workers": 2,
+        "parameters": {"figures_dir": ""},
+        "discover": {"kind": "mlperf_results", "path": str(MLPERF), "parameter": "mlperf_path"},
+    }
+    grid = write_grid(tmp_path, spec)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trainperf.batch", str(grid), "--no-progress"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    children: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(children) < 2:  # wait until both workers run
+        time.sleep(0.5)
+        out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout
+        children = {int(x) for x in out.split()}
+    assert children, "the batch started no worker process"
+    proc.send_signal(signal.SIGTERM)  # what scancel or a Slurm time limit sends
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "trainperf: interrupted"
+    time.sleep(1)
+    alive = [
+        pid
+        for pid in children
+        if os.path.exists(f"/proc/{pid}") and "Z" not in open(f"/proc/{pid}/stat").read().split()[2]
+    ]
+    assert alive == [], "worker processes left running after SIGTERM"
+    summary = pl.read_csv(tmp_path / "out" / "summary.csv")
+    assert summary.height == 4 and "interrupted" in summary["status"].to_list()

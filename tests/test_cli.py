@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import MLPERF
 
 
@@ -35,3 +36,35 @@ def test_runs_command_prints_scores():
     assert out.returncode == 0, out.stderr
     # olympic mean of the 10 llama2_70b_lora runs, published as 4.573 minutes
     assert "4.573" in out.stdout and "llama2_70b_lora" in out.stdout
+
+
+def test_parse_overrides(tmp_path, monkeypatch):
+    from trainperf.cli import parse_overrides
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sacct.txt").write_text("x")
+    got = parse_overrides(
+        [
+            "slurm_jobs.dump_paths=[sacct.txt]",
+            "slurm_jobs.synthetic=false",
+            "telemetry.telemetry_source=http://prom:9090",
+        ]
+    )
+    assert got == {
+        "slurm_jobs": {"dump_paths": [str(tmp_path / "sacct.txt")], "synthetic": False},
+        "telemetry": {"telemetry_source": "http://prom:9090"},
+    }
+    with pytest.raises(ValueError, match="expected NOTEBOOK.PARAM=VALUE"):
+        parse_overrides(["nodot=1"])
+
+
+def test_report_refuses_unknown_override_before_running():
+    out = _run("report", "-p", "telemetry.no_such_param=1")
+    assert out.returncode == 1
+    assert "does not declare parameter(s) no_such_param; it declares:" in out.stderr
+    assert "executing" not in out.stdout  # nothing ran
+
+
+def test_debug_flag_after_the_subcommand():
+    out = _run("runs", "/nonexistent/results", "--debug")
+    assert out.returncode == 1 and "Traceback (most recent call last)" in out.stderr

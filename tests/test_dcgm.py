@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -380,3 +381,17 @@ def test_ingest_exposition_error_names_the_absolute_line(tmp_path):
     with pytest.raises(dcgm.DcgmFormatError) as err:
         dcgm.ingest_exposition(src, tmp_path / "store", chunk_mb=0.0005)
     assert err.value.line == 151 and str(src) in str(err.value)
+
+
+def test_empty_exposition_warns(tmp_path):
+    p = tmp_path / "empty.prom"
+    p.write_text("")
+    with pytest.warns(UserWarning, match="no samples"):
+        assert dcgm.read_exposition(p).height == 0
+
+
+def test_binary_exposition_is_a_format_error(tmp_path):
+    p = tmp_path / "bin.prom"
+    p.write_bytes(bytes(range(256)) * 4)  # includes 0x1f and NUL bytes
+    with pytest.raises(dcgm.DcgmFormatError, match=re.escape(str(p))):
+        dcgm.read_exposition(p)

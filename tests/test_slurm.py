@@ -937,3 +937,19 @@ def test_job_gpu_utilisation_needs_the_columns():
         slurm.job_gpu_utilisation(jobs, util_frame().drop("hostname"))
     with pytest.raises(ValueError, match="nodes"):
         slurm.job_gpu_utilisation(jobs.drop("nodes"), util_frame())
+
+
+def test_header_missing_a_column_is_an_error_not_a_shift(tmp_path):
+    # the real 22.05 dump with AllocTRES deleted from the header only: every data line then has one
+    # field more than the header; without the check ReqTRES would silently receive AllocTRES values
+    real = (
+        (Path(__file__).parent / "data" / "slurm" / "real" / "sacct_parsable2.txt")
+        .read_text()
+        .splitlines()
+    )
+    header = real[0].split("|")
+    header.remove("AllocTRES")
+    bad = tmp_path / "missing.txt"
+    bad.write_text("|".join(header) + "\n" + "\n".join(real[1:]) + "\n")
+    with pytest.raises(slurm.SacctParseError, match=r"line 1: .*lacks 1 field"):
+        slurm.read_sacct(bad)

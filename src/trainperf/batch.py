@@ -98,7 +98,7 @@ __all__ = [
 #: Values of the grid's ``executor.kind``.
 EXECUTOR_KINDS = ("local", "slurm", "submitit_local")
 #: Run statuses in the summary.
-STATUSES = ("success", "failed", "skipped")
+STATUSES = ("success", "failed", "skipped", "interrupted")
 #: Parameter the batch sets itself (to ``<output>/runs/<slug>.parquet``) when the notebook declares it.
 RESULTS_PARAMETER = "results_path"
 
@@ -310,7 +310,13 @@ def load_grid(path: str | Path) -> Grid:
     import yaml
 
     path = Path(path).resolve()
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise GridError(f"{where}: not valid YAML ({problem})") from None
     if not isinstance(spec, dict):
         raise GridError(f"{path}: expected a mapping at the top level")
     unknown = set(spec) - _GRID_KEYS
@@ -486,23 +492,51 @@ def _done_record(grid: Grid, run: Run, has_results: bool) -> dict | None:
 # executors
 
 
+def _worker_init() -> None:
+    """Workers leave Ctrl-C and SIGTERM to the parent, which stops them (no traceback per worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_local(tasks: list[dict], workers: int, bar, on_done) -> None:
+    """Run ``tasks`` in worker processes. SIGTERM (a Slurm ``scancel`` or time limit) is handled like
+    Ctrl-C: the pending runs are cancelled and the workers terminated, so none is left running."""
+    import signal
+    import threading
+
     ctx = multiprocessing.get_context("spawn")  # no fork of a process holding threads
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+
+        def _on_term(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        previous = signal.signal(signal.SIGTERM, _on_term)
+    try:
         futures = {pool.submit(_execute_run, t): t for t in tasks}
-        try:
-            for fut in cf.as_completed(futures):
-                task = futures[fut]
-                try:
-                    rec = fut.result()
-                except Exception as exc:  # the worker process itself died
-                    rec = _crashed(task, exc)
-                on_done(rec)
-                bar.update(1)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+        for fut in cf.as_completed(futures):
+            task = futures[fut]
+            try:
+                rec = fut.result()
+            except Exception as exc:  # the worker process itself died
+                rec = _crashed(task, exc)
+            on_done(rec)
+            bar.update(1)
+    except BaseException:
+        procs = list(getattr(pool, "_processes", {}).values())  # no public API for this
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(timeout=10)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _crashed(task: dict, exc: BaseException) -> dict:
@@ -769,32 +803,59 @@ def run_batch(
         if rec["status"] == "failed" and progress:
             bar.write(f"failed: {rec['run']}: {rec['error']}", file=sys.stderr)
 
+    def summarize() -> pl.DataFrame:
+        rows = []
+        for run in grid.runs:
+            rec = records.get(run.slug)
+            if rec is None:  # interrupted before this run finished
+                rec = {
+                    "run": run.slug,
+                    "name": run.name,
+                    "status": "interrupted",
+                    "error": "batch interrupted before this run finished",
+                }
+            rows.append({**rec, **_key_numbers(rec.get("results")), "parameters": run.parameters})
+        frame = _summary_frame(rows)
+        _write_summary(grid, frame)
+        return frame
+
     try:
         if tasks:
             if kind == "local":
                 _run_local(tasks, min(n_workers, len(tasks)), bar, on_done)
             else:
                 _run_submitit(grid, tasks, exec_spec, n_workers, bar, on_done)
+    except KeyboardInterrupt:
+        bar.close()
+        summarize()  # what finished is recorded; a second run resumes from the markers
+        raise
     finally:
         bar.close()
-    rows = []
-    for run in grid.runs:
-        rec = records[run.slug]
-        rows.append({**rec, **_key_numbers(rec.get("results")), "parameters": run.parameters})
-    frame = _summary_frame(rows)
-    _write_summary(grid, frame)
-    return frame
+    return summarize()
 
 
 # --------------------------------------------------------------------------------------------------
 # command line
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
 def add_batch_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``batch`` arguments (GRID, --workers, --force, --executor, --no-progress, --debug)."""
     parser.add_argument("grid", help="grid YAML file (paths in it are relative to its folder)")
     parser.add_argument(
-        "--workers", type=int, default=None, help="parallel runs (default: the grid's, else 4)"
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="parallel runs (default: the grid's, else 4)",
     )
     parser.add_argument("--force", action="store_true", help="run again runs already done")
     parser.add_argument(

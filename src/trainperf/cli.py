@@ -12,14 +12,28 @@ import os
 import sys
 import traceback
 import warnings
+from pathlib import Path
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="trainperf", description="LLM training performance report")
-    p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback on errors",
+    )
+    p = argparse.ArgumentParser(
+        prog="trainperf", description="LLM training performance report", parents=[common]
+    )
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser(
-        "report", help="execute the notebooks, export figures, build the book or the preview site"
+        "report",
+        parents=[common],
+        help="execute the notebooks, export figures, build the book or the preview site",
+        description="The main job. Override a notebook parameter with -p NOTEBOOK.PARAM=VALUE (VALUE is "
+        "YAML: numbers, true/false, [lists]; relative paths are taken from the current folder), e.g. "
+        "-p telemetry.telemetry_source=/data/dcgm.prom -p slurm_jobs.dump_paths=[/data/sacct.txt]",
     )
     r.add_argument(
         "--out",
@@ -32,8 +46,24 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="build the preview site even when quarto is on PATH",
     )
-    s = sub.add_parser("runs", help="print the runs and scores of MLPerf logs under PATH")
-    s.add_argument("path")
+    r.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NOTEBOOK.PARAM=VALUE",
+        help="override a notebook parameter (repeatable)",
+    )
+    r.add_argument(
+        "--params", metavar="FILE.yaml", help="overrides as YAML: {notebook: {param: value}}"
+    )
+    s = sub.add_parser(
+        "runs", parents=[common], help="print the runs and scores of MLPerf logs under PATH"
+    )
+    s.add_argument(
+        "path",
+        help="an MLCommons results folder (any depth), a folder in that layout, or one result_*.txt",
+    )
     from trainperf.batch import add_batch_arguments
 
     add_batch_arguments(
@@ -42,9 +72,51 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_overrides(items: list[str], params_file: str | None = None) -> dict[str, dict]:
+    """``NOTEBOOK.PARAM=VALUE`` strings (and a YAML file) to ``{notebook: {param: value}}``.
+
+    Values are parsed as YAML; string values naming an existing relative path are made absolute
+    (relative to the current folder), since notebooks run in ``notebooks/``.
+
+    Raises:
+        ValueError: an item not of the form NOTEBOOK.PARAM=VALUE, or a file that is not a mapping.
+    """
+    import yaml
+
+    out: dict[str, dict] = {}
+    if params_file:
+        data = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise ValueError(f"{params_file}: expected a mapping {{notebook: {{param: value}}}}")
+        for nb, kv in data.items():
+            out.setdefault(str(nb), {}).update(kv)
+    for item in items:
+        key, sep, value = item.partition("=")
+        nb, dot, param = key.partition(".")
+        if not (sep and dot and nb and param):
+            raise ValueError(
+                f"-p {item!r}: expected NOTEBOOK.PARAM=VALUE, e.g. telemetry.telemetry_source=/data/dcgm.prom"
+            )
+        out.setdefault(nb, {})[param] = yaml.safe_load(value) if value else ""
+
+    def absolute(v):
+        if isinstance(v, list):
+            return [absolute(x) for x in v]
+        if (
+            isinstance(v, str)
+            and v
+            and not v.startswith(("http://", "https://"))
+            and Path(v).exists()
+        ):
+            return str(Path(v).resolve())
+        return v
+
+    return {nb: {k: absolute(v) for k, v in kv.items()} for nb, kv in out.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    debug = args.debug or os.environ.get("TRAINPERF_DEBUG") == "1"
+    debug = getattr(args, "debug", False) or os.environ.get("TRAINPERF_DEBUG") == "1"
     try:
         if args.command == "batch":
             from trainperf.batch import run_from_args
@@ -54,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.report import run_report
 
             run_report(
-                out=args.out, figures=args.figures, use_quarto=False if args.no_quarto else None
+                out=args.out,
+                figures=args.figures,
+                use_quarto=False if args.no_quarto else None,
+                overrides=parse_overrides(args.param, args.params),
             )
         elif args.command == "runs":
             import polars as pl

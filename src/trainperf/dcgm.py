@@ -61,6 +61,7 @@ import os
 import re
 import tempfile
 import urllib.parse
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1077,7 +1078,10 @@ def read_exposition(
     else:
         default_us = None
     if engine == "fast":
-        return _exposition_fast(data, name, default_us)
+        frame = _exposition_fast(data, name, default_us)
+        if frame.height == 0:
+            warnings.warn(f"{name}: no samples (empty file or only comments)", stacklevel=2)
+        return frame
     if engine == "prometheus_client":
         return _exposition_prometheus_client(data, name, default_us)
     raise ValueError(f"engine must be 'fast' or 'prometheus_client', not {engine!r}")
@@ -1176,16 +1180,25 @@ def _exposition_fast(
 ) -> pl.DataFrame:
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return _empty()
-    lines = pl.read_csv(
-        data if isinstance(data, str) else io.BytesIO(data),
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        new_columns=["line"],
-        schema={"line": pl.String},
-        encoding="utf8-lossy",
-        truncate_ragged_lines=True,
-    ).with_row_index("lineno", offset=1 + line_offset)
+    try:
+        lines = pl.read_csv(
+            data if isinstance(data, str) else io.BytesIO(data),
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            new_columns=["line"],
+            schema={"line": pl.String},
+            encoding="utf8-lossy",
+            truncate_ragged_lines=True,
+        ).with_row_index("lineno", offset=1 + line_offset)
+    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError) as exc:
+        # a unit-separator byte (0x1f) in the input: binary or not text exposition
+        raise DcgmFormatError(
+            name,
+            1 + line_offset,
+            "Prometheus text exposition (UTF-8 text)",
+            f"unreadable bytes ({type(exc).__name__})",
+        ) from None
     is_sample = pl.col("line").str.contains(r"^[A-Za-z_:{]")
     # HELP/TYPE comments are skipped without a trip through Python
     other = lines.filter(

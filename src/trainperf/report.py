@@ -382,6 +382,14 @@ def render_chapter(
         ident = f' id="{fig_id.group(1)}"' if fig_id else ""
         return stash(f"<figure{ident}>{body}<figcaption>{html.escape(cap)}</figcaption></figure>")
 
+    # Quarto callouts (::: {.callout-warning} ... :::) become a highlighted box, as in the book
+    def callout(m: re.Match) -> str:
+        inner = markdown.markdown(m.group(2), extensions=["tables"])
+        return stash(f'<div class="note callout callout-{html.escape(m.group(1))}">{inner}</div>')
+
+    text = re.sub(
+        r"^:::\s*\{\.callout-([a-z]+)[^}]*\}\s*\n(.*?)^:::\s*$", callout, text, flags=re.M | re.S
+    )
     text = _FIG_RE.sub(figure, text)
     text = _ATTR_RE.sub("", text)
     # TeX math is shown as code (no MathJax: it would come from a CDN)
@@ -502,6 +510,7 @@ def run_report(
     log=print,
     run_batches: bool = True,
     progress: bool = True,
+    overrides: dict[str, dict] | None = None,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -515,6 +524,8 @@ def run_report(
         run_batches: run the :data:`BATCH_GRIDS` first (into ``<out>/batch/<grid>``) and pass their
             summaries to the notebooks that declare the matching parameter.
         progress: progress bars for notebook cells and batch runs.
+        overrides: ``{notebook name: {parameter: value}}`` applied last (the user's own data); an
+            unknown notebook or a parameter the notebook does not declare is an error.
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``figures`` (files in the figures folder),
@@ -530,9 +541,27 @@ def run_report(
     out = root / out
     figures = root / figures
     specs = notebooks if notebooks is not None else NOTEBOOKS
-    shutil.rmtree(
-        out / "values", ignore_errors=True
-    )  # values of notebooks run earlier must not linger
+    import papermill as pm
+
+    # check the user's overrides before anything runs
+    overrides = overrides or {}
+    unknown_nb = sorted(set(overrides) - {s.name for s in specs})
+    if unknown_nb:
+        raise ValueError(
+            f"no notebook {', '.join(unknown_nb)} in the main job; notebooks: {', '.join(s.name for s in specs)}"
+        )
+    declared_by = {
+        s.name: set(pm.inspect_notebook(str(root / "notebooks" / f"{s.name}.ipynb"))) for s in specs
+    }
+    for nb, kv in overrides.items():
+        bad = sorted(set(kv) - declared_by[nb])
+        if bad:
+            raise ValueError(
+                f"notebooks/{nb}.ipynb does not declare parameter(s) {', '.join(bad)}; "
+                f"it declares: {', '.join(sorted(declared_by[nb]))}"
+            )
+    # values of notebooks run earlier must not linger
+    shutil.rmtree(out / "values", ignore_errors=True)
     batch_params = {}
     if run_batches:
         from dataclasses import replace
@@ -552,8 +581,6 @@ def run_report(
                     f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
                 )
             batch_params[param] = str(grid.output / "summary.parquet")
-    import papermill as pm
-
     executed = []
     for i, spec in enumerate(specs, start=1):
         params = {
@@ -562,13 +589,14 @@ def run_report(
         }
         params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
         # parameters the main job provides, passed only to notebooks that declare them
-        declared = set(pm.inspect_notebook(str(root / "notebooks" / f"{spec.name}.ipynb")))
+        declared = declared_by[spec.name]
         provided = {
             "figures_dir": str(figures),
             "values_path": str(out / "values" / f"{spec.name}.json"),
             "scratch_dir": str(out / "scratch" / spec.name),
         }
         params.update({k: v for k, v in provided.items() if k in declared})
+        params.update(overrides.get(spec.name, {}))
         unknown = sorted(set(params) - declared)
         if unknown:
             raise ValueError(

@@ -619,6 +619,22 @@ def parse_sacct_parsable(
     last_free = lower[-1] in _FREE_TEXT_FIELDS
     other_free = [names[i] for i in range(n - 1) if lower[i] in _FREE_TEXT_FIELDS]
 
+    # every data line longer than the header by the same count: the header, not a JobName, is wrong
+    counts = {
+        len(ln.split(delimiter)) - (ln.endswith(delimiter) and delimiter != "")
+        for ln in lines[start:]
+        if ln.strip()
+    }
+    data_lines = [ln for ln in lines[start:] if ln.strip()]
+    if len(data_lines) >= 2 and (extra := min(counts) - n) > 0:
+        raise SacctParseError(
+            source,
+            start if header_from_text else None,
+            f"data lines with the {n} fields of the header ({delimiter.join(names)})",
+            f"every one of the {len(data_lines)} data lines has at least {n + extra} fields: the header (or the "
+            f"fields= list) lacks {extra} field(s); re-export with the same --format for header and data",
+        )
+
     records: list[list[str]] = []
     line_numbers: list[int] = []
     i = start
