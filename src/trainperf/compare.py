@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from trainperf.flops import GPT3_175B, default_reference_dir, model_flops_per_token
+from trainperf.flops import GPT3_175B, model_flops_per_token, read_reference
 
 __all__ = [
     "GPT3_EVAL_INTERVAL_TOKENS",
@@ -106,10 +106,7 @@ def load_published_results(path: str | Path | None = None) -> pl.DataFrame:
     Raises:
         FileNotFoundError: missing file.
     """
-    p = Path(path) if path is not None else default_reference_dir() / "published_results.csv"
-    if not p.is_file():
-        raise FileNotFoundError(f"published results table not found: {p}")
-    return pl.read_csv(p, schema=PUBLISHED_SCHEMA)
+    return read_reference("published_results", path, PUBLISHED_SCHEMA)
 
 
 def select_row(results: pl.DataFrame, **equals: Any) -> dict[str, Any]:
@@ -522,15 +519,6 @@ def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
         The table as read by polars (column types inferred; every table has a source column).
 
     Raises:
-        FileNotFoundError: no such table.
+        FileNotFoundError: no such table (the message lists the tables there are).
     """
-    csv = (
-        Path(path)
-        if path
-        else Path(__file__).resolve().parents[2] / "data" / "reference" / f"{name}.csv"
-    )
-    if not csv.is_file():
-        raise FileNotFoundError(
-            f"{csv}: no reference table {name!r} (see data/reference/README.md)"
-        )
-    return pl.read_csv(csv)
+    return read_reference(name, path)

@@ -49,6 +49,7 @@ __all__ = [
     "activation_bytes_per_layer",
     "bytes_per_gpu",
     "default_reference_dir",
+    "read_reference",
     "flops_per_step",
     "load_accelerators",
     "lora_flops_per_token",
@@ -496,6 +497,23 @@ def default_reference_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "data" / "reference"
 
 
+def read_reference(
+    name: str, path: str | Path | None = None, schema: dict | None = None
+) -> pl.DataFrame:
+    """Read the cited reference table ``data/reference/<name>.csv`` (or ``path``) with polars.
+
+    Every reference table carries its sources in a column (``data/reference/README.md``).
+
+    Raises:
+        FileNotFoundError: no such table (the message lists the tables there are).
+    """
+    p = Path(path) if path is not None else default_reference_dir() / f"{name}.csv"
+    if not p.is_file():
+        known = sorted(q.stem for q in default_reference_dir().glob("*.csv"))
+        raise FileNotFoundError(f"{p}: no reference table {name!r}; tables: {', '.join(known)}")
+    return pl.read_csv(p, schema=schema)
+
+
 _ACCEL_SCHEMA = {
     "accelerator": pl.String,
     "aliases": pl.String,
@@ -523,10 +541,7 @@ def load_accelerators(path: str | Path | None = None) -> pl.DataFrame:
     Raises:
         FileNotFoundError: missing file.
     """
-    p = Path(path) if path is not None else default_reference_dir() / "accelerators.csv"
-    if not p.is_file():
-        raise FileNotFoundError(f"accelerator table not found: {p}")
-    return pl.read_csv(p, schema=_ACCEL_SCHEMA)
+    return read_reference("accelerators", path, _ACCEL_SCHEMA)
 
 
 _STRIP_TOKENS = re.compile(r"^(nvidia|amd|instinct|tesla|\d+gb|hbm\w*)$")
