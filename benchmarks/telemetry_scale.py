@@ -1,6 +1,6 @@
 """Benchmark: cluster-scale telemetry analysis, from files and from a Prometheus server.
 
-(a) File path: :mod:`trainperf.synthetic` generator -> partitioned Parquet store
+(a) File path: :mod:`trainperf.synthetic.telemetry` generator -> partitioned Parquet store
 (:func:`trainperf.dcgm.write_parquet_partitioned`) -> lazy analysis of the store
 (:func:`trainperf.telemetry.phase_stats` at GPU level + :func:`trainperf.telemetry.link_throughput`
 of the training blocks), at 1x, 4x and 16x a base size.
@@ -52,8 +52,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, sys, time
 import polars as pl
-from trainperf import dcgm, synthetic, telemetry
+from trainperf import dcgm, telemetry
 
+from trainperf.synthetic import telemetry as synthetic
 mode, store, k, nodes, idle = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 sys.path.insert(0, sys.argv[6])
 from telemetry_scale import tiled_phases, config
@@ -107,7 +108,7 @@ def tiled_phases(phases, k: int):
 
 def config(nodes: int, base, k: int, idle: bool):
     """The synthetic configuration of one size (``idle``: one run, idle margins to k runs' length)."""
-    from trainperf import synthetic
+    from trainperf.synthetic import telemetry as synthetic
 
     if not idle:
         return synthetic.SyntheticConfig(n_nodes=nodes, job_nodes=min(64, nodes))
@@ -186,8 +187,10 @@ def bench_prometheus(nodes: int, tmp: Path) -> dict | None:
         )
         return None
     import polars as pl
+    import promserver
 
-    from trainperf import promserver, promsource, synthetic, telemetry
+    from trainperf import promsource, telemetry
+    from trainperf.synthetic import telemetry as synthetic
 
     base = synthetic.default_phases()
     cfg = synthetic.SyntheticConfig(n_nodes=nodes, job_nodes=min(64, nodes))

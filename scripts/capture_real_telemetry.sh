@@ -6,7 +6,7 @@
 # For each of a 1-GPU run and, when two GPUs are present, a 2-GPU DDP run (so NVLink traffic shows):
 #   versions.txt   hardware, driver, software versions, the commands
 #   idle.prom      20 s of telemetry with the GPUs idle
-#   telemetry.prom telemetry at 1 s while `python -m trainperf.smoke` trains (collector wraps it)
+#   telemetry.prom telemetry at 1 s while `python -m trainperf.capture.smoke` trains (collector wraps it)
 #   gpt_smoke/result_0.txt   the MLPerf-format log of the run
 #   console.log    the run's output
 # and packs each run folder as OUTDIR/<run-id>.tar.gz.
@@ -28,18 +28,18 @@ capture() {  # capture <ngpus>
   run="${GPU}_${n}gpu_${PRESET}_${STAMP}"
   local d="$OUTDIR/$run"
   mkdir -p "$d"
-  local train=("$PY" -m trainperf.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke")
-  if [ "$n" -gt 1 ]; then train=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$n" -m trainperf.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke"); fi
+  local train=("$PY" -m trainperf.capture.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke")
+  if [ "$n" -gt 1 ]; then train=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$n" -m trainperf.capture.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke"); fi
   {
     echo "date: $(date -u -Iseconds)"; echo "host: $(hostname)"; echo "command: ${train[*]}"
-    echo "collector: $PY -m trainperf.collect --interval 1 --gpus $gpus --out telemetry.prom -- <command>"
+    echo "collector: $PY -m trainperf.capture.collect --interval 1 --gpus $gpus --out telemetry.prom -- <command>"
     nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,power.limit,clocks.max.sm,memory.total --format=csv
     "$PY" -c "import torch, sys; print('python', sys.version.split()[0]); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
     "$PY" -m pip list 2>/dev/null | grep -Ei '^(torch|nvidia-ml-py|mlperf-logging|polars) ' || true
     nvidia-smi topo -m || true
   } > "$d/versions.txt" 2>&1
-  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.collect --interval 1 --gpus "$gpus" --out "$d/idle.prom" --duration 20
-  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.collect --interval 1 --gpus "$gpus" --out "$d/telemetry.prom" -- "${train[@]}" > "$d/console.log" 2>&1
+  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.capture.collect --interval 1 --gpus "$gpus" --out "$d/idle.prom" --duration 20
+  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.capture.collect --interval 1 --gpus "$gpus" --out "$d/telemetry.prom" -- "${train[@]}" > "$d/console.log" 2>&1
   tar -C "$OUTDIR" -czf "$OUTDIR/$run.tar.gz" "$run"
   echo "captured $run: $(du -sh "$d" | cut -f1)"
 }

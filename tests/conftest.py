@@ -94,7 +94,7 @@ def bundled_copy(tmp_path):
 def main_job(tmp_path_factory):
     """The main job run once for the whole test session, into temporary folders (preview site, no
     Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in ``tmp/figures``."""
-    from trainperf import report
+    from trainperf.report import job as report
 
     tmp = tmp_path_factory.mktemp("report")
     summary = report.run_report(
@@ -114,7 +114,7 @@ def built_site(main_job, tmp_path_factory):
     on PATH, otherwise the preview site of :func:`main_job`. Returns the folder holding index.html."""
     import shutil as _sh
 
-    from trainperf import report
+    from trainperf.report import job as report
 
     if _sh.which("quarto") is None:
         return Path(main_job[1]["site"]).parent

@@ -1,6 +1,6 @@
 """A throw-away local Prometheus server holding SYNTHETIC telemetry (for tests and benchmarks).
 
-* :func:`write_openmetrics`: the :mod:`trainperf.synthetic` telemetry as OpenMetrics text, the
+* :func:`write_openmetrics`: the :mod:`trainperf.synthetic.telemetry` telemetry as OpenMetrics text, the
   input of ``promtool tsdb create-blocks-from openmetrics`` (timestamps in seconds, ``# EOF`` last;
   https://prometheus.io/docs/prometheus/latest/storage/#backfilling-from-openmetrics-format).
 * :class:`LocalPrometheus`: backfill a TSDB with ``promtool``, start ``prometheus`` on a free
@@ -52,7 +52,7 @@ def write_openmetrics(cfg: Any, phases: Any, path: str | os.PathLike) -> int:
     Returns:
         the number of samples written.
     """
-    from trainperf import synthetic
+    from trainperf.synthetic import telemetry as synthetic
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

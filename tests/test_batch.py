@@ -1,4 +1,4 @@
-"""Batch runs: one notebook over a grid of parameter sets (trainperf.batch)."""
+"""Batch runs: one notebook over a grid of parameter sets (trainperf.report.batch)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import yaml
 from conftest import MLPERF, ROOT
 from slurm_cluster import slurm_cluster  # noqa: F401 (fixture)
 
-from trainperf import batch
+from trainperf.report import batch
 
 NOTEBOOK = ROOT / "notebooks" / "mlperf_runs.ipynb"
 SYSTEMS = {
@@ -323,7 +323,7 @@ def test_sigterm_stops_workers_and_records_what_finished(tmp_path):
     }
     grid = write_grid(tmp_path, spec)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trainperf.batch", str(grid), "--no-progress"],
+        [sys.executable, "-m", "trainperf.report.batch", str(grid), "--no-progress"],
         stderr=subprocess.PIPE,
         text=True,
     )

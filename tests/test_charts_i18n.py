@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import pytest
 
-from trainperf import charts
+from trainperf.report import charts
 
 
 def _chart():

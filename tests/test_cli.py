@@ -39,7 +39,7 @@ def test_runs_command_prints_scores():
 
 
 def test_parse_overrides(tmp_path, monkeypatch):
-    from trainperf.cli import parse_overrides
+    from trainperf.report.cli import parse_overrides
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sacct.txt").write_text("x")

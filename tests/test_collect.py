@@ -13,8 +13,8 @@ import types
 
 import pytest
 
-from trainperf import collect
-from trainperf.collect import Collector, Sample, format_exposition, format_value
+from trainperf.capture import collect
+from trainperf.capture.collect import Collector, Sample, format_exposition, format_value
 
 H200 = "NVIDIA H200"
 UUID0 = "GPU-11111111-2222-3333-4444-555555555555"
@@ -463,7 +463,7 @@ def test_nvml_unavailable_messages(monkeypatch, capsys, tmp_path):
         collect.NvmlBackend()
     assert collect.main(["--out", str(tmp_path / "t.prom"), "--duration", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("trainperf.collect: error: nvidia-ml-py")
+    assert len(err) == 1 and err[0].startswith("trainperf.capture.collect: error: nvidia-ml-py")
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(init_fails=True))
     with pytest.raises(collect.NvmlUnavailableError, match="NVML could not be initialised"):
         collect.NvmlBackend()

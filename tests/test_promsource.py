@@ -13,11 +13,13 @@ import json
 import threading
 
 import polars as pl
+import promserver
 import pytest
 from conftest import ROOT
 from polars.testing import assert_frame_equal
 
-from trainperf import dcgm, promserver, promsource, synthetic, telemetry
+from trainperf import dcgm, promsource, telemetry
+from trainperf.synthetic import telemetry as synthetic
 
 OLD_HOST = "oldnode-1"  # a host exported with dcgm-exporter's old `Hostname` label spelling
 OLD_JOB = "777"

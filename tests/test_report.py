@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from trainperf import report
+from trainperf.report import job as report
+from trainperf.report import preview
 
 pytestmark = pytest.mark.slow
 
@@ -70,17 +71,19 @@ def test_preview_site_offline(main_job):
     page = (index.parent / "notebook-mlperf_runs.html").read_text()
     for spec in report.NOTEBOOKS:
         assert f'href="notebook-{spec.name}.html"' in index.read_text()
-        assert report.external_urls((index.parent / f"notebook-{spec.name}.html").read_text()) == []
+        assert (
+            preview.external_urls((index.parent / f"notebook-{spec.name}.html").read_text()) == []
+        )
     assert "<table" in page and "eos-dfw_n1344_ngc24.04_nemo" in page
     assert page.count('class="trainperf-chart"') == 2
     assert "window.vegaEmbed" in page  # the Vega libraries are inlined
-    assert report.external_urls(page) == []
-    assert report.external_urls(index.read_text()) == []
+    assert preview.external_urls(page) == []
+    assert preview.external_urls(index.read_text()) == []
 
 
 def test_external_url_detector_finds_cdn_tags():
     page = '<script src="https://cdn.jsdelivr.net/npm/vega@5"></script><link href="//cdnjs.x/y.css" rel="stylesheet"><a href="https://mlcommons.org">ok</a>'
-    assert report.external_urls(page) == ["//cdnjs.x/y.css", "https://cdn.jsdelivr.net/npm/vega@5"]
+    assert preview.external_urls(page) == ["//cdnjs.x/y.css", "https://cdn.jsdelivr.net/npm/vega@5"]
 
 
 @pytest.mark.skipif(
@@ -147,7 +150,7 @@ def test_quarto_render_book(tmp_path):
     chapter = (work / "_book" / "chapters" / "mlperf_results.html").read_text()
     assert "<table" in chapter and "mlperf_time_to_train_gpt3.svg" in chapter
     for page in (work / "_book").rglob("*.html"):
-        assert report.external_urls(page.read_text()) == [], page
+        assert preview.external_urls(page.read_text()) == [], page
 
 
 def test_eos_notebook_tables(main_job):
@@ -207,7 +210,7 @@ def test_generated_values_for_the_prose(main_job):
 def test_preview_chapters_follow_the_book(main_job):
     _, summary = main_job
     site = Path(summary["site"]).parent
-    chapters = report.book_chapters(ROOT)
+    chapters = preview.book_chapters(ROOT)
     assert chapters[0].name == "index.qmd"
     pages = {p.name for p in site.glob("*.html")}
     for qmd in chapters[1:]:
@@ -228,10 +231,10 @@ def test_render_chapter_errors_name_the_label(tmp_path):
     nb = tmp_path / "nb.ipynb"
     nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     with pytest.raises(ValueError, match="no cell labelled 'tbl-nope'"):
-        report.render_chapter(qmd, tmp_path, tmp_path, {})
+        preview.render_chapter(qmd, tmp_path, tmp_path, {})
     qmd.write_text("# T\n\nvalue {{< meta values.nb.missing >}}\n")
     with pytest.raises(KeyError, match="values.nb.missing"):
-        report.render_chapter(qmd, tmp_path, tmp_path, {"nb": {}})
+        preview.render_chapter(qmd, tmp_path, tmp_path, {"nb": {}})
 
 
 def test_quarto_config_lists_every_chapter_once():

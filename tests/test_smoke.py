@@ -10,7 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch)")
 
-from trainperf import flops, mlperf, smoke  # noqa: E402
+from trainperf import flops, mlperf  # noqa: E402
+from trainperf.capture import smoke  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_module_runs_as_a_script(tmp_path):
     import subprocess
 
     out = tmp_path / "gpt_smoke"
-    cmd = [sys.executable, "-m", "trainperf.smoke", "--steps", "2", "--device", "cpu"]
+    cmd = [sys.executable, "-m", "trainperf.capture.smoke", "--steps", "2", "--device", "cpu"]
     p = subprocess.run([*cmd, "--out-dir", str(out)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "parameters; model FLOPs/token" in p.stdout

@@ -1,4 +1,4 @@
-"""trainperf.synthetic: formats the readers accept, configured values, determinism; the notebook."""
+"""trainperf.synthetic.telemetry: formats the readers accept, configured values, determinism; the notebook."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 import polars as pl
 import pytest
 
-from trainperf import dcgm, synthetic, telemetry
+from trainperf import dcgm, telemetry
+from trainperf.synthetic import telemetry as synthetic
 
 T0 = dt.datetime(2024, 10, 2, 19, 0, 0, tzinfo=dt.UTC)
 
@@ -202,7 +203,7 @@ def test_config_validation():
 @pytest.mark.slow
 def test_notebook_runs_on_synthetic_default(tmp_path):
     from trainperf import project_root
-    from trainperf.report import execute_notebook
+    from trainperf.report.notebooks import execute_notebook
 
     root = project_root()
     out = tmp_path / "telemetry.ipynb"

@@ -1,4 +1,4 @@
-"""Tests for trainperf.synthetic_slurm and the bundled SYNTHETIC sacct dump in data/slurm/synthetic.
+"""Tests for trainperf.synthetic.slurm and the bundled SYNTHETIC sacct dump in data/slurm/synthetic.
 
 Expected values come from the published marginals (trainperf.slurm.SAKURAONE_MARGINALS, relayed from
 the SAKURAONE paper) and from the generator's fixed tables, never from the statistics under test.
@@ -13,7 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from trainperf import slurm, synthetic_slurm
+from trainperf import slurm
+from trainperf.synthetic import slurm as synthetic_slurm
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "data" / "slurm" / "synthetic"
@@ -65,7 +66,7 @@ def test_bundled_data_small_and_labelled():
     assert size < 10 * 1024 * 1024
     readme = (BUNDLED / "README.md").read_text(encoding="utf-8")
     assert "SYNTHETIC" in readme and str(synthetic_slurm.SEED) in readme
-    assert "python -m trainperf.synthetic_slurm" in readme
+    assert "python -m trainperf.synthetic.slurm" in readme
 
 
 def test_calibration_tables_add_up():
@@ -193,7 +194,7 @@ def _html_outputs(nb: dict) -> list[tuple[str, str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("dump", "fmt"), [(TEXT, "auto"), (JSON, "json")])
 def test_notebook_recovers_marginals_and_escapes_names(tmp_path, dump, fmt):
-    from trainperf.report import execute_notebook
+    from trainperf.report.notebooks import execute_notebook
 
     figures = tmp_path / "figures"
     results = tmp_path / "marginals.parquet"

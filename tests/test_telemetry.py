@@ -108,7 +108,8 @@ def test_phases_from_log(tmp_path):
 
 
 def test_phases_from_bundled_log():
-    from trainperf import project_root, synthetic
+    from trainperf import project_root
+    from trainperf.synthetic import telemetry as synthetic
 
     ph = telemetry.phases_from_log(project_root() / synthetic.DEFAULT_LOG)
     counts = dict(ph.group_by("kind").len().iter_rows())
@@ -235,7 +236,8 @@ def test_tflops_from_tensor_active():
 
 
 def test_achieved_tflops_and_comparison():
-    from trainperf import project_root, synthetic
+    from trainperf import project_root
+    from trainperf.synthetic import telemetry as synthetic
 
     a = telemetry.achieved_tflops(tensor_frame(), phases_frame(), "H100 SXM")
     train = {r["precision"]: r for r in a.filter(pl.col("kind") == "train").iter_rows(named=True)}

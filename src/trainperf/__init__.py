@@ -1,16 +1,28 @@
 """trainperf: a reproducible performance report for LLM training on GPU clusters.
 
-Modules, one per input kind plus the models and the presentation layer:
+The folders are the architecture (``ARCHITECTURE.md`` at the repository root draws the flow):
 
-- :mod:`trainperf.mlperf`  MLPerf Training result logs (``:::MLLOG``) and MLCommons results folders
-- :mod:`trainperf.flops`   model FLOP counts, MFU/HFU and the training memory model
-- :mod:`trainperf.compare` per-GPU comparison of an evaluated system with a reference (NVIDIA Eos)
-- :mod:`trainperf.dcgm`    DCGM telemetry readers
-- :mod:`trainperf.slurm`   Slurm accounting (sacct) readers and job statistics
-- :mod:`trainperf.charts`  Altair charts behind one theme, and figure export
-- :mod:`trainperf.report`  the main job: execute notebooks, export figures, build the site
+Input kinds, one reader package each (polars frames in, warnings and data-quality rows out):
 
-Analyses return polars frames and leave plotting to :mod:`trainperf.charts`.
+- :mod:`trainperf.mlperf`      MLPerf Training result logs (``:::MLLOG``), results folders, scores
+- :mod:`trainperf.dcgm`        DCGM telemetry: exposition text, Prometheus API JSON, dmon, CSV; Parquet store
+- :mod:`trainperf.slurm`       Slurm accounting (sacct ``--parsable2`` and ``--json``)
+- :mod:`trainperf.promsource`  a live Prometheus server as a telemetry source
+
+Models and analyses (return frames, never plot):
+
+- :mod:`trainperf.flops`       model FLOPs, MFU/HFU, accelerator peaks, the training memory model
+- :mod:`trainperf.compare`     an evaluated system against a reference (NVIDIA Eos) per GPU
+- :mod:`trainperf.telemetry`   telemetry aligned with the phases of an MLPerf run
+
+Around them:
+
+- :mod:`trainperf.report`      the main job, batch runs, charts, the preview site, the command line
+- :mod:`trainperf.capture`     tools for a GPU node: telemetry collector, GPT smoke benchmark
+- :mod:`trainperf.synthetic`   synthetic demo telemetry and sacct history (always marked as such)
+- :mod:`trainperf.tables`      reference tables as data files and their one loader
+- :mod:`trainperf.errors`, :mod:`trainperf.quality`, :mod:`trainperf.atomic`  error and warning types,
+  data-quality records, atomic output files
 """
 
 from importlib.resources import files as _files

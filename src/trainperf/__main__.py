@@ -1,7 +1,7 @@
-"""``python -m trainperf``: same as the ``trainperf`` command."""
+"""``python -m trainperf`` is the ``trainperf`` command."""
 
 import sys
 
-from trainperf.cli import main
+from trainperf.report.cli import main
 
 sys.exit(main())

@@ -4,8 +4,8 @@ Use it where no DCGM / dcgm-exporter runs (a laptop, a cloud VM, a container wit
 engine) to get a capture that :func:`trainperf.dcgm.read_exposition` reads like a real
 dcgm-exporter archive::
 
-    python -m trainperf.collect --interval 1 --out telemetry.prom --duration 600
-    python -m trainperf.collect --interval 1 --out telemetry.prom -- python train.py ...
+    python -m trainperf.capture.collect --interval 1 --out telemetry.prom --duration 600
+    python -m trainperf.capture.collect --interval 1 --out telemetry.prom -- python train.py ...
 
 The second form samples while the command runs and exits with the command's exit code.
 Without ``--duration`` and without a command it samples until SIGTERM or SIGINT.
@@ -125,6 +125,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from trainperf.errors import TrainperfError
 
 __all__ = [
     "FIELDS",
@@ -454,7 +456,7 @@ def format_exposition(
 # --------------------------------------------------------------------------------------------
 
 
-class NvmlUnavailableError(RuntimeError):
+class NvmlUnavailableError(TrainperfError, RuntimeError):
     """NVML cannot be used here (package missing, no driver, no GPU, no permission)."""
 
 
@@ -577,7 +579,7 @@ class NvmlBackend:
                     g.gpm = True
             except nv.NVMLError as exc:
                 print(
-                    f"trainperf.collect: GPU {i}: GPM unavailable ({exc}); "
+                    f"trainperf.capture.collect: GPU {i}: GPM unavailable ({exc}); "
                     "DCGM_FI_PROF_* fields will be missing",
                     file=sys.stderr,
                 )
@@ -822,14 +824,14 @@ class Collector:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m trainperf.collect",
+        prog="python -m trainperf.capture.collect",
         description=(
             "Sample GPU telemetry through NVML (incl. Hopper GPM profiling metrics) and append "
             "dcgm-exporter exposition text with per-sample timestamps. Optionally wrap a "
             "command: everything after '--' is run and sampled until it exits."
         ),
-        epilog="Example: python -m trainperf.collect --interval 1 --out run/telemetry.prom -- "
-        "python -m trainperf.smoke --preset gpt2-medium --minutes 4 --out-dir run/gpt_smoke",
+        epilog="Example: python -m trainperf.capture.collect --interval 1 --out run/telemetry.prom -- "
+        "python -m trainperf.capture.smoke --preset gpt2-medium --minutes 4 --out-dir run/gpt_smoke",
     )
     p.add_argument("--out", required=True, help="exposition file to append to (created if missing)")
     p.add_argument(
@@ -885,7 +887,9 @@ def main(
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if args.command and not cmd:
-        print("trainperf.collect: error: '--' given but no command after it", file=sys.stderr)
+        print(
+            "trainperf.capture.collect: error: '--' given but no command after it", file=sys.stderr
+        )
         return 2
     gpus = None
     if args.gpus:
@@ -893,7 +897,7 @@ def main(
             gpus = [int(x) for x in args.gpus.split(",") if x.strip()]
         except ValueError:
             print(
-                f"trainperf.collect: error: --gpus {args.gpus!r}: expected e.g. 0,1",
+                f"trainperf.capture.collect: error: --gpus {args.gpus!r}: expected e.g. 0,1",
                 file=sys.stderr,
             )
             return 2
@@ -901,7 +905,7 @@ def main(
     try:
         backend = factory(gpus=gpus, use_gpm=not args.no_gpm, hostname=args.hostname)
     except NvmlUnavailableError as exc:
-        print(f"trainperf.collect: error: {exc}", file=sys.stderr)
+        print(f"trainperf.capture.collect: error: {exc}", file=sys.stderr)
         return 2
     try:
         collector = Collector(
@@ -915,7 +919,7 @@ def main(
         )
     except ValueError as exc:
         backend.close()
-        print(f"trainperf.collect: error: {exc}", file=sys.stderr)
+        print(f"trainperf.capture.collect: error: {exc}", file=sys.stderr)
         return 2
 
     stop = threading.Event()
@@ -940,12 +944,15 @@ def main(
             try:
                 proc = subprocess.Popen(cmd)
             except OSError as exc:
-                print(f"trainperf.collect: error: cannot run {cmd[0]!r}: {exc}", file=sys.stderr)
+                print(
+                    f"trainperf.capture.collect: error: cannot run {cmd[0]!r}: {exc}",
+                    file=sys.stderr,
+                )
                 return 127
             collector.run(stop, args.duration, until=lambda: proc.poll() is not None)
             if proc.poll() is None:  # --duration ran out first: leave the command alone
                 print(
-                    f"trainperf.collect: --duration reached; waiting for {cmd[0]!r} to exit "
+                    f"trainperf.capture.collect: --duration reached; waiting for {cmd[0]!r} to exit "
                     "without sampling",
                     file=sys.stderr,
                 )
@@ -957,7 +964,7 @@ def main(
             signal.signal(s, h)
         backend.close()
         print(
-            f"trainperf.collect: {collector.n_scrapes} scrapes, {collector.n_bytes} bytes -> {args.out}",
+            f"trainperf.capture.collect: {collector.n_scrapes} scrapes, {collector.n_bytes} bytes -> {args.out}",
             file=sys.stderr,
         )
     return rc

@@ -3,13 +3,13 @@
 Purpose: a real, short training run on the machine under study whose MLPerf-format log
 (``:::MLLOG``, written with ``mlperf_logging.mllog``) goes through the same loader as the
 published results (:func:`trainperf.mlperf.load_results`) and whose telemetry
-(:mod:`trainperf.collect`) goes through :mod:`trainperf.dcgm`.
+(:mod:`trainperf.capture.collect`) goes through :mod:`trainperf.dcgm`.
 
 Run::
 
-    python -m trainperf.smoke --preset tiny --steps 20 --out-dir /tmp/smoke/gpt_smoke      # CPU
-    python -m trainperf.smoke --preset gpt2-medium --minutes 4 --out-dir run/gpt_smoke       # 1 GPU
-    torchrun --standalone --nproc-per-node 2 -m trainperf.smoke --preset gpt2-medium \\
+    python -m trainperf.capture.smoke --preset tiny --steps 20 --out-dir /tmp/smoke/gpt_smoke      # CPU
+    python -m trainperf.capture.smoke --preset gpt2-medium --minutes 4 --out-dir run/gpt_smoke       # 1 GPU
+    torchrun --standalone --nproc-per-node 2 -m trainperf.capture.smoke --preset gpt2-medium \\
         --minutes 4 --out-dir run/gpt_smoke                                                  # DDP
 
 Model (``GPT``): learned token and position embeddings, ``n_layers`` pre-LayerNorm blocks of
@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainperf.errors import TrainperfError
 from trainperf.flops import ModelSpec, model_flops_per_token, narayanan_flops_per_token
 
 try:
@@ -84,7 +85,7 @@ except ImportError:  # pragma: no cover - exercised only without torch
 __all__ = ["PRESETS", "SmokeConfig", "SmokeError", "main", "model_spec", "run"]
 
 
-class SmokeError(RuntimeError):
+class SmokeError(TrainperfError, RuntimeError):
     """A usage or environment problem (no torch, no GPU, result file exists)."""
 
 
@@ -228,7 +229,7 @@ class _ResultLog:
     def __init__(self, path: Path) -> None:
         from mlperf_logging.mllog import mllog
 
-        self._logger = logging.getLogger(f"trainperf.smoke.{id(self)}")
+        self._logger = logging.getLogger(f"trainperf.capture.smoke.{id(self)}")
         self._logger.propagate = False
         self._logger.setLevel(logging.INFO)
         self._handler = logging.FileHandler(path, mode="w", encoding="utf-8")
@@ -378,7 +379,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     log.event("model_param_count", n_params)
     if rank == 0:
         print(
-            f"trainperf.smoke: preset {cfg.name}: {n_params:,} parameters; model FLOPs/token "
+            f"trainperf.capture.smoke: preset {cfg.name}: {n_params:,} parameters; model FLOPs/token "
             f"{f_tok:.4e} (Narayanan SC21, dense attention), {f_tok_causal:.4e} (causal); "
             f"global batch {global_batch} x {cfg.seq_len} tokens; world {world}; {accel}",
             flush=True,
@@ -495,7 +496,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if rank == 0:
             recent = times[-min(len(times), args.eval_every) :]
             print(
-                f"trainperf.smoke: step {step} tokens {tokens:,} train_loss {train_loss:.4f} "
+                f"trainperf.capture.smoke: step {step} tokens {tokens:,} train_loss {train_loss:.4f} "
                 f"eval_loss {eval_loss:.4f} step_time {sum(recent) / len(recent):.4f} s",
                 flush=True,
             )
@@ -522,7 +523,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     log.close()
     if rank == 0:
         print(
-            f"trainperf.smoke: done: {step} steps, {tokens:,} tokens in {seconds:.1f} s; "
+            f"trainperf.capture.smoke: done: {step} steps, {tokens:,} tokens in {seconds:.1f} s; "
             f"{tok_s:,.0f} tokens/s (steps 2..), {summary['model_tflops_per_gpu']:.1f} model "
             f"TFLOP/s per GPU; log {result}",
             flush=True,
@@ -542,7 +543,7 @@ class _nullcontext:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m trainperf.smoke",
+        prog="python -m trainperf.capture.smoke",
         description="Short GPT pre-training run on synthetic tokens with an MLPerf-format log.",
     )
     p.add_argument("--preset", choices=sorted(PRESETS), default="tiny", help="model size")
@@ -565,21 +566,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m trainperf.smoke``); returns the exit status."""
+    """CLI entry point (``python -m trainperf.capture.smoke``); returns the exit status."""
     args = _parser().parse_args(argv)
     if not args.steps and not args.minutes:
-        print("trainperf.smoke: error: give --steps and/or --minutes", file=sys.stderr)
+        print("trainperf.capture.smoke: error: give --steps and/or --minutes", file=sys.stderr)
         return 2
     for name in ("eval_every", "eval_batches", "grad_accum"):
         if getattr(args, name) < 1:
             print(
-                f"trainperf.smoke: error: --{name.replace('_', '-')} must be >= 1", file=sys.stderr
+                f"trainperf.capture.smoke: error: --{name.replace('_', '-')} must be >= 1",
+                file=sys.stderr,
             )
             return 2
     try:
         run(args)
     except SmokeError as exc:
-        print(f"trainperf.smoke: error: {exc}", file=sys.stderr)
+        print(f"trainperf.capture.smoke: error: {exc}", file=sys.stderr)
         return 1
     return 0
 

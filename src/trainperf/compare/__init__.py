@@ -32,7 +32,8 @@ from typing import Any
 
 import polars as pl
 
-from trainperf.flops import GPT3_175B, model_flops_per_token, read_reference
+from trainperf.flops import GPT3_175B, model_flops_per_token
+from trainperf.tables import read_table
 
 __all__ = [
     "GPT3_EVAL_INTERVAL_TOKENS",
@@ -106,7 +107,7 @@ def load_published_results(path: str | Path | None = None) -> pl.DataFrame:
     Raises:
         FileNotFoundError: missing file.
     """
-    return read_reference("published_results", path, PUBLISHED_SCHEMA)
+    return read_table("published_results", path, PUBLISHED_SCHEMA)
 
 
 def select_row(results: pl.DataFrame, **equals: Any) -> dict[str, Any]:
@@ -521,4 +522,4 @@ def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
     Raises:
         FileNotFoundError: no such table (the message lists the tables there are).
     """
-    return read_reference(name, path)
+    return read_table(name, path)

@@ -69,6 +69,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from trainperf.errors import InputError
+
 __all__ = [
     "ingest_exposition",
     "ALIASES",
@@ -161,515 +163,41 @@ class FieldInfo:
     dmon_short: str | None = None
 
 
-def _f(fid, name, dtype, unit, kind, si_unit, si_scale, prof=False, default=False, short=None):
-    return FieldInfo(fid, name, dtype, unit, kind, si_unit, si_scale, prof, default, short)
+def _load_fields() -> dict[int, FieldInfo]:
+    from trainperf.tables import read_table
+
+    schema = {
+        "field_id": pl.Int64, "name": pl.String, "dtype": pl.String, "unit": pl.String,
+        "kind": pl.String, "si_unit": pl.String, "si_scale": pl.Float64,
+        "profiling": pl.Boolean, "default_on": pl.Boolean, "dmon_short": pl.String,
+    }  # fmt: skip
+    rows = read_table("dcgm_fields", schema=schema).to_dicts()
+    return {r["field_id"]: FieldInfo(**r) for r in rows}
 
 
-_MIB = float(2**20)
-FIELDS: dict[int, FieldInfo] = {
-    f.field_id: f
-    for f in [
-        _f(
-            100,
-            "DCGM_FI_DEV_SM_CLOCK",
-            "int64",
-            "MHz",
-            "gauge",
-            "Hz",
-            1e6,
-            default=True,
-            short="SMCLK",
-        ),
-        _f(
-            101,
-            "DCGM_FI_DEV_MEM_CLOCK",
-            "int64",
-            "MHz",
-            "gauge",
-            "Hz",
-            1e6,
-            default=True,
-            short="MMCLK",
-        ),
-        _f(
-            112,
-            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
-            "int64",
-            "bitmask",
-            "bitmask",
-            "bitmask",
-            1.0,
-            short="DVCCTR",
-        ),
-        _f(
-            140,
-            "DCGM_FI_DEV_MEMORY_TEMP",
-            "int64",
-            "C",
-            "gauge",
-            "C",
-            1.0,
-            default=True,
-            short="MMTMP",
-        ),
-        _f(
-            150,
-            "DCGM_FI_DEV_GPU_TEMP",
-            "int64",
-            "C",
-            "gauge",
-            "C",
-            1.0,
-            default=True,
-            short="TMPTR",
-        ),
-        _f(
-            155,
-            "DCGM_FI_DEV_POWER_USAGE",
-            "double",
-            "W",
-            "gauge",
-            "W",
-            1.0,
-            default=True,
-            short="POWER",
-        ),
-        _f(
-            156,
-            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-            "int64",
-            "mJ",
-            "counter",
-            "J",
-            1e-3,
-            default=True,
-            short="TOTEC",
-        ),
-        _f(
-            157,
-            "DCGM_FI_DEV_POWER_USAGE_INSTANT",
-            "double",
-            "W",
-            "gauge",
-            "W",
-            1.0,
-            short="POWINST",
-        ),
-        # 200/201: deprecated NVML PCIe throughput (1.x "dcgm_pcie_*_throughput", HELP says KB)
-        _f(200, "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "int64", "KB/s", "gauge", "B/s", 1e3),
-        _f(201, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "int64", "KB/s", "gauge", "B/s", 1e3),
-        _f(
-            202,
-            "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-            default=True,
-            short="RPCTR",
-        ),
-        _f(
-            203,
-            "DCGM_FI_DEV_GPU_UTIL",
-            "int64",
-            "%",
-            "gauge",
-            "ratio",
-            0.01,
-            default=True,
-            short="GPUTL",
-        ),
-        _f(
-            204,
-            "DCGM_FI_DEV_MEM_COPY_UTIL",
-            "int64",
-            "%",
-            "gauge",
-            "ratio",
-            0.01,
-            default=True,
-            short="MCUTL",
-        ),
-        _f(206, "DCGM_FI_DEV_ENC_UTIL", "int64", "%", "gauge", "ratio", 0.01, default=True),
-        _f(207, "DCGM_FI_DEV_DEC_UTIL", "int64", "%", "gauge", "ratio", 0.01, default=True),
-        _f(
-            230,
-            "DCGM_FI_DEV_XID_ERRORS",
-            "int64",
-            "xid",
-            "code",
-            "xid",
-            1.0,
-            default=True,
-            short="XIDER",
-        ),
-        _f(240, "DCGM_FI_DEV_POWER_VIOLATION", "int64", "ns", "counter", "s", 1e-9, short="PVIOL"),
-        _f(
-            241, "DCGM_FI_DEV_THERMAL_VIOLATION", "int64", "ns", "counter", "s", 1e-9, short="TVIOL"
-        ),
-        _f(242, "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", "int64", "ns", "counter", "s", 1e-9),
-        _f(243, "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION", "int64", "ns", "counter", "s", 1e-9),
-        _f(244, "DCGM_FI_DEV_LOW_UTIL_VIOLATION", "int64", "ns", "counter", "s", 1e-9),
-        _f(245, "DCGM_FI_DEV_RELIABILITY_VIOLATION", "int64", "ns", "counter", "s", 1e-9),
-        _f(
-            251,
-            "DCGM_FI_DEV_FB_FREE",
-            "int64",
-            "MiB",
-            "gauge",
-            "B",
-            _MIB,
-            default=True,
-            short="FBFRE",
-        ),
-        _f(
-            252,
-            "DCGM_FI_DEV_FB_USED",
-            "int64",
-            "MiB",
-            "gauge",
-            "B",
-            _MIB,
-            default=True,
-            short="FBUSD",
-        ),
-        _f(
-            253,
-            "DCGM_FI_DEV_FB_RESERVED",
-            "int64",
-            "MiB",
-            "gauge",
-            "B",
-            _MIB,
-            default=True,
-            short="FBRSV",
-        ),
-        _f(310, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "int64", "count", "counter", "count", 1.0),
-        _f(311, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "int64", "count", "counter", "count", 1.0),
-        _f(312, "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "int64", "count", "counter", "count", 1.0),
-        _f(313, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "int64", "count", "counter", "count", 1.0),
-        _f(390, "DCGM_FI_DEV_RETIRED_SBE", "int64", "count", "counter", "count", 1.0, default=True),
-        _f(391, "DCGM_FI_DEV_RETIRED_DBE", "int64", "count", "counter", "count", 1.0, default=True),
-        _f(392, "DCGM_FI_DEV_RETIRED_PENDING", "int64", "count", "gauge", "count", 1.0),
-        _f(
-            393,
-            "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-            default=True,
-        ),
-        _f(
-            394,
-            "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-            default=True,
-        ),
-        _f(
-            395,
-            "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-            "int64",
-            "bool",
-            "gauge",
-            "bool",
-            1.0,
-            default=True,
-        ),
-        _f(
-            409,
-            "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-        ),
-        _f(
-            419,
-            "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-        ),
-        _f(
-            429,
-            "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-        ),
-        _f(
-            439,
-            "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
-            "int64",
-            "count",
-            "counter",
-            "count",
-            1.0,
-        ),
-        # 449: DCGM metadata unit MB/s (1 MB = 1e6 B, SI, as dmon prints "MB/s"); the
-        # exporter CSV declares it `counter` but the value is a rate: treated as gauge.
-        _f(
-            449,
-            "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-            "int64",
-            "MB/s",
-            "gauge",
-            "B/s",
-            1e6,
-            default=True,
-            short="NBWLT",
-        ),
-        _f(
-            1001,
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            True,
-            "GRACT",
-        ),
-        _f(
-            1002,
-            "DCGM_FI_PROF_SM_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "SMACT",
-        ),
-        _f(
-            1003,
-            "DCGM_FI_PROF_SM_OCCUPANCY",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "SMOCC",
-        ),
-        _f(
-            1004,
-            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            True,
-            "TENSO",
-        ),
-        _f(
-            1005,
-            "DCGM_FI_PROF_DRAM_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            True,
-            "DRAMA",
-        ),
-        _f(
-            1006,
-            "DCGM_FI_PROF_PIPE_FP64_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "FP64A",
-        ),
-        _f(
-            1007,
-            "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "FP32A",
-        ),
-        _f(
-            1008,
-            "DCGM_FI_PROF_PIPE_FP16_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "FP16A",
-        ),
-        _f(
-            1009,
-            "DCGM_FI_PROF_PCIE_TX_BYTES",
-            "int64",
-            "B/s",
-            "gauge",
-            "B/s",
-            1.0,
-            True,
-            True,
-            "PCITX",
-        ),
-        _f(
-            1010,
-            "DCGM_FI_PROF_PCIE_RX_BYTES",
-            "int64",
-            "B/s",
-            "gauge",
-            "B/s",
-            1.0,
-            True,
-            True,
-            "PCIRX",
-        ),
-        _f(
-            1011,
-            "DCGM_FI_PROF_NVLINK_TX_BYTES",
-            "int64",
-            "B/s",
-            "gauge",
-            "B/s",
-            1.0,
-            True,
-            False,
-            "NVLTX",
-        ),
-        _f(
-            1012,
-            "DCGM_FI_PROF_NVLINK_RX_BYTES",
-            "int64",
-            "B/s",
-            "gauge",
-            "B/s",
-            1.0,
-            True,
-            False,
-            "NVLRX",
-        ),
-        _f(
-            1013,
-            "DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "TIMMA",
-        ),
-        _f(
-            1014,
-            "DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "THMMA",
-        ),
-        _f(
-            1015,
-            "DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE",
-            "double",
-            "ratio",
-            "gauge",
-            "ratio",
-            1.0,
-            True,
-            False,
-            "TDFMA",
-        ),
-    ]
-}
-"""DCGM fields by numeric id.
+def _load_aliases() -> dict[str, int]:
+    from trainperf.tables import read_table
 
-Sources: ids and types from ``dcgmlib/dcgm_fields.h`` / ``dcgmlib/src/dcgm_fields.cpp``
-(https://github.com/NVIDIA/DCGM, 4.6.0); units from the same metadata and
-https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html;
-``default_on`` from ``etc/default-counters.csv`` (https://github.com/NVIDIA/dcgm-exporter,
-d5e5f51); dmon short names from ``dcgmi dmon -l``. Profiling ratios are 0–1 although
-some HELP strings say "(in %)"; GPU_UTIL is an integer percent 0–100.
+    rows = read_table(
+        "dcgm_aliases", schema={"alias": pl.String, "field_id": pl.Int64, "source": pl.String}
+    )
+    return dict(zip(rows["alias"], rows["field_id"], strict=True))
+
+
+FIELDS: dict[int, FieldInfo] = _load_fields()
+"""DCGM fields by numeric id, read from the package table ``trainperf/tables/dcgm_fields.csv``.
+
+Sources (``trainperf/tables/README.md``): ids and types from ``dcgmlib/dcgm_fields.h`` /
+``dcgmlib/src/dcgm_fields.cpp`` (https://github.com/NVIDIA/DCGM, 4.6.0); units from the same metadata
+and https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html; ``default_on``
+from ``etc/default-counters.csv`` (https://github.com/NVIDIA/dcgm-exporter, d5e5f51); dmon short names
+from ``dcgmi dmon -l``. Profiling ratios are 0–1 although some HELP strings say "(in %)"; GPU_UTIL is
+an integer percent 0–100.
 """
 
-ALIASES: dict[str, int] = {f.name: fid for fid, f in FIELDS.items()}
-"""Metric name -> field id. Lookup also tries the upper-cased name (1.x ``dcgm_fi_prof_*``)."""
-ALIASES.update(
-    {
-        # DCGM 4.6.0 header renames (old names kept as deprecated aliases; ids unchanged)
-        "DCGM_FI_DEV_GPU_UTIL_RATIO": 203,
-        "DCGM_FI_PROF_SM_UTIL_RATIO": 1002,
-        "DCGM_FI_DEV_BOARD_POWER_WATTS": 155,
-        # pre-rename name of field 112
-        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 112,
-        # dcgm-exporter etc/1.x-compatibility-metrics.csv
-        "dcgm_sm_clock": 100,
-        "dcgm_memory_clock": 101,
-        "dcgm_memory_temp": 140,
-        "dcgm_gpu_temp": 150,
-        "dcgm_power_usage": 155,
-        "dcgm_total_energy_consumption": 156,
-        "dcgm_pcie_tx_throughput": 200,
-        "dcgm_pcie_rx_throughput": 201,
-        "dcgm_pcie_replay_counter": 202,
-        "dcgm_gpu_utilization": 203,
-        "dcgm_mem_copy_utilization": 204,
-        "dcgm_enc_utilization": 206,
-        "dcgm_dec_utilization": 207,
-        "dcgm_xid_errors": 230,
-        "dcgm_power_violation": 240,
-        "dcgm_thermal_violation": 241,
-        "dcgm_sync_boost_violation": 242,
-        "dcgm_board_limit_violation": 243,
-        "dcgm_low_util_violation": 244,
-        "dcgm_reliability_violation": 245,
-        "dcgm_fb_free": 251,
-        "dcgm_fb_used": 252,
-        "dcgm_ecc_sbe_volatile_total": 310,
-        "dcgm_ecc_dbe_volatile_total": 311,
-        "dcgm_ecc_sbe_aggregate_total": 312,
-        "dcgm_ecc_dbe_aggregate_total": 313,
-        "dcgm_retired_pages_sbe": 390,
-        "dcgm_retired_pages_dbe": 391,
-        "dcgm_retired_pages_pending": 392,
-        "dcgm_nvlink_flit_crc_error_count_total": 409,
-        "dcgm_nvlink_data_crc_error_count_total": 419,
-        "dcgm_nvlink_replay_error_count_total": 429,
-        "dcgm_nvlink_recovery_error_count_total": 439,
-        "dcgm_nvlink_bandwidth_total": 449,
-    }
-)
+ALIASES: dict[str, int] = {f.name: fid for fid, f in FIELDS.items()} | _load_aliases()
+"""Metric name -> field id: canonical names plus ``trainperf/tables/dcgm_aliases.csv`` (DCGM 4.6
+renames, dcgm-exporter 1.x names). Lookup also tries the upper-cased name (1.x ``dcgm_fi_prof_*``)."""
 
 DMON_SHORT_NAMES: dict[str, int] = {f.dmon_short: fid for fid, f in FIELDS.items() if f.dmon_short}
 """``dcgmi dmon`` column header -> field id (``dcgmi dmon -l``, DCGM 4.6.0)."""
@@ -709,7 +237,7 @@ _LINK_KEYS = ("link", "nvlink")
 _CONSUMED = set(_HOST_KEYS) | set(_UUID_KEYS) | set(_GPU_KEYS) | set(_JOB_KEYS) | {"__name__"}
 
 
-class DcgmFormatError(ValueError):
+class DcgmFormatError(InputError):
     """Malformed DCGM input.
 
     Attributes:
@@ -2398,6 +1926,3 @@ def scan_parquet(
     if not files:
         return pl.LazyFrame(schema=SCHEMA)
     return pl.scan_parquet([str(p) for p in files], hive_partitioning=False, schema=SCHEMA)
-
-
-del _f

@@ -37,6 +37,12 @@ from typing import Literal
 
 import polars as pl
 
+from trainperf.tables import default_reference_dir, read_table
+
+read_reference = (
+    read_table  # the name this module exported before the tables moved to trainperf.tables
+)
+
 __all__ = [
     "GPT3_175B",
     "LLAMA2_70B",
@@ -490,28 +496,6 @@ def mfu(tokens_per_s_per_gpu: float, flops_per_token: float, peak_flops: float) 
 # --------------------------------------------------------------------------------------------
 # Accelerators
 # --------------------------------------------------------------------------------------------
-
-
-def default_reference_dir() -> Path:
-    """``<repo>/data/reference`` resolved from this file (``src/trainperf/flops.py``)."""
-    return Path(__file__).resolve().parents[2] / "data" / "reference"
-
-
-def read_reference(
-    name: str, path: str | Path | None = None, schema: dict | None = None
-) -> pl.DataFrame:
-    """Read the cited reference table ``data/reference/<name>.csv`` (or ``path``) with polars.
-
-    Every reference table carries its sources in a column (``data/reference/README.md``).
-
-    Raises:
-        FileNotFoundError: no such table (the message lists the tables there are).
-    """
-    p = Path(path) if path is not None else default_reference_dir() / f"{name}.csv"
-    if not p.is_file():
-        known = sorted(q.stem for q in default_reference_dir().glob("*.csv"))
-        raise FileNotFoundError(f"{p}: no reference table {name!r}; tables: {', '.join(known)}")
-    return pl.read_csv(p, schema=schema)
 
 
 _ACCEL_SCHEMA = {

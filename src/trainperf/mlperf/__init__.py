@@ -31,6 +31,8 @@ from mlperf_logging import benchmark_meta
 from mlperf_logging.compliance_checker.mlp_parser import ruleset_410 as _mllog_grammar
 from mlperf_logging.result_summarizer import result_summarizer as _summarizer
 
+from trainperf.errors import DataWarning
+
 __all__ = [
     "MLLOG_TOKEN",
     "MLPerfLogWarning",
@@ -67,7 +69,7 @@ _TARGET_RE = re.compile(r"v\['value'\]\s*(<=|>=|<|>)\s*([0-9.eE+-]+)")
 _PROGRESS_KEYS = {"gpt3": ("epoch_num", "tokens"), "llama2_70b_lora": ("samples_count", "samples")}
 
 
-class MLPerfLogWarning(UserWarning):
+class MLPerfLogWarning(DataWarning):
     """A problem in an MLPerf log that does not stop loading (the message names file and line)."""
 
 

@@ -61,6 +61,7 @@ from typing import Any
 import polars as pl
 
 from trainperf import dcgm
+from trainperf.errors import TrainperfError
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -118,7 +119,7 @@ def is_url(source: Any) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-class PrometheusError(RuntimeError):
+class PrometheusError(TrainperfError, RuntimeError):
     """A Prometheus API call failed.
 
     Attributes:

@@ -76,7 +76,9 @@ from pathlib import Path
 
 import polars as pl
 
-from trainperf.report import execute_notebook, write_parquet_atomic, write_text_atomic
+from trainperf.atomic import write_parquet_atomic, write_text_atomic
+from trainperf.errors import ConfigError
+from trainperf.report.notebooks import execute_notebook
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -128,7 +130,7 @@ _SUMMARY_FIXED = [
 ]
 
 
-class GridError(ValueError):
+class GridError(ConfigError):
     """A grid file or grid that cannot be run (raised before any run starts)."""
 
 
@@ -918,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
         print("trainperf: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from trainperf.cli import print_error
+        from trainperf.errors import print_error
 
         return print_error(exc, debug)
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 import warnings
 from pathlib import Path
+
+from trainperf.errors import print_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "path",
         help="an MLCommons results folder (any depth), a folder in that layout, or one result_*.txt",
     )
-    from trainperf.batch import add_batch_arguments
+    from trainperf.report.batch import add_batch_arguments
 
     add_batch_arguments(
         sub.add_parser("batch", help="execute a notebook over a grid of parameter sets (YAML)")
@@ -119,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     debug = getattr(args, "debug", False) or os.environ.get("TRAINPERF_DEBUG") == "1"
     try:
         if args.command == "batch":
-            from trainperf.batch import run_from_args
+            from trainperf.report.batch import run_from_args
 
             return run_from_args(args)
         if args.command == "report":
-            from trainperf.report import run_report
+            from trainperf.report.job import run_report
 
             run_report(
                 out=args.out,
@@ -169,20 +170,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # one clear line by default; the traceback on request
         return print_error(exc, debug)
-
-
-def print_error(exc: BaseException, debug: bool) -> int:
-    """Print a command-line failure: one line by default, the traceback when ``debug``. Returns 1."""
-    if debug:
-        traceback.print_exception(exc)
-    else:
-        lines = str(exc).strip().splitlines()
-        first = lines[0] if lines else type(exc).__name__
-        print(
-            f"trainperf: error: {type(exc).__name__}: {first} (run with --debug for the traceback)",
-            file=sys.stderr,
-        )
-    return 1
 
 
 if __name__ == "__main__":

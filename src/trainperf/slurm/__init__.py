@@ -26,7 +26,7 @@ The job statistics (:func:`successful_jobs`, :func:`longest_job_and_task`,
 :func:`workload_marginals`, :func:`accounting_summary`, :func:`runtime_ecdf`,
 :func:`cluster_occupancy`) take the ``jobs`` frame and return frames; :func:`read_sacct_dumps` merges
 several dumps; :func:`job_gpu_utilisation` and :func:`gpu_utilisation_by_size` join jobs with DCGM
-telemetry. Plotting is left to :mod:`trainperf.charts`.
+telemetry. Plotting is left to :mod:`trainperf.report.charts`.
 
 Sources:
 
@@ -57,6 +57,8 @@ from typing import Any
 
 import hostlist
 import polars as pl
+
+from trainperf.errors import DataWarning, InputError
 
 __all__ = [
     "SacctParseError",
@@ -106,7 +108,7 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------
 
 
-class SacctParseError(ValueError):
+class SacctParseError(InputError):
     """Input that cannot be read without guessing.
 
     Attributes:
@@ -128,7 +130,7 @@ class SacctParseError(ValueError):
         super().__init__(msg)
 
 
-class SacctWarning(UserWarning):
+class SacctWarning(DataWarning):
     """Partial input: a field is missing or a value is unusable, and the derived value is null."""
 
 

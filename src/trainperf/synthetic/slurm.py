@@ -30,7 +30,7 @@ within each cell log-normal run times are scaled so that the cell's GPU-hours hi
 the 59 jobs of 17-32 nodes run longer than a week. The per-job values (sizes within a bin, run times,
 submit times, users, names, node lists) are random, from ``numpy.random.default_rng(seed)``.
 
-Run ``python -m trainperf.synthetic_slurm --out data/slurm/synthetic`` to rewrite the bundled dump.
+Run ``python -m trainperf.synthetic.slurm --out data/slurm/synthetic`` to rewrite the bundled dump.
 
 Sources: the marginals are relayed in ``/work/shared/research/sakuraone_paper.md`` §4.1 (MLSys 2026,
 arXiv 2604.13600, "numbers to be checked against the paper's tables"); the formats follow
@@ -812,9 +812,9 @@ def write_dumps(out_dir: str | Path, seed: int = SEED) -> dict[str, Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m trainperf.synthetic_slurm --out DIR [--seed N]``."""
+    """Command line: ``python -m trainperf.synthetic.slurm --out DIR [--seed N]``."""
     ap = argparse.ArgumentParser(
-        prog="python -m trainperf.synthetic_slurm",
+        prog="python -m trainperf.synthetic.slurm",
         description="Write the SYNTHETIC sacct dumps (parsable2 and 22.05 JSON) of a 100x8-GPU cluster.",
     )
     ap.add_argument("--out", default="data/slurm/synthetic", help="output folder")

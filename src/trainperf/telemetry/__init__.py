@@ -23,7 +23,7 @@ with a null ``field_id`` and ``field`` = the metric name; the device is in ``lab
 throughput is the reset-aware rate of TX + RX (B/s); the rail of a device is given by
 ``rail_devices`` (default: the devices of each host in natural sort order are rails 0, 1, ...).
 
-Synthetic data (:mod:`trainperf.synthetic`) carry the label ``synthetic="true"`` on every series
+Synthetic data (:mod:`trainperf.synthetic.telemetry`) carry the label ``synthetic="true"`` on every series
 (:func:`is_synthetic`); results derived from them must be labelled so.
 """
 
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 SYNTHETIC_LABEL = ("synthetic", "true")
-"""Label (name, value) that :mod:`trainperf.synthetic` puts on every series it generates."""
+"""Label (name, value) that :mod:`trainperf.synthetic.telemetry` puts on every series it generates."""
 
 NIC_TX = "node_network_transmit_bytes_total"
 NIC_RX = "node_network_receive_bytes_total"
@@ -815,7 +815,7 @@ def tflops_comparison(
 def logged_flops_per_token(results: Any) -> float | None:
     """The model FLOPs per token a run logged itself (MLLOG key ``model_flops_per_token``), or None.
 
-    ``python -m trainperf.smoke`` logs it (Narayanan et al. SC21 eq. 3 for its own model); MLPerf
+    ``python -m trainperf.capture.smoke`` logs it (Narayanan et al. SC21 eq. 3 for its own model); MLPerf
     reference implementations do not, and :func:`trainperf.mlperf.throughput` uses a model preset.
     """
     ev = results.events.filter(pl.col("key") == "model_flops_per_token")
@@ -943,7 +943,7 @@ def allreduce_check(
     A ring all-reduce of S bytes over n GPUs sends 2(n-1)/n x S bytes from each GPU (reduce-scatter
     then all-gather; Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
     workstations", JPDC 2009; NCCL's ring algorithm). With S = parameters x ``grad_bytes_per_param``
-    (4: fp32 gradients of a bf16-autocast model, as ``trainperf.smoke`` trains) once per step, the
+    (4: fp32 gradients of a bf16-autocast model, as ``trainperf.capture.smoke`` trains) once per step, the
     expected transmit rate is that volume over the median step time. The parameter count is the one
     the run logged (MLLOG key ``model_param_count``).
 

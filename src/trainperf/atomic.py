@@ -1,0 +1,53 @@
+"""Atomic output files: write to a temporary name in the target folder, then rename.
+
+A killed run never leaves a half-written output, and an existing output is replaced in one step.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+__all__ = ["atomic_path", "write_bytes_atomic", "write_parquet_atomic", "write_text_atomic"]
+
+
+def atomic_path(target: str | Path) -> Path:
+    """Create and return an empty temporary file next to ``target`` (mode 0644) for an atomic write."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o644)  # mkstemp creates 0600; outputs are meant to be shared
+    os.close(fd)
+    return Path(tmp)
+
+
+def write_bytes_atomic(data: bytes, target: str | Path) -> Path:
+    """Write ``data`` to ``target`` through a temporary file and a rename. Returns ``target``."""
+    target = Path(target)
+    tmp = atomic_path(target)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def write_text_atomic(text: str, target: str | Path) -> Path:
+    """Write ``text`` (UTF-8) to ``target`` through a temporary file and a rename. Returns ``target``."""
+    return write_bytes_atomic(text.encode("utf-8"), target)
+
+
+def write_parquet_atomic(frame: pl.DataFrame, target: str | Path) -> Path:
+    """Write a polars frame to Parquet through a temporary file and a rename. Returns ``target``."""
+    target = Path(target)
+    tmp = atomic_path(target)
+    try:
+        frame.write_parquet(tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target

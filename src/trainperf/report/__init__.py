@@ -1,0 +1,13 @@
+"""The report machinery: from analysis notebooks to the book, the preview site and the command line.
+
+* :mod:`~trainperf.report.job` the main job (``trainperf report``): batch grids, notebooks, book;
+* :mod:`~trainperf.report.notebooks` executes one notebook with papermill, atomically;
+* :mod:`~trainperf.report.values` numbers for the book's prose (``values.yml``);
+* :mod:`~trainperf.report.preview` the static preview site (no Quarto needed);
+* :mod:`~trainperf.report.batch` one notebook over a grid of parameter sets (``trainperf batch``);
+* :mod:`~trainperf.report.charts` the Altair charts behind one theme, and figure export;
+* :mod:`~trainperf.report.cli` the ``trainperf`` command.
+
+Analyses (:mod:`trainperf.flops`, :mod:`trainperf.compare`, :mod:`trainperf.telemetry`, ...) never
+import from here; this package imports them.
+"""
