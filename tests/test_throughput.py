@@ -27,7 +27,8 @@ def test_v41_eos_512_step_level_by_hand(thr):
     assert _median(thr, "eos_n64_ngc24.09_nemo", "model_tflops_per_gpu_step") == pytest.approx(
         expected_tflops, rel=1e-3
     )
-    # Published parse of the same logs (mfu_and_results.md §5.1, v4.1 eos_n64): step 9.49 s, 929 (850 e2e) TFLOP/s/GPU
+    # A separate parse of the same public logs (training_results_v4.1@b87b9e39, NVIDIA/results/
+    # eos_n64_ngc24.09_nemo/gpt3): step 9.49 s, 929 (850 e2e) TFLOP/s/GPU
     assert step == pytest.approx(9.49, abs=0.01)
     assert expected_tflops == pytest.approx(929, rel=0.005)
     assert _median(thr, "eos_n64_ngc24.09_nemo", "model_tflops_per_gpu_e2e") == pytest.approx(
@@ -43,7 +44,8 @@ def test_v41_eos_512_step_level_by_hand(thr):
 
 
 def test_v31_and_v40_against_published_parse(thr):
-    # mfu_and_results.md §5.1: v3.1 eos_n96 796 (724); v4.0 Eos-dfw n1344 "block" 599 (545) TFLOP/s/GPU
+    # A separate parse of the same public logs (training_results_v3.1@d06288b2 and _v4.0@6fe95437):
+    # v3.1 eos_n96 796 (724); v4.0 Eos-dfw n1344 "block" 599 (545) TFLOP/s/GPU
     assert _median(thr, "eos_n96_ngc23.09_nemo", "model_tflops_per_gpu_step") == pytest.approx(
         796, rel=0.005
     )
