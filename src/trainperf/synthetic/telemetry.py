@@ -70,6 +70,8 @@ import numpy as np
 import polars as pl
 
 from trainperf import dcgm, telemetry
+from trainperf.dcgm.series import normalise_series as _normalise_series
+from trainperf.dcgm.series import series_frame as _series_frame
 
 __all__ = [
     "BLOCK_SCRAPES",
@@ -380,8 +382,8 @@ def _blocks(
 def _series_table(cfg: SyntheticConfig, host_i: int) -> tuple[pl.DataFrame, list[str]]:
     """Reader-schema series attributes (via dcgm's own label normalisation) and exposition keys."""
     ser = _series(cfg, host_i)
-    rows = [dcgm._normalise_series(name, lab) for name, lab, _ in ser]
-    table = dcgm._series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
+    rows = [_normalise_series(name, lab) for name, lab, _ in ser]
+    table = _series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
     keys = []
     for name, lab, _ in ser:
         body = ",".join(f'{k}="{v}"' for k, v in lab.items())

@@ -1,0 +1,721 @@
+"""Prometheus text exposition (dcgm-exporter ``/metrics``): one scrape, or an archive of scrapes.
+
+:func:`read_exposition` returns the long frame; :func:`read_exposition_reading` the normalised
+:class:`~trainperf.dcgm.Reading` (series table + samples + data-quality rows); :func:`ingest_exposition`
+streams a file of any size into the Parquet store in bounded memory.
+
+The fast engine is one polars CSV read of the file with ``}`` as the separator (so the series key and
+the value are split by the CSV reader itself, natively), a 64-bit hash of the key per line (checked
+for collisions with a second, independently seeded hash), and Python only over the distinct keys
+and the few non-sample lines (scrape markers, comments other than HELP/TYPE). Lines the split does
+not fit (no labels, ``}`` inside a label value, odd spacing) are re-split with a regular expression.
+Why not prometheus_client: it parses 2-3 MB/s, a hundred times slower (``benchmarks/bench_dcgm.py``);
+it stays as ``engine="prometheus_client"`` for cross-checking.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from trainperf.dcgm.checks import finish
+from trainperf.dcgm.fields import DcgmFormatError, DcgmWarning
+from trainperf.dcgm.series import (
+    Reading,
+    empty_frame,
+    epoch_us,
+    normalise_series,
+    read_bytes,
+    series_frame,
+    src_name,
+)
+from trainperf.quality import QualityLog
+
+__all__ = ["ingest_exposition", "parse_labels", "read_exposition", "read_exposition_reading"]
+
+_LABEL_RE = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|$)', re.S)
+_ESC_RE = re.compile(r'\\([\\n"])')
+_NAME_RE = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_EPOCH_LINE_RE = re.compile(r"\d{9,11}(?:\.\d+)?")
+_ISO_LINE_RE = re.compile(
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+)
+_SCRAPE_RE = re.compile(r"#\s*(?:SCRAPE|TIMESTAMP|scrape_time)\b[:=]?\s*(\S+)\s*$", re.I)
+_SAMPLE_RE = r"^([A-Za-z_:][A-Za-z0-9_:]*\s*(?:\{.*\})?)\s*?\s(\S+(?:\s+\S+)?)\s*$"
+_SEED1, _SEED2 = 0x7472_6169_6E70, 0x6466_6367_6D21  # two independent 64-bit hash seeds
+
+_EXPECT_SAMPLE = "a sample 'name{labels} value [timestamp_ms]'"
+_EXPECT_LINE = "a sample 'name{labels} value [timestamp_ms]', a '#' comment or a scrape-time line"
+_EXPECT_VALUE = "a numeric value and optional integer timestamp (ms)"
+_EXPECT_LABELS = 'labels as {name="value",...}'
+_EXPECT_MARKER = "'# SCRAPE <epoch seconds|ISO 8601>'"
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    return _ESC_RE.sub(lambda m: {"\\": "\\", "n": "\n", '"': '"'}[m.group(1)], s)
+
+
+def parse_labels(body: str) -> dict[str, str] | None:
+    """Parse the inside of ``{...}`` of a Prometheus sample; None if malformed."""
+    out: dict[str, str] = {}
+    pos, n = 0, len(body)
+    while pos < n:
+        if body[pos:].strip() == "":
+            break
+        m = _LABEL_RE.match(body, pos)
+        if not m:
+            return None
+        out[m.group(1)] = _unescape(m.group(2))
+        pos = m.end()
+    return out
+
+
+def split_series_key(key: str) -> tuple[str, dict[str, str]] | None:
+    """``name{labels}`` -> (name, labels), or None if malformed."""
+    if "{" in key:
+        i = key.index("{")
+        name, body = key[:i].strip(), key[i + 1 :]
+        if not body.endswith("}"):
+            return None
+        labels = parse_labels(body[:-1])
+        if labels is None:
+            return None
+    else:
+        name, labels = key.strip(), {}
+    if not name and "__name__" in labels:
+        name = labels.pop("__name__")
+    if not _NAME_RE.fullmatch(name):
+        return None
+    return name, labels
+
+
+def marker_us(text: str) -> int | None:
+    """A scrape-marker line -> epoch us, or None if the line is not a marker.
+
+    Raises:
+        ValueError: a ``# SCRAPE`` comment whose time does not parse.
+    """
+    t = text.strip()
+    m = _SCRAPE_RE.fullmatch(t)
+    if m:
+        t = m.group(1)
+    elif t.startswith("#"):
+        return None
+    if _EPOCH_LINE_RE.fullmatch(t):
+        return int(round(float(t) * 1_000_000))
+    if _ISO_LINE_RE.fullmatch(t):
+        try:
+            return epoch_us(t)
+        except DcgmFormatError:
+            raise ValueError(t) from None
+    if m:
+        raise ValueError(t)
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# public readers
+# --------------------------------------------------------------------------------------
+
+
+def _prepare(source: Any, timestamp: Any) -> tuple[str, bytes | str, int | None]:
+    name = src_name(source)
+    if isinstance(source, (str, os.PathLike)) and not str(source).endswith(".gz"):
+        data: bytes | str = str(source)  # let polars read (mmap) the file itself
+        Path(source).stat()  # FileNotFoundError early, with the path
+    else:
+        data = read_bytes(source)
+    if timestamp is not None:
+        default_us: int | None = epoch_us(timestamp, name)
+    elif isinstance(source, (str, os.PathLike)):
+        default_us = int(round(os.stat(source).st_mtime * 1_000_000))
+    else:
+        default_us = None
+    return name, data, default_us
+
+
+def read_exposition_reading(
+    source: str | os.PathLike | bytes,
+    *,
+    timestamp: _dt.datetime | float | str | None = None,
+    engine: Literal["fast", "prometheus_client"] = "fast",
+) -> Reading:
+    """:func:`read_exposition`, returning the normalised :class:`~trainperf.dcgm.Reading`
+    (series table, samples, data-quality rows) instead of the long frame.
+
+    Raises:
+        DcgmFormatError, FileNotFoundError: as :func:`read_exposition`.
+        ValueError: unknown ``engine``.
+    """
+    name, data, default_us = _prepare(source, timestamp)
+    if engine == "fast":
+        return _exposition_fast(data, name, default_us)
+    if engine == "prometheus_client":
+        return _exposition_prometheus_client(data, name, default_us)
+    raise ValueError(f"engine must be 'fast' or 'prometheus_client', not {engine!r}")
+
+
+def read_exposition(
+    source: str | os.PathLike | bytes,
+    *,
+    timestamp: _dt.datetime | float | str | None = None,
+    engine: Literal["fast", "prometheus_client"] = "fast",
+) -> pl.DataFrame:
+    """Read dcgm-exporter Prometheus text exposition: one scrape or an archive of scrapes.
+
+    Accepted forms (mixable in one file; ``.gz`` files are decompressed):
+
+    * **single scrape** (``curl -s host:9400/metrics > f``): every sample gets
+      ``timestamp`` if given, else the file's mtime (UTC). Bytes input needs ``timestamp``.
+    * **per-sample timestamps**: ``name{labels} value <epoch-ms>`` (Prometheus text
+      format); the sample's own timestamp always wins.
+    * **archive**: a *scrape marker* line starts each scrape and gives its time to the
+      samples after it, until the next marker. Markers are a bare epoch-seconds line
+      (``date -u +%s`` or ``date +%s.%N``), a bare ISO-8601 line (``date -u -Iseconds``)
+      or a comment ``# SCRAPE <epoch|iso8601>`` (also ``# TIMESTAMP``). Samples before
+      the first marker get ``timestamp``/mtime. Capture, e.g.::
+
+          while true; do date -u +%s; curl -s host:9400/metrics; sleep 15; done >> dcgm.prom
+
+    ``# HELP``/``# TYPE`` and other ``#`` comments and blank lines are skipped;
+    ``# TYPE ... counter`` does not change how values are kept (they are never
+    differenced here).
+
+    Damage handled (each recorded in the reading's quality rows with a
+    :class:`~trainperf.dcgm.DcgmWarning` naming the file and line; see :mod:`trainperf.dcgm.checks`
+    for the value checks): a *failed scrape* (a scrape of an archive with no readable sample, e.g.
+    an HTTP 500 error text or a curl error message) is excluded and the rest of the archive is
+    read (check ``failed_scrape``); a last line cut off without its newline is excluded (check
+    ``truncated_line``).
+
+    Args:
+        source: path or the raw bytes.
+        timestamp: default sample time (datetime, epoch seconds or ISO string).
+        engine: ``"fast"`` (vectorised polars parser, this module) or
+            ``"prometheus_client"`` (``prometheus_client.parser.text_string_to_metric_families``
+            per scrape; slow, for cross-checking; needs the ``prometheus-client`` package).
+
+    Returns:
+        a frame with :data:`trainperf.dcgm.SCHEMA` (value in the :data:`trainperf.dcgm.FIELDS`
+        unit), rows in file order.
+
+    Raises:
+        DcgmFormatError: a scrape that mixes samples with a line that is neither a sample, a
+            comment, blank nor a marker, malformed labels or a non-numeric value/timestamp
+            (the file is damaged in a way the reader cannot bound); a file in which no scrape
+            could be read; or samples with no time (bytes input without ``timestamp`` and no
+            marker).
+        FileNotFoundError: missing file.
+    """
+    r = read_exposition_reading(source, timestamp=timestamp, engine=engine)
+    if r.samples.height == 0 and r.quality.height == 0:
+        warnings.warn(f"{r.source}: no samples (empty file or only comments)", stacklevel=2)
+    return r.frame()
+
+
+def ingest_exposition(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    timestamp: _dt.datetime | float | str | None = None,
+    chunk_mb: float = 256.0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Stream an exposition archive of any size into a partitioned Parquet store, in bounded memory.
+
+    The file is read in chunks of about ``chunk_mb`` MB that end at a scrape marker (so every chunk
+    carries its scrapes' times; a file without markers is cut at any line), each chunk is parsed as
+    :func:`read_exposition` parses a whole file (same rules, same errors, line numbers counted from
+    the start of the file) and written with :func:`trainperf.dcgm.write_parquet_partitioned`; the
+    chunks' data-quality rows are written to the store too (:func:`trainperf.dcgm.store_quality`
+    reads them). Peak memory is a few times ``chunk_mb`` whatever the file size; analyse the result
+    with :func:`trainperf.dcgm.scan_parquet`. Duplicate series are detected within a chunk (a chunk
+    holds whole scrapes, and duplicates share a scrape).
+
+    Args:
+        source: exposition file (``.gz`` is decompressed on the fly).
+        out_dir: Parquet store (created; files are added, content-hash named, so re-ingesting the
+            same file adds nothing).
+        timestamp: default sample time for samples before the first marker (default: file mtime).
+        chunk_mb: target chunk size in MB (1e6 bytes).
+        progress: a tqdm progress bar over bytes read.
+
+    Returns:
+        ``{"chunks": n, "rows": n, "bytes": n, "quality": <QUALITY_SCHEMA frame>}``.
+
+    Raises:
+        DcgmFormatError: as :func:`read_exposition`, naming the file and the absolute line.
+        FileNotFoundError: missing file.
+    """
+    import gzip
+
+    from trainperf.dcgm.store import write_parquet_partitioned, write_store_quality
+
+    name = src_name(source)
+    path = Path(source)
+    size = path.stat().st_size
+    default_us = (
+        epoch_us(timestamp, name)
+        if timestamp is not None
+        else int(round(os.stat(path).st_mtime * 1_000_000))
+    )
+    limit = max(1, int(chunk_mb * 1e6))
+    opener = gzip.open if str(path).endswith(".gz") else open
+    stats: dict[str, Any] = {"chunks": 0, "rows": 0, "bytes": 0}
+    log = QualityLog(category=DcgmWarning)
+    failed: list[DcgmFormatError] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"ingest {path.name}")
+
+    def flush(buf: list[bytes], first_line: int) -> None:
+        data = b"".join(buf)
+        r = _exposition_fast(data, name, default_us, line_offset=first_line - 1, log=log,
+                             all_failed_ok=True)  # fmt: skip
+        if r.samples.height:
+            write_parquet_partitioned(r.frame(), out_dir)
+        elif r.quality.filter(pl.col("check") == "failed_scrape").height:
+            failed.append(DcgmFormatError(name, int(r.quality["first_line"].min()), _EXPECT_SAMPLE))
+        stats["chunks"] += 1
+        stats["rows"] += r.samples.height
+        stats["bytes"] += len(data)
+        if bar is not None:
+            bar.update(len(data))
+
+    buf: list[bytes] = []
+    buf_bytes = 0
+    first_line = 1
+    seen_marker = False
+    try:
+        with opener(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                head = raw[:1]
+                is_marker = False
+                if head and not (head.isalpha() or head in b"_:{") and raw.strip():
+                    try:
+                        is_marker = marker_us(raw.decode("utf-8", "replace").strip()) is not None
+                    except ValueError:
+                        is_marker = False  # reported with its line by the parser
+                seen_marker = seen_marker or is_marker
+                if buf_bytes >= limit and (is_marker or not seen_marker):
+                    flush(buf, first_line)
+                    buf, buf_bytes, first_line = [], 0, lineno
+                buf.append(raw)
+                buf_bytes += len(raw)
+    except (OSError, EOFError) as e:  # a cut-off or corrupt .gz
+        raise DcgmFormatError(name, None, "a complete gzip file", str(e)) from None
+    if buf:
+        flush(buf, first_line)
+    if bar is not None:
+        bar.close()
+    if stats["rows"] == 0 and failed:
+        raise failed[0]
+    stats["quality"] = log.frame()
+    if stats["quality"].height:
+        write_store_quality(stats["quality"], out_dir)
+    return stats
+
+
+# --------------------------------------------------------------------------------------
+# fast engine
+# --------------------------------------------------------------------------------------
+
+
+def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
+    """The file as (lineno, k, r): k = text before the first ``}``, r = the text after it (up to a
+    second ``}``), both null on a blank line, r null on a line without ``}``."""
+    if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
+        return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
+    try:
+        df = pl.read_csv(
+            data if isinstance(data, str) else io.BytesIO(data),
+            has_header=False,
+            separator="}",
+            quote_char=None,
+            schema={"k": pl.String, "r": pl.String},
+            truncate_ragged_lines=True,
+            missing_columns="insert",
+            encoding="utf8-lossy",
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise DcgmFormatError(
+            name, 1 + line_offset, "Prometheus text exposition (UTF-8 text)",
+            f"unreadable bytes ({type(exc).__name__})",
+        ) from None  # fmt: skip
+    return df.with_row_index("lineno", offset=1 + line_offset)
+
+
+def _full_lines(data: bytes | str, linenos: list[int], line_offset: int) -> dict[int, str]:
+    """The full text of some lines (the ``}`` split cuts a line at a second ``}``)."""
+    raw = Path(data).read_bytes() if isinstance(data, str) else data
+    lines = raw.split(b"\n")
+    out = {}
+    for ln in linenos:
+        i = ln - 1 - line_offset
+        out[ln] = lines[i].decode("utf-8", "replace").rstrip("\r") if 0 <= i < len(lines) else ""
+    return out
+
+
+def _ends_with_newline(data: bytes | str) -> bool:
+    if isinstance(data, str):
+        with open(data, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return True
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+    return data.endswith(b"\n") or len(data) == 0
+
+
+def _other_lines(other: pl.DataFrame, bad: list[tuple[int, str, str]]) -> tuple[list, list, list]:
+    """Markers, unbraced sample candidates and garbage among the non-sample lines."""
+    m_line: list[int] = []
+    m_us: list[int] = []
+    slow: list[int] = []
+    for lineno, k, r in other.iter_rows():
+        text = k if r is None else f"{k}}}{r}"
+        t = (text or "").strip()
+        if not t:
+            continue
+        try:
+            us = marker_us(t)
+        except ValueError:
+            bad.append((lineno, _EXPECT_MARKER, t))
+            m_line.append(lineno)  # still a scrape boundary
+            m_us.append(-1)
+            continue
+        if us is not None:
+            m_line.append(lineno)
+            m_us.append(us)
+        elif t.startswith("#"):
+            continue
+        elif r is None and (t[0].isalpha() or t[0] in "_:") and text == text.lstrip():
+            slow.append(lineno)  # a sample without labels, or a label set without value
+        else:
+            bad.append((lineno, _EXPECT_LINE, t))
+    return m_line, m_us, slow
+
+
+def _split_values(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``r`` = "value [ts]" -> value (Float64), ts_ms (Int64), _ok (Boolean)."""
+    j = pl.col("r").str.find(" ", literal=True)
+    v_s = pl.when(j.is_null()).then(pl.col("r")).otherwise(pl.col("r").str.slice(0, j))
+    ts_s = pl.when(j.is_null()).then(None).otherwise(pl.col("r").str.slice(j + 1).str.strip_chars())
+    lf = lf.with_columns(v_s.alias("v_s"), ts_s.alias("ts_s")).with_columns(
+        pl.col("v_s").cast(pl.Float64, strict=False).alias("value"),
+        pl.col("ts_s").cast(pl.Int64, strict=False).alias("ts_ms"),
+    )
+    special = pl.col("v_s").str.to_lowercase().is_in(["nan", "+inf", "-inf", "inf"])
+    ts_ok = pl.col("ts_ms").is_not_null() & (pl.col("ts_ms").abs() < 9_000_000_000_000_000)
+    ok = (pl.col("value").is_not_null() | special) & (pl.col("ts_s").is_null() | ts_ok)
+    return lf.with_columns(ok.alias("_ok")).drop("v_s", "ts_s")
+
+
+def _slow_parse(texts: dict[int, str], bad: list[tuple[int, str, str]]) -> pl.DataFrame:
+    """Regex split of lines the fast split did not fit: (lineno, k, value, ts_ms)."""
+    schema = {"lineno": pl.UInt32, "k": pl.String, "value": pl.Float64, "ts_ms": pl.Int64}
+    if not texts:
+        return pl.DataFrame(schema=schema)
+    f = pl.DataFrame({"lineno": list(texts), "line": list(texts.values())},
+                     schema={"lineno": pl.UInt32, "line": pl.String})  # fmt: skip
+    g = f.with_columns(
+        pl.col("line").str.strip_chars_end().str.extract_groups(_SAMPLE_RE).alias("g")
+    ).unnest("g")
+    g = g.rename({g.columns[2]: "key", g.columns[3]: "r"})
+    for ln, line in g.filter(pl.col("key").is_null()).select("lineno", "line").rows():
+        bad.append((ln, _EXPECT_SAMPLE, line))
+    g = _split_values(g.filter(pl.col("key").is_not_null()).lazy()).collect()
+    for ln, line in g.filter(~pl.col("_ok")).select("lineno", "line").rows():
+        bad.append((ln, _EXPECT_VALUE, line))
+    k = pl.when(pl.col("key").str.ends_with("}")).then(pl.col("key").str.slice(0, pl.col("key").str.len_chars() - 1)).otherwise(pl.col("key"))  # fmt: skip
+    return g.filter(pl.col("_ok")).select("lineno", k.alias("k"), "value", "ts_ms").cast(schema)
+
+
+def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list) -> tuple[pl.DataFrame, dict]:
+    """Distinct keys (h, k, lineno) -> series table (sid = row) and hash -> sid.
+
+    Keys that do not parse go to ``retry`` (their lines are re-split by regex, since a ``}`` inside
+    a label value cuts the key early) or, if ``retry`` is None, to ``bad``."""
+    rows: list[dict] = []
+    attr_sid: dict[tuple, int] = {}
+    h_sid: dict[int, int] = {}
+    for h, k, ln in keys.iter_rows():
+        sk = split_series_key(k + "}") if "{" in k else None
+        if "{" not in k and retry is None:  # a sample without labels (regex-split)
+            sk = split_series_key(k)
+        if sk is None:
+            if retry is not None:
+                retry.append((h, ln, k))
+            else:
+                bad.append((ln, _EXPECT_LABELS, k + "}" if "{" in k else k))
+            continue
+        row = normalise_series(*sk)
+        t = tuple(row.values())
+        sid = attr_sid.get(t)
+        if sid is None:  # keys that normalise alike (Hostname= vs hostname=) share a series
+            sid = attr_sid[t] = len(rows)
+            rows.append(row)
+        h_sid[h] = sid
+    ser = series_frame(rows).with_row_index("sid")
+    return ser, h_sid
+
+
+def _failed_scrapes(
+    bad, m_line, good_lines: pl.Series, ends_nl, last_line, name, log, all_failed_ok
+):
+    """Decide what bad lines cost: a truncated last line or failed scrapes are excluded (quality
+    rows), anything else raises. Returns the line ranges [lo, hi) of excluded scrapes."""
+    bad = sorted(bad)
+    truncated = None
+    if bad and not ends_nl and bad[-1][0] == last_line:
+        truncated = bad.pop()
+
+    def note_truncated() -> None:
+        if truncated is not None:
+            log.add(name, "truncated_line", "excluded",
+                    f"the last line is cut off (no newline, not a sample): {truncated[2][:80]!r}",
+                    n_lines=1, first_line=truncated[0])  # fmt: skip
+
+    if not bad:
+        note_truncated()
+        return []
+    bounds = sorted(m_line)
+    import bisect
+
+    def scrape(ln: int) -> int:
+        return bisect.bisect_right(bounds, ln)
+
+    good_scrapes = {}
+    if good_lines.len():
+        gs = (
+            pl.DataFrame({"ln": good_lines})
+            .select(
+                pl.lit(pl.Series(bounds, dtype=pl.Int64))
+                .search_sorted(pl.col("ln").cast(pl.Int64), side="right")
+                .alias("s")
+            )["s"]
+            .value_counts()
+        )
+        good_scrapes = dict(gs.rows())
+    bad_scrapes = sorted({scrape(ln) for ln, _, _ in bad})
+    mixed = [s for s in bad_scrapes if good_scrapes.get(s, 0) > 0]
+    all_failed = not good_scrapes
+    if mixed or (all_failed and not all_failed_ok) or not bounds:
+        first = next(b for b in bad if scrape(b[0]) in mixed) if mixed else bad[0]
+        raise DcgmFormatError(name, first[0], first[1], first[2])
+    note_truncated()
+    ranges = []
+    for s in bad_scrapes:
+        lo = bounds[s - 1] if s > 0 else 1
+        hi = bounds[s] if s < len(bounds) else last_line + 1
+        ranges.append((lo, hi))
+    n_lines = sum(hi - lo for lo, hi in ranges)
+    log.add(name, "failed_scrape", "excluded",
+            f"{len(ranges)} scrapes with no readable sample (an HTTP error page or an exporter "
+            f"error message instead of metrics), e.g. line {bad[0][0]}: {bad[0][2][:80]!r}",
+            n_lines=n_lines, first_line=bad[0][0])  # fmt: skip
+    return ranges
+
+
+def _exposition_fast(
+    data: bytes | str,
+    name: str,
+    default_us: int | None,
+    line_offset: int = 0,
+    log: QualityLog | None = None,
+    all_failed_ok: bool = False,
+) -> Reading:
+    log = log if log is not None else QualityLog(category=DcgmWarning)
+    lines = _read_split(data, name, line_offset)
+    if lines.height == 0:
+        return Reading.empty(name, log.frame())
+    last_line = int(lines["lineno"][-1])
+    k = pl.col("k")
+    is_sample = pl.col("r").is_not_null() & k.str.contains(r"^[A-Za-z_:{]")
+    bad: list[tuple[int, str, str]] = []
+    other = lines.filter(~is_sample & k.is_not_null() & ~k.str.contains(r"^#\s*(?:HELP|TYPE)\s"))
+    m_line, m_us, slow_lines = _other_lines(other, bad)
+    parts = _split_values(
+        lines.lazy().filter(is_sample).select("lineno", "k", pl.col("r").str.strip_chars())
+    ).collect()
+    redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
+    parts = parts.filter(pl.col("_ok")).drop("_ok", "r")
+    # keys -> series (Python over the distinct keys only)
+    parts = parts.with_columns(k.hash(_SEED1).alias("h"))
+    keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
+    check = parts.group_by("h").agg(
+        k.hash(_SEED2).min().alias("a"), k.hash(_SEED2).max().alias("b")
+    )
+    if check.filter(pl.col("a") != pl.col("b")).height:  # a 64-bit collision: key on the text
+        parts = parts.with_columns(k.rank("dense").cast(pl.UInt64).alias("h"))
+        keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
+    retry: list = []
+    series, h_sid = _series_of_keys(keys, bad, retry)
+    if retry:
+        rh = [h for h, _, _ in retry]
+        redo += parts.filter(pl.col("h").is_in(rh))["lineno"].to_list()
+        parts = parts.filter(~pl.col("h").is_in(rh))
+    if redo or slow_lines:
+        texts = _full_lines(data, sorted(set(redo) | set(slow_lines)), line_offset)
+        slow = _slow_parse(texts, bad)
+        if slow.height:
+            slow = slow.with_columns(k.hash(_SEED1).alias("h"))
+            skeys = slow.filter(~pl.col("h").is_in(list(h_sid))).filter(
+                pl.col("h").is_first_distinct()
+            )
+            extra, extra_sid = _series_of_keys(skeys.select("h", "k", "lineno"), bad, None)
+            if extra.height:
+                extra_sid = {h: s + series.height for h, s in extra_sid.items()}
+                series = pl.concat([series, extra.with_columns(pl.col("sid") + series.height)])
+                h_sid |= extra_sid
+            bad_ln = {b[0] for b in bad}
+            slow = slow.filter(
+                pl.col("h").is_in(list(h_sid)) & ~pl.col("lineno").is_in(list(bad_ln))
+            )
+            parts = pl.concat([parts, slow.select(parts.columns)]).sort("lineno")
+    ranges = _failed_scrapes(bad, m_line, parts["lineno"], _ends_with_newline(data), last_line,
+                             name, log, all_failed_ok)  # fmt: skip
+    if parts.height == 0:
+        return Reading.empty(name, log.frame())
+    samples = _stamp(parts, h_sid, m_line, m_us, default_us, name, data, line_offset)
+    if ranges:
+        cond = pl.lit(False)
+        for lo, hi in ranges:
+            cond = cond | pl.col("line").is_between(lo, hi, closed="left")
+        samples = samples.filter(~cond)
+    return finish(series.with_columns(pl.col("sid").cast(pl.UInt32)), samples, name, log)
+
+
+def _stamp(parts, h_sid, m_line, m_us, default_us, name, data, line_offset) -> pl.DataFrame:
+    """Samples with their time: per-sample ms > scrape marker > default."""
+    hs = list(h_sid)
+    sid = pl.col("h").replace_strict(hs, [h_sid[h] for h in hs], return_dtype=pl.UInt32)
+    s = parts.select(sid.alias("sid"), "lineno", "value", "ts_ms")
+    if m_line:
+        markers = pl.DataFrame({"lineno": m_line, "scrape_us": m_us},
+                               schema={"lineno": pl.UInt32, "scrape_us": pl.Int64}).sort("lineno")  # fmt: skip
+        s = s.join_asof(markers, on="lineno", strategy="backward")
+    else:
+        s = s.with_columns(pl.lit(None, pl.Int64).alias("scrape_us"))
+    s = s.select(
+        "sid",
+        pl.coalesce(
+            pl.col("ts_ms") * 1000, pl.col("scrape_us"), pl.lit(default_us, pl.Int64)
+        ).alias("timestamp"),
+        "value",
+        pl.col("lineno").cast(pl.Int64).alias("line"),
+    )
+    missing = s.filter(pl.col("timestamp").is_null())
+    if missing.height:
+        ln = int(missing["line"][0])
+        raise DcgmFormatError(
+            name, ln,
+            "a sample time: a scrape marker line before it, a per-sample ms timestamp, or timestamp=",
+            _full_lines(data, [ln], line_offset)[ln],
+        )  # fmt: skip
+    return s
+
+
+# --------------------------------------------------------------------------------------
+# prometheus_client engine (cross-check)
+# --------------------------------------------------------------------------------------
+
+
+def _split_scrapes(text: str, name: str) -> list[tuple[int | None, int, str]]:
+    """Split an archive into (marker_us, first_line_no, text) chunks."""
+    chunks: list[tuple[int | None, int, str]] = []
+    cur: list[str] = []
+    cur_us: int | None = None
+    start = 1
+    for i, line in enumerate(text.split("\n"), start=1):
+        t = line.strip()
+        us = None
+        if t and not (t[0].isalpha() or t[0] in "_:{"):
+            try:
+                us = marker_us(t)
+            except ValueError:
+                raise DcgmFormatError(name, i, _EXPECT_MARKER, t) from None
+        if us is not None:
+            if cur:
+                chunks.append((cur_us, start, "\n".join(cur) + "\n"))
+            cur, cur_us, start = [], us, i + 1
+        else:
+            cur.append(line)
+    if cur:
+        chunks.append((cur_us, start, "\n".join(cur) + "\n"))
+    return chunks
+
+
+def _exposition_prometheus_client(data: bytes | str, name: str, default_us: int | None) -> Reading:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    if isinstance(data, str):
+        data = Path(data).read_bytes()
+    text = data.decode("utf-8", errors="replace")
+    sid_of: dict[tuple, int] = {}
+    rows: list[dict[str, Any]] = []
+    o_sid: list[int] = []
+    o_ts: list[int] = []
+    o_val: list[float] = []
+    o_line: list[int] = []
+    for scrape_us, first_line, chunk in _split_scrapes(text, name):
+        try:
+            fams = list(text_string_to_metric_families(chunk))
+        except Exception as e:  # prometheus_client raises bare ValueError/IndexError
+            raise DcgmFormatError(
+                name, first_line, f"valid Prometheus text in the scrape starting here ({e})"
+            ) from e
+        for fam in fams:
+            for s in fam.samples:
+                n = s.name
+                if (
+                    fam.type == "counter"
+                    and n.endswith("_total")
+                    and (n + "{") not in chunk
+                    and (n + " ") not in chunk
+                ):
+                    n = n[:-6]  # prometheus_client appended _total to a counter sample
+                row = normalise_series(n, s.labels)
+                k = tuple(row.values())
+                sid = sid_of.get(k)
+                if sid is None:
+                    sid = sid_of[k] = len(rows)
+                    rows.append(row)
+                ts = s.timestamp
+                if ts is not None:
+                    ts_us = int(round(float(ts) * 1_000_000))
+                elif scrape_us is not None:
+                    ts_us = scrape_us
+                elif default_us is not None:
+                    ts_us = default_us
+                else:
+                    raise DcgmFormatError(
+                        name, first_line, "a sample time (scrape marker or timestamp=)"
+                    )
+                o_sid.append(sid)
+                o_ts.append(ts_us)
+                o_val.append(float(s.value))
+                o_line.append(first_line)
+    if not o_sid:
+        return Reading.empty(name)
+    series = series_frame(rows).with_row_index("sid")
+    obs = pl.DataFrame(
+        {"sid": o_sid, "timestamp": o_ts, "value": o_val, "line": o_line},
+        schema={"sid": pl.UInt32, "timestamp": pl.Int64, "value": pl.Float64, "line": pl.Int64},
+    )
+    return finish(series, obs, name)
+
+
+def _empty() -> pl.DataFrame:
+    return empty_frame()
