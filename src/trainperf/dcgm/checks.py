@@ -410,6 +410,7 @@ def finish(
     log: QualityLog | None = None,
     *,
     frozen_min_samples: int = FROZEN_MIN_SAMPLES,
+    checks: bool = True,
 ) -> Reading:
     """Apply the checks of this module and return the :class:`Reading`.
 
@@ -420,6 +421,8 @@ def finish(
         source: file name for messages.
         log: quality log to add to (a new one if None); its rows are the reading's quality frame.
         frozen_min_samples: see :data:`FROZEN_MIN_SAMPLES`.
+        checks: False: only drop blank sentinels / NaN / Inf (for results that are not samples,
+            e.g. PromQL aggregates such as ``count_over_time`` pushed down to Prometheus).
 
     Returns:
         the reading, samples in input order.
@@ -427,13 +430,13 @@ def finish(
     log = log if log is not None else QualityLog(category=DcgmWarning)
     if samples.height:
         samples = _drop_blank(series, samples, source, log)
-    if samples.height:
+    if samples.height and checks:
         samples = _drop_out_of_range(series, samples, source, log)
-    if samples.height:
+    if samples.height and checks:
         series, samples = _dedupe(series, samples, source, log)
-    if samples.height:
+    if samples.height and checks:
         samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
-    if samples.height:
+    if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
     series = series.drop("_is_int", "_is_double")
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)

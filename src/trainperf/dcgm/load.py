@@ -139,9 +139,9 @@ def load(
             log.add(name, "parse_error", "parse_error", str(e), first_line=line)
     out = Reading.concat(readings, source=", ".join(str(s) for s in sources))
     if log.rows:
-        from trainperf.quality import QUALITY_SCHEMA
-
         import polars as pl
+
+        from trainperf.quality import QUALITY_SCHEMA
 
         out.quality = pl.concat([out.quality, log.frame()]).cast(QUALITY_SCHEMA)
     return out

@@ -86,7 +86,10 @@ def _envelope_error(doc: Any, name: str, where: str) -> DcgmFormatError | None:
 
 
 def read_prometheus_api_reading(
-    source: str | os.PathLike | bytes | Mapping | Sequence, *, metric: str | None = None
+    source: str | os.PathLike | bytes | Mapping | Sequence,
+    *,
+    metric: str | None = None,
+    checks: bool = True,
 ) -> Reading:
     """:func:`read_prometheus_api`, returning the normalised :class:`~trainperf.dcgm.Reading`.
 
@@ -153,11 +156,14 @@ def read_prometheus_api_reading(
         {"sid": o_sid, "timestamp": o_ts, "value": o_val, "line": [None] * len(o_sid)},
         schema={"sid": pl.UInt32, "timestamp": pl.Int64, "value": pl.Float64, "line": pl.Int64},
     )
-    return finish(series, obs, name, log)
+    return finish(series, obs, name, log, checks=checks)
 
 
 def read_prometheus_api(
-    source: str | os.PathLike | bytes | Mapping | Sequence, *, metric: str | None = None
+    source: str | os.PathLike | bytes | Mapping | Sequence,
+    *,
+    metric: str | None = None,
+    checks: bool = True,
 ) -> pl.DataFrame:
     """Read Prometheus HTTP API results: ``/api/v1/query`` (vector) or ``/api/v1/query_range`` (matrix).
 
@@ -173,6 +179,8 @@ def read_prometheus_api(
         source: path / bytes / decoded JSON.
         metric: metric name for results whose ``metric`` has no ``__name__`` (e.g.
             after ``avg by (...)``).
+        checks: False for results that are not samples (PromQL aggregates such as
+            ``count_over_time``): only blank/NaN/Inf values are dropped.
 
     Returns:
         a frame with :data:`trainperf.dcgm.SCHEMA`.
@@ -182,4 +190,4 @@ def read_prometheus_api(
             envelope), a ``resultType`` other than vector/matrix, or a malformed sample (JSON
             path given).
     """
-    return read_prometheus_api_reading(source, metric=metric).frame()
+    return read_prometheus_api_reading(source, metric=metric, checks=checks).frame()

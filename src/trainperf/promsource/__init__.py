@@ -600,7 +600,7 @@ class PrometheusSource:
 
     def _window_frame(self, expr: str, name: str, at_ms: int) -> pl.DataFrame:
         doc = self.query(expr, at_ms / 1000)
-        f = dcgm.read_prometheus_api(doc, metric=name)
+        f = dcgm.read_prometheus_api(doc, metric=name, checks=False)  # aggregates, not samples
         return f.with_columns(
             pl.col("labels").str.json_path_match(f"$.{_STAT_LABEL}").alias("_stat")
         )
