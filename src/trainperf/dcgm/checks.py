@@ -380,7 +380,7 @@ def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: 
         for sid, m in minor.items():
             h, f = rows[sid][1], rows[sid][4]
             src_sid = by_key.get((h, f, m), [None])[0]
-            new = job[src_sid] if src_sid is not None else None
+            new = rows[src_sid][5] if src_sid is not None else None  # the exporter's job of index m
             if new != rows[sid][5]:
                 lab = json.loads(labels[sid])
                 lab["exporter_job_id"] = rows[sid][5] or ""

@@ -136,7 +136,10 @@ def load(
                 readings.append(read(path, format, **kwargs))
         except (TrainperfError, OSError) as e:
             line = e.line if isinstance(e, DcgmFormatError) else None
-            log.add(name, "parse_error", "parse_error", str(e), first_line=line)
+            msg = str(e)
+            for prefix in (f"{name}:{line}: ", f"{name}: "):
+                msg = msg.removeprefix(prefix)
+            log.add(name, "parse_error", "parse_error", msg, first_line=line)
     out = Reading.concat(readings, source=", ".join(str(s) for s in sources))
     if log.rows:
         import polars as pl

@@ -424,15 +424,14 @@ def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") 
     """
     from trainperf.quality import QUALITY_SCHEMA, empty_quality
 
-    dcgm_rows = pl.col("field_id").is_not_null()
     kind = (
         pl.when(pl.col("entity") == "GPU-I").then(pl.lit("mig_instance"))
         .when(pl.col("entity") == "NVSwitch").then(pl.lit("nvswitch"))
-        .when((pl.col("entity") == "GPU") & pl.col("gpu").is_null()).then(pl.lit("no_gpu_index"))
+        .when((pl.col("entity") == "GPU") & pl.col("gpu").is_null() & pl.col("field_id").is_not_null())
+        .then(pl.lit("no_gpu_index"))
     )  # fmt: skip
     g = (
         _lazy(data)
-        .filter(dcgm_rows)
         .with_columns(kind.alias("_k"))
         .filter(pl.col("_k").is_not_null())
         .group_by("_k")
