@@ -65,10 +65,13 @@ READERS = {
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("readers", nargs="*", default=list(READERS), choices=[*READERS, []])
+    ap.add_argument("readers", nargs="*", help=f"some of {', '.join(READERS)} (default: all)")
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
+    unknown = sorted(set(a.readers) - set(READERS))
+    if unknown:
+        ap.error(f"unknown readers {unknown}; known: {', '.join(READERS)}")
     total = 0
     for name in a.readers or list(READERS):
         seeds, read, mut = READERS[name]

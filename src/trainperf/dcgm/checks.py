@@ -94,6 +94,12 @@ def value_bounds(field_id: int | None, labels: dict[str, str] | None = None) -> 
         field_id: DCGM field id (None: a non-DCGM metric, unbounded).
         labels: the series' labels (``modelName`` gives the power limit).
     """
+    model = (labels or {}).get("modelName")
+    return _bounds(field_id, model)
+
+
+@cache
+def _bounds(field_id: int | None, model: str | None) -> tuple[Any, Any]:
     info = FIELDS.get(field_id) if field_id is not None else None
     if info is None:
         return None, None
@@ -103,7 +109,6 @@ def value_bounds(field_id: int | None, labels: dict[str, str] | None = None) -> 
     r = rows.row(0, named=True)
     hi = r["max"]
     if r["max_from"] == "power_limit":
-        model = (labels or {}).get("modelName")
         lim = _power_limit(model) if model else None
         hi = lim * (r["max_factor"] or 1.0) if lim is not None else None
     return r["min"], hi
@@ -167,7 +172,8 @@ def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
 def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
     lo, hi = [], []
     for fid, lab in zip(series["field_id"], series["labels"], strict=True):
-        labels = json.loads(lab) if lab and "modelName" in lab else None
+        watts = fid in FIELDS and FIELDS[fid].unit == "W"
+        labels = json.loads(lab) if watts and lab and "modelName" in lab else None
         a, b = value_bounds(fid, labels)
         lo.append(a)
         hi.append(b)
@@ -328,15 +334,22 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     )
     if busy.height == 0:
         return samples
+    p = s.filter(pl.col("sid").is_in(prof))
+    rep = p.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
+        return samples  # no series repeats a value often enough to hold a frozen run
+    p = p.sort(["sid", "timestamp", "_i"])
+    # rows equal to the previous row of the same series (plain shifts: the frame is sorted by sid)
+    new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
+        pl.col("value") != pl.col("value").shift(1)
+    )
+    p = p.with_columns(new_run.fill_null(True).alias("_new"))
+    if p.height - int(p["_new"].sum()) < min_samples - 1:  # no run long enough: nothing frozen
+        return samples
     p = (
-        s.filter(pl.col("sid").is_in(prof))
-        .sort(["sid", "timestamp", "_i"])
-        .with_columns(g)
-        .with_columns(
-            (pl.col("value") != pl.col("value").shift(1).over("sid")).fill_null(True).alias("_new")
-        )
-        .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().over("sid").alias("_run"))
-        .with_columns((pl.len().over("sid", "_run") >= min_samples).alias("_long"))
+        p.with_columns(g)
+        .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().alias("_run"))
+        .with_columns((pl.len().over("_run") >= min_samples).alias("_long"))
         .with_columns(pl.col("_long").all().over("_g", "timestamp").alias("_all"))
         .join(busy, on=["_g", "timestamp"], how="left")
         .filter(pl.col("_all") & pl.col("_busy").fill_null(False))

@@ -5,8 +5,8 @@
 streams a file of any size into the Parquet store in bounded memory.
 
 The fast engine is one polars CSV read of the file with ``}`` as the separator (so the series key and
-the value are split by the CSV reader itself, natively), a 64-bit hash of the key per line (checked
-for collisions with a second, independently seeded hash), and Python only over the distinct keys
+the value are split by the CSV reader itself, natively), a 64-bit hash of the key bytes per line (every
+line's key is then compared with its group's first key, so a collision cannot merge two series), and Python only over the distinct keys
 and the few non-sample lines (scrape markers, comments other than HELP/TYPE). Lines the split does
 not fit (no labels, ``}`` inside a label value, odd spacing) are re-split with a regular expression.
 Why not prometheus_client: it parses 2-3 MB/s, a hundred times slower (``benchmarks/bench_dcgm.py``);
@@ -49,7 +49,7 @@ _ISO_LINE_RE = re.compile(
 )
 _SCRAPE_RE = re.compile(r"#\s*(?:SCRAPE|TIMESTAMP|scrape_time)\b[:=]?\s*(\S+)\s*$", re.I)
 _SAMPLE_RE = r"^([A-Za-z_:][A-Za-z0-9_:]*\s*(?:\{.*\})?)\s*?\s(\S+(?:\s+\S+)?)\s*$"
-_SEED1, _SEED2 = 0x7472_6169_6E70, 0x6466_6367_6D21  # two independent 64-bit hash seeds
+_SEED1 = 0x7472_6169_6E70  # seed of the 64-bit key hash
 
 _EXPECT_SAMPLE = "a sample 'name{labels} value [timestamp_ms]'"
 _EXPECT_LINE = "a sample 'name{labels} value [timestamp_ms]', a '#' comment or a scrape-time line"
@@ -64,8 +64,18 @@ def _unescape(s: str) -> str:
     return _ESC_RE.sub(lambda m: {"\\": "\\", "n": "\n", '"': '"'}[m.group(1)], s)
 
 
+_LABELS_FULL_RE = re.compile(
+    r'(?:\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*"(?:[^"\\]|\\.)*"\s*,)*'
+    r'(?:\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*"(?:[^"\\]|\\.)*"\s*)?\s*',
+    re.S,
+)
+_PAIR_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"', re.S)
+
+
 def parse_labels(body: str) -> dict[str, str] | None:
     """Parse the inside of ``{...}`` of a Prometheus sample; None if malformed."""
+    if _LABELS_FULL_RE.fullmatch(body):  # well-formed: two regex passes in C, no Python loop
+        return {k: _unescape(v) for k, v in _PAIR_RE.findall(body)}
     out: dict[str, str] = {}
     pos, n = 0, len(body)
     while pos < n:
@@ -422,6 +432,23 @@ def _split_values(lf: pl.LazyFrame) -> pl.LazyFrame:
     return lf.with_columns(ok.alias("_ok")).drop("v_s", "ts_s")
 
 
+def _fast_values(samples: pl.DataFrame) -> pl.DataFrame:
+    """Sample lines (lineno, k, r) -> lineno, k, value, ts_ms, _ok. The fast path takes ``r`` of
+    exactly the form `` <value>`` or `` <value> <ms>`` (one space each, as exporters write it);
+    anything else (tabs, several spaces, a CR, junk: the casts reject blanks) is not _ok and is
+    re-split by the slow path."""
+    sp = pl.col("r").str.splitn(" ", 3)
+    f0, v, t = sp.struct.field("field_0"), sp.struct.field("field_1"), sp.struct.field("field_2")
+    value = v.cast(pl.Float64, strict=False)
+    ts = t.cast(pl.Int64, strict=False)
+    special = v.str.to_lowercase().is_in(["nan", "+inf", "-inf", "inf"])
+    ts_ok = t.is_null() | (ts.is_not_null() & (ts.abs() < 9_000_000_000_000_000))
+    ok = (f0 == "") & (value.is_not_null() | special) & ts_ok  # casts reject blanks
+    return samples.select(
+        "lineno", "k", value.alias("value"), ts.alias("ts_ms"), ok.fill_null(False).alias("_ok")
+    )
+
+
 def _slow_parse(texts: dict[int, str], bad: list[tuple[int, str, str]]) -> pl.DataFrame:
     """Regex split of lines the fast split did not fit: (lineno, k, value, ts_ms)."""
     schema = {"lineno": pl.UInt32, "k": pl.String, "value": pl.Float64, "ts_ms": pl.Int64}
@@ -442,21 +469,27 @@ def _slow_parse(texts: dict[int, str], bad: list[tuple[int, str, str]]) -> pl.Da
     return g.filter(pl.col("_ok")).select("lineno", k.alias("k"), "value", "ts_ms").cast(schema)
 
 
-def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list) -> tuple[pl.DataFrame, dict]:
-    """Distinct keys (h, k, lineno) -> series table (sid = row) and hash -> sid.
+def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list | None) -> tuple[pl.DataFrame, dict]:
+    """Distinct keys (kid, k, lineno) -> series table (sid = row) and kid -> sid.
 
     Keys that do not parse go to ``retry`` (their lines are re-split by regex, since a ``}`` inside
-    a label value cuts the key early) or, if ``retry`` is None, to ``bad``."""
+    a label value cuts the key early) or, if ``retry`` is None, to ``bad``. A key that does not
+    start like a sample (leading blank or junk) is put in ``retry`` *and* given a sid, which marks
+    its lines as not samples."""
     rows: list[dict] = []
     attr_sid: dict[tuple, int] = {}
-    h_sid: dict[int, int] = {}
-    for h, k, ln in keys.iter_rows():
+    kid_sid: dict[int, int] = {}
+    for kid, k, ln in keys.iter_rows():
+        if retry is not None and not (k[:1].isalpha() or k[:1] in "_:{"):
+            retry.append((kid, ln, k))
+            kid_sid[kid] = -1
+            continue
         sk = split_series_key(k + "}") if "{" in k else None
         if "{" not in k and retry is None:  # a sample without labels (regex-split)
             sk = split_series_key(k)
         if sk is None:
             if retry is not None:
-                retry.append((h, ln, k))
+                retry.append((kid, ln, k))
             else:
                 bad.append((ln, _EXPECT_LABELS, k + "}" if "{" in k else k))
             continue
@@ -466,9 +499,9 @@ def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list) -> tuple[pl.Data
         if sid is None:  # keys that normalise alike (Hostname= vs hostname=) share a series
             sid = attr_sid[t] = len(rows)
             rows.append(row)
-        h_sid[h] = sid
+        kid_sid[kid] = sid
     ser = series_frame(rows).with_row_index("sid")
-    return ser, h_sid
+    return ser, kid_sid
 
 
 def _failed_scrapes(
@@ -528,6 +561,27 @@ def _failed_scrapes(
     return ranges
 
 
+def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Number the distinct keys: parts get ``kid`` (UInt32), keys are (kid, k, lineno) in first-seen
+    order. Keyed on a 64-bit hash of the key bytes (hashing is cheaper than grouping the ~250-byte
+    strings); every row's key is then compared with its group's first key, so a hash collision
+    cannot merge two series (it falls back to numbering the strings themselves)."""
+    k = pl.col("k")
+    parts = parts.with_columns(k.cast(pl.Binary).hash(_SEED1).alias("h"))
+    keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
+    keys = keys.with_row_index("kid")
+    parts = parts.join(keys.select("h", "kid"), on="h", how="left", maintain_order="left")
+    same = parts.select((k == pl.lit(keys["k"]).gather(pl.col("kid"))).all()).item()
+    if not same:  # a 64-bit collision (about n^2 / 2^65 for n keys): number the strings exactly
+        parts = parts.drop("kid").with_columns(k.rank("dense").cast(pl.UInt64).alias("h"))
+        keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
+        keys = keys.with_row_index("kid")
+        parts = parts.drop("h").join(
+            keys.select("h", "kid"), on="h", how="left", maintain_order="left"
+        )
+    return parts.drop("h"), keys.drop("h")
+
+
 def _exposition_fast(
     data: bytes | str,
     name: str,
@@ -542,53 +596,39 @@ def _exposition_fast(
         return Reading.empty(name, log.frame())
     last_line = int(lines["lineno"][-1])
     k = pl.col("k")
-    is_sample = pl.col("r").is_not_null() & k.str.contains(r"^[A-Za-z_:{]")
+    lines = lines.with_columns(k.str.starts_with("#").alias("_c"))
     bad: list[tuple[int, str, str]] = []
-    other = lines.filter(~is_sample & k.is_not_null() & ~k.str.contains(r"^#\s*(?:HELP|TYPE)\s"))
+    cand = lines.filter(pl.col("_c") | (pl.col("r").is_null() & k.is_not_null()))
+    other = cand.filter(~k.str.starts_with("# HELP ") & ~k.str.starts_with("# TYPE ")).drop("_c")
     m_line, m_us, slow_lines = _other_lines(other, bad)
-    parts = _split_values(
-        lines.lazy().filter(is_sample).select("lineno", "k", pl.col("r").str.strip_chars())
-    ).collect()
+    parts = _fast_values(lines.filter(pl.col("r").is_not_null() & ~pl.col("_c")))
     redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
-    parts = parts.filter(pl.col("_ok")).drop("_ok", "r")
+    parts, keys = _keyed(parts.filter(pl.col("_ok")).drop("_ok"))
     # keys -> series (Python over the distinct keys only)
-    parts = parts.with_columns(k.hash(_SEED1).alias("h"))
-    keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
-    check = parts.group_by("h").agg(
-        k.hash(_SEED2).min().alias("a"), k.hash(_SEED2).max().alias("b")
-    )
-    if check.filter(pl.col("a") != pl.col("b")).height:  # a 64-bit collision: key on the text
-        parts = parts.with_columns(k.rank("dense").cast(pl.UInt64).alias("h"))
-        keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
     retry: list = []
-    series, h_sid = _series_of_keys(keys, bad, retry)
+    series, kid_sid = _series_of_keys(keys, bad, retry)
     if retry:
-        rh = [h for h, _, _ in retry]
-        redo += parts.filter(pl.col("h").is_in(rh))["lineno"].to_list()
-        parts = parts.filter(~pl.col("h").is_in(rh))
+        rk = [kid for kid, _, _ in retry if kid not in kid_sid]
+        not_sample = [kid for kid, _, text in retry if kid in kid_sid]  # marked: leading junk
+        for kid in not_sample:
+            del kid_sid[kid]
+        for ln, kk in parts.filter(pl.col("kid").is_in(not_sample)).select("lineno", "k").rows():
+            bad.append((ln, _EXPECT_LINE, kk + "}"))
+        redo += parts.filter(pl.col("kid").is_in(rk))["lineno"].to_list()
+        parts = parts.filter(~pl.col("kid").is_in([kid for kid, _, _ in retry]))
+    parts = parts.with_columns(
+        pl.col("kid")
+        .replace_strict(list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32)
+        .alias("sid")  # fmt: skip
+    ).drop("kid", "k")
     if redo or slow_lines:
-        texts = _full_lines(data, sorted(set(redo) | set(slow_lines)), line_offset)
-        slow = _slow_parse(texts, bad)
-        if slow.height:
-            slow = slow.with_columns(k.hash(_SEED1).alias("h"))
-            skeys = slow.filter(~pl.col("h").is_in(list(h_sid))).filter(
-                pl.col("h").is_first_distinct()
-            )
-            extra, extra_sid = _series_of_keys(skeys.select("h", "k", "lineno"), bad, None)
-            if extra.height:
-                extra_sid = {h: s + series.height for h, s in extra_sid.items()}
-                series = pl.concat([series, extra.with_columns(pl.col("sid") + series.height)])
-                h_sid |= extra_sid
-            bad_ln = {b[0] for b in bad}
-            slow = slow.filter(
-                pl.col("h").is_in(list(h_sid)) & ~pl.col("lineno").is_in(list(bad_ln))
-            )
-            parts = pl.concat([parts, slow.select(parts.columns)]).sort("lineno")
+        series, parts = _add_slow(data, sorted(set(redo) | set(slow_lines)), line_offset, series,
+                                  parts, bad)  # fmt: skip
     ranges = _failed_scrapes(bad, m_line, parts["lineno"], _ends_with_newline(data), last_line,
                              name, log, all_failed_ok)  # fmt: skip
     if parts.height == 0:
         return Reading.empty(name, log.frame())
-    samples = _stamp(parts, h_sid, m_line, m_us, default_us, name, data, line_offset)
+    samples = _stamp(parts, m_line, m_us, default_us, name, data, line_offset)
     if ranges:
         cond = pl.lit(False)
         for lo, hi in ranges:
@@ -597,11 +637,42 @@ def _exposition_fast(
     return finish(series.with_columns(pl.col("sid").cast(pl.UInt32)), samples, name, log)
 
 
-def _stamp(parts, h_sid, m_line, m_us, default_us, name, data, line_offset) -> pl.DataFrame:
+def _add_slow(data, linenos, line_offset, series, parts, bad):
+    """Regex-split lines the fast split did not fit and add their samples (and new series)."""
+    slow = _slow_parse(_full_lines(data, linenos, line_offset), bad)
+    if slow.height == 0:
+        return series, parts
+    slow, skeys = _keyed(slow)
+    extra, kid_sid = _series_of_keys(skeys, bad, None)
+    attr = {tuple(r[1:]): r[0] for r in series.drop("_is_int", "_is_double").rows()}
+    ex_rows = extra.drop("_is_int", "_is_double").rows()
+    remap, new = {}, []
+    for row in ex_rows:  # a key seen on the fast path (same attributes) keeps its series
+        t = tuple(row[1:])
+        if t in attr:
+            remap[row[0]] = attr[t]
+        else:
+            remap[row[0]] = series.height + len(new)
+            new.append(row[0])
+    if new:
+        add = extra.filter(pl.col("sid").is_in(new)).with_columns(
+            pl.col("sid").replace_strict(new, [remap[i] for i in new], return_dtype=pl.UInt32)
+        )
+        series = pl.concat([series, add.cast(series.schema)])
+    kid2 = {kid: remap[s] for kid, s in kid_sid.items()}
+    bad_ln = {b[0] for b in bad}
+    slow = slow.filter(pl.col("kid").is_in(list(kid2)) & ~pl.col("lineno").is_in(list(bad_ln)))
+    slow = slow.with_columns(
+        pl.col("kid")
+        .replace_strict(list(kid2), list(kid2.values()), return_dtype=pl.UInt32)
+        .alias("sid")
+    ).select(parts.columns)
+    return series, pl.concat([parts, slow]).sort("lineno")
+
+
+def _stamp(parts, m_line, m_us, default_us, name, data, line_offset) -> pl.DataFrame:
     """Samples with their time: per-sample ms > scrape marker > default."""
-    hs = list(h_sid)
-    sid = pl.col("h").replace_strict(hs, [h_sid[h] for h in hs], return_dtype=pl.UInt32)
-    s = parts.select(sid.alias("sid"), "lineno", "value", "ts_ms")
+    s = parts.select("sid", "lineno", "value", "ts_ms")
     if m_line:
         markers = pl.DataFrame({"lineno": m_line, "scrape_us": m_us},
                                schema={"lineno": pl.UInt32, "scrape_us": pl.Int64}).sort("lineno")  # fmt: skip

@@ -35,6 +35,8 @@ Synthetic data (:mod:`trainperf.synthetic.telemetry`) carry the label ``syntheti
 
 from __future__ import annotations
 
+# the reader frames this package analyses; also keeps ``trainperf.telemetry.dcgm`` as before the split
+from trainperf import dcgm  # noqa: F401
 from trainperf.telemetry._common import (
     ACTIVITY_FIELDS,
     BATCH_ROWS,
