@@ -328,3 +328,11 @@ def test_ingest_records_quality_in_the_store(tmp_path):
     q = dcgm.store_quality(tmp_path / "store")
     assert q["check"].to_list() == ["failed_scrape"] and q["first_line"].to_list() == [4]
     assert dcgm.scan_parquet(tmp_path / "store").collect().height == 2
+
+
+def test_api_timestamp_beyond_datetime_range_is_a_format_error():
+    # found by tests/fuzz/fuzz_dcgm.py: 9.2e17 s is 9.2e23 us, beyond Int64 microseconds
+    doc = {"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0"}, "value": [9.2e17, "1"]}]}}  # fmt: skip
+    with pytest.raises(dcgm.DcgmFormatError, match=r"values\[0\]"):
+        dcgm.read_prometheus_api(doc)

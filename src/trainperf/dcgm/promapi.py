@@ -136,6 +136,8 @@ def read_prometheus_api_reading(
                     if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                         raise TypeError(v)
                     t_us = int(round(float(ts) * 1_000_000))
+                    if not -9e18 < t_us < 9e18:  # beyond Datetime[us]: not a time
+                        raise ValueError(ts)
                     o_val.append(float(v))
                     o_ts.append(t_us)
                 except (TypeError, ValueError, OverflowError):
