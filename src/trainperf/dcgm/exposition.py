@@ -5,8 +5,8 @@
 streams a file of any size into the Parquet store in bounded memory.
 
 The fast engine is one polars CSV read of the file with ``}`` as the separator (so the series key and
-the value are split by the CSV reader itself, natively), a 64-bit hash of the key bytes per line (every
-line's key is then compared with its group's first key, so a collision cannot merge two series), and Python only over the distinct keys
+the value are split by the CSV reader itself, natively), the key numbered by a native Categorical cast
+(exact, no string group-by or join), and Python only over the distinct keys
 and the few non-sample lines (scrape markers, comments other than HELP/TYPE). Lines the split does
 not fit (no labels, ``}`` inside a label value, odd spacing) are re-split with a regular expression.
 Why not prometheus_client: it parses 2-3 MB/s, a hundred times slower (``benchmarks/bench_dcgm.py``);
@@ -49,7 +49,6 @@ _ISO_LINE_RE = re.compile(
 )
 _SCRAPE_RE = re.compile(r"#\s*(?:SCRAPE|TIMESTAMP|scrape_time)\b[:=]?\s*(\S+)\s*$", re.I)
 _SAMPLE_RE = r"^([A-Za-z_:][A-Za-z0-9_:]*\s*(?:\{.*\})?)\s*?\s(\S+(?:\s+\S+)?)\s*$"
-_SEED1 = 0x7472_6169_6E70  # seed of the 64-bit key hash
 
 _EXPECT_SAMPLE = "a sample 'name{labels} value [timestamp_ms]'"
 _EXPECT_LINE = "a sample 'name{labels} value [timestamp_ms]', a '#' comment or a scrape-time line"
@@ -347,8 +346,8 @@ def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
     second ``}``), both null on a blank line, r null on a line without ``}``."""
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
-    try:
-        df = pl.read_csv(
+    def read(encoding: str) -> pl.DataFrame:
+        return pl.read_csv(
             data if isinstance(data, str) else io.BytesIO(data),
             has_header=False,
             separator="}",
@@ -356,8 +355,14 @@ def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
             schema={"k": pl.String, "r": pl.String},
             truncate_ragged_lines=True,
             missing_columns="insert",
-            encoding="utf8-lossy",
+            encoding=encoding,
         )
+
+    try:
+        try:
+            df = read("utf8")  # strict decoding is the faster path
+        except pl.exceptions.ComputeError:
+            df = read("utf8-lossy")  # invalid UTF-8: replaced by U+FFFD, as before
     except pl.exceptions.PolarsError as exc:
         raise DcgmFormatError(
             name, 1 + line_offset, "Prometheus text exposition (UTF-8 text)",
@@ -436,17 +441,36 @@ def _fast_values(samples: pl.DataFrame) -> pl.DataFrame:
     """Sample lines (lineno, k, r) -> lineno, k, value, ts_ms, _ok. The fast path takes ``r`` of
     exactly the form `` <value>`` or `` <value> <ms>`` (one space each, as exporters write it);
     anything else (tabs, several spaces, a CR, junk: the casts reject blanks) is not _ok and is
-    re-split by the slow path."""
-    sp = pl.col("r").str.splitn(" ", 3)
-    f0, v, t = sp.struct.field("field_0"), sp.struct.field("field_1"), sp.struct.field("field_2")
-    value = v.cast(pl.Float64, strict=False)
-    ts = t.cast(pl.Int64, strict=False)
-    special = v.str.to_lowercase().is_in(["nan", "+inf", "-inf", "inf"])
-    ts_ok = t.is_null() | (ts.is_not_null() & (ts.abs() < 9_000_000_000_000_000))
-    ok = (f0 == "") & (value.is_not_null() | special) & ts_ok  # casts reject blanks
-    return samples.select(
-        "lineno", "k", value.alias("value"), ts.alias("ts_ms"), ok.fill_null(False).alias("_ok")
+    re-split by the slow path. Files without per-sample timestamps need one cast of ``r[1:]``."""
+    r = pl.col("r")
+    head = samples["r"].head(1000)
+    if head.str.count_matches(" ", literal=True).max() == 1:  # " <value>" only (so far)
+        out = samples.select(
+            "lineno", "k", r.str.slice(1).cast(pl.Float64, strict=False).alias("value"),
+            pl.lit(None, pl.Int64).alias("ts_ms"), r.str.starts_with(" ").alias("_sp"),
+        )  # fmt: skip
+        hard = out["value"].is_null() | ~out["_sp"]
+        if not hard.any():
+            return out.drop("_sp").with_columns(pl.lit(True).alias("_ok"))
+        easy = out.filter(~hard).drop("_sp").with_columns(pl.lit(True).alias("_ok"))
+        rest = _split_fields(samples.filter(hard))
+        return pl.concat([easy, rest]).sort("lineno")
+    return _split_fields(samples)
+
+
+def _split_fields(samples: pl.DataFrame) -> pl.DataFrame:
+    s = samples.select("lineno", "k", pl.col("r").str.splitn(" ", 3).alias("s")).unnest("s")
+    f0, v, t = pl.col("field_0"), pl.col("field_1"), pl.col("field_2")
+    s = s.with_columns(
+        v.cast(pl.Float64, strict=False).alias("value"),
+        t.cast(pl.Int64, strict=False).alias("ts_ms"),
     )
+    special = v.str.to_lowercase().is_in(["nan", "+inf", "-inf", "inf"])
+    ts_ok = t.is_null() | (
+        pl.col("ts_ms").is_not_null() & (pl.col("ts_ms").abs() < 9_000_000_000_000_000)
+    )
+    ok = (f0 == "") & (pl.col("value").is_not_null() | special) & ts_ok
+    return s.select("lineno", "k", "value", "ts_ms", ok.fill_null(False).alias("_ok"))
 
 
 def _slow_parse(texts: dict[int, str], bad: list[tuple[int, str, str]]) -> pl.DataFrame:
@@ -563,23 +587,12 @@ def _failed_scrapes(
 
 def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Number the distinct keys: parts get ``kid`` (UInt32), keys are (kid, k, lineno) in first-seen
-    order. Keyed on a 64-bit hash of the key bytes (hashing is cheaper than grouping the ~250-byte
-    strings); every row's key is then compared with its group's first key, so a hash collision
-    cannot merge two series (it falls back to numbering the strings themselves)."""
-    k = pl.col("k")
-    parts = parts.with_columns(k.cast(pl.Binary).hash(_SEED1).alias("h"))
-    keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
-    keys = keys.with_row_index("kid")
-    parts = parts.join(keys.select("h", "kid"), on="h", how="left", maintain_order="left")
-    same = parts.select((k == pl.lit(keys["k"]).gather(pl.col("kid"))).all()).item()
-    if not same:  # a 64-bit collision (about n^2 / 2^65 for n keys): number the strings exactly
-        parts = parts.drop("kid").with_columns(k.rank("dense").cast(pl.UInt64).alias("h"))
-        keys = parts.filter(pl.col("h").is_first_distinct()).select("h", "k", "lineno")
-        keys = keys.with_row_index("kid")
-        parts = parts.drop("h").join(
-            keys.select("h", "kid"), on="h", how="left", maintain_order="left"
-        )
-    return parts.drop("h"), keys.drop("h")
+    order. The number is the key's code in a polars Categorical (one native hashing pass, exact: equal
+    codes are equal strings), instead of grouping and joining on the ~250-byte strings; the
+    categories are freed with the column."""
+    parts = parts.with_columns(pl.col("k").cast(pl.Categorical).to_physical().alias("kid"))
+    keys = parts.filter(pl.col("kid").is_first_distinct()).select("kid", "k", "lineno")
+    return parts, keys
 
 
 def _exposition_fast(
