@@ -215,8 +215,16 @@ def phase_stats(
         _only_hosts(lf, hosts).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
         for hosts in batches
     ]
-    # order as (kind, index, hostname, gpu, metric), on integer keys before the strings are
-    # attached (the per-GPU result of a long store has millions of rows)
+    return _assemble(parts, groups, mt, keys, rest, qcols)
+
+
+def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
+    """The per-batch aggregates as the result, ordered (kind, index, hostname, gpu, metric).
+
+    Memory: the per-GPU result of a long store has millions of rows, so the order is found on
+    integer keys (``arg_sort``) and every output column is gathered once, the strings (phase,
+    kind, metric, unit) straight from the small group / metric tables, each input column dropped
+    as soon as it is used (before: three joins and a sort, each a full copy of the result)."""
     kind_order = {"init": 0, "train": 1, "eval": 2}
     gr = groups.with_columns(
         pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
@@ -226,16 +234,41 @@ def phase_stats(
         .cast(pl.UInt32)
         .alias("_gr")
     )
-    mt_i = mt.with_row_index("_m")
-    out = (
-        pl.concat(parts)
-        .join(mt_i.select("field_id", "_m"), on="field_id", how="inner")
-        .join(gr.select("_g", "_gr"), on="_g", how="left")
-        .sort(["_gr", *rest, "_m"])
-        .join(groups, on="_g", how="left", maintain_order="left")
-        .join(mt_i.select("_m", "metric", "unit"), on="_m", how="left", maintain_order="left")
-    )
-    return out.select([*keys, "metric", "unit", "n", "mean", *qcols])
+    ids = mt["field_id"].to_list()
+    res = pl.concat(parts).filter(pl.col("field_id").is_in(ids))
+    parts.clear()
+    res = res.with_columns(
+        pl.col("field_id")
+        .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
+        .alias("_m"),
+        pl.col("_g").replace_strict(gr["_g"], gr["_gr"], return_dtype=pl.UInt32).alias("_gr"),
+    ).drop("field_id")
+    order = res.select(pl.arg_sort_by(["_gr", *rest, "_m", "_g"])).to_series()
+    res = res.drop("_gr")
+    out: dict[str, pl.Series] = {}
+
+    def take(c: str) -> pl.Series:
+        nonlocal res
+        col = res[c].gather(order)
+        res = res.drop(c)
+        return col
+
+    g = take("_g")
+    for c in keys:
+        if c in groups.columns:
+            out[c] = g.replace_strict(groups["_g"], groups[c], return_dtype=groups.schema[c]).alias(
+                c
+            )
+        else:
+            out[c] = take(c)
+    del g
+    m = take("_m")
+    out["metric"] = m.replace_strict(list(range(len(ids))), mt["metric"], return_dtype=pl.String)
+    out["unit"] = m.replace_strict(list(range(len(ids))), mt["unit"], return_dtype=pl.String)
+    del m
+    for c in ["n", "mean", *qcols]:
+        out[c] = take(c)
+    return pl.DataFrame([v.alias(k) for k, v in out.items()])
 
 
 def activity_timeline(
