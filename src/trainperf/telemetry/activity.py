@@ -235,7 +235,7 @@ def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
         .alias("_gr")
     )
     ids = mt["field_id"].to_list()
-    res = pl.concat(parts).filter(pl.col("field_id").is_in(ids))
+    res = pl.concat(parts)  # the input was filtered to these field ids: no copy here
     parts.clear()
     res = res.with_columns(
         pl.col("field_id")
