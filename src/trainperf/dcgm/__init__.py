@@ -34,7 +34,8 @@ reconciles the two NVLink bandwidth fields.
 Modules: :mod:`~trainperf.dcgm.fields` (field table, schema, aliases, errors),
 :mod:`~trainperf.dcgm.series` (label normalisation, :class:`Reading`),
 :mod:`~trainperf.dcgm.checks` (the data checks every reader applies),
-:mod:`~trainperf.dcgm.exposition` (Prometheus text, streaming ingest),
+:mod:`~trainperf.dcgm.exposition` (Prometheus text, streaming ingest; label/marker syntax in
+:mod:`~trainperf.dcgm.text`, the cross-check engine in :mod:`~trainperf.dcgm.promclient`),
 :mod:`~trainperf.dcgm.promapi` (Prometheus HTTP API JSON), :mod:`~trainperf.dcgm.dmon`
 (``dcgmi dmon``), :mod:`~trainperf.dcgm.csvfiles` (long CSV, Grafana export),
 :mod:`~trainperf.dcgm.store` (Parquet store), :mod:`~trainperf.dcgm.derived` (SI units,

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 import polars as pl
 
 from trainperf.dcgm.checks import finish
-from trainperf.dcgm.exposition import parse_labels
 from trainperf.dcgm.fields import FIELDS, DcgmFormatError
 from trainperf.dcgm.series import (
     Reading,
@@ -22,6 +21,7 @@ from trainperf.dcgm.series import (
     src_name,
     to_int,
 )
+from trainperf.dcgm.text import parse_labels
 
 __all__ = ["read_csv_long", "read_csv_long_reading", "read_grafana_csv", "read_grafana_csv_reading"]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import io
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Literal
@@ -36,100 +35,28 @@ from trainperf.dcgm.series import (
     series_frame,
     src_name,
 )
+from trainperf.dcgm.text import (
+    EXPECT_LABELS as _EXPECT_LABELS,
+)
+from trainperf.dcgm.text import (
+    EXPECT_LINE as _EXPECT_LINE,
+)
+from trainperf.dcgm.text import (
+    EXPECT_MARKER as _EXPECT_MARKER,
+)
+from trainperf.dcgm.text import (
+    EXPECT_SAMPLE as _EXPECT_SAMPLE,
+)
+from trainperf.dcgm.text import (
+    EXPECT_VALUE as _EXPECT_VALUE,
+)
+from trainperf.dcgm.text import (
+    SAMPLE_RE as _SAMPLE_RE,
+)
+from trainperf.dcgm.text import marker_us, parse_labels, split_series_key
 from trainperf.quality import QualityLog
 
 __all__ = ["ingest_exposition", "parse_labels", "read_exposition", "read_exposition_reading"]
-
-_LABEL_RE = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|$)', re.S)
-_ESC_RE = re.compile(r'\\([\\n"])')
-_NAME_RE = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
-_EPOCH_LINE_RE = re.compile(r"\d{9,11}(?:\.\d+)?")
-_ISO_LINE_RE = re.compile(
-    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
-)
-_SCRAPE_RE = re.compile(r"#\s*(?:SCRAPE|TIMESTAMP|scrape_time)\b[:=]?\s*(\S+)\s*$", re.I)
-_SAMPLE_RE = r"^([A-Za-z_:][A-Za-z0-9_:]*\s*(?:\{.*\})?)\s*?\s(\S+(?:\s+\S+)?)\s*$"
-
-_EXPECT_SAMPLE = "a sample 'name{labels} value [timestamp_ms]'"
-_EXPECT_LINE = "a sample 'name{labels} value [timestamp_ms]', a '#' comment or a scrape-time line"
-_EXPECT_VALUE = "a numeric value and optional integer timestamp (ms)"
-_EXPECT_LABELS = 'labels as {name="value",...}'
-_EXPECT_MARKER = "'# SCRAPE <epoch seconds|ISO 8601>'"
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    return _ESC_RE.sub(lambda m: {"\\": "\\", "n": "\n", '"': '"'}[m.group(1)], s)
-
-
-_LABELS_FULL_RE = re.compile(
-    r'(?:\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*"(?:[^"\\]|\\.)*"\s*,)*'
-    r'(?:\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*"(?:[^"\\]|\\.)*"\s*)?\s*',
-    re.S,
-)
-_PAIR_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"', re.S)
-
-
-def parse_labels(body: str) -> dict[str, str] | None:
-    """Parse the inside of ``{...}`` of a Prometheus sample; None if malformed."""
-    if _LABELS_FULL_RE.fullmatch(body):  # well-formed: two regex passes in C, no Python loop
-        return {k: _unescape(v) for k, v in _PAIR_RE.findall(body)}
-    out: dict[str, str] = {}
-    pos, n = 0, len(body)
-    while pos < n:
-        if body[pos:].strip() == "":
-            break
-        m = _LABEL_RE.match(body, pos)
-        if not m:
-            return None
-        out[m.group(1)] = _unescape(m.group(2))
-        pos = m.end()
-    return out
-
-
-def split_series_key(key: str) -> tuple[str, dict[str, str]] | None:
-    """``name{labels}`` -> (name, labels), or None if malformed."""
-    if "{" in key:
-        i = key.index("{")
-        name, body = key[:i].strip(), key[i + 1 :]
-        if not body.endswith("}"):
-            return None
-        labels = parse_labels(body[:-1])
-        if labels is None:
-            return None
-    else:
-        name, labels = key.strip(), {}
-    if not name and "__name__" in labels:
-        name = labels.pop("__name__")
-    if not _NAME_RE.fullmatch(name):
-        return None
-    return name, labels
-
-
-def marker_us(text: str) -> int | None:
-    """A scrape-marker line -> epoch us, or None if the line is not a marker.
-
-    Raises:
-        ValueError: a ``# SCRAPE`` comment whose time does not parse.
-    """
-    t = text.strip()
-    m = _SCRAPE_RE.fullmatch(t)
-    if m:
-        t = m.group(1)
-    elif t.startswith("#"):
-        return None
-    if _EPOCH_LINE_RE.fullmatch(t):
-        return int(round(float(t) * 1_000_000))
-    if _ISO_LINE_RE.fullmatch(t):
-        try:
-            return epoch_us(t)
-        except DcgmFormatError:
-            raise ValueError(t) from None
-    if m:
-        raise ValueError(t)
-    return None
-
 
 # --------------------------------------------------------------------------------------
 # public readers
@@ -169,7 +96,9 @@ def read_exposition_reading(
     if engine == "fast":
         return _exposition_fast(data, name, default_us)
     if engine == "prometheus_client":
-        return _exposition_prometheus_client(data, name, default_us)
+        from trainperf.dcgm.promclient import exposition_prometheus_client
+
+        return exposition_prometheus_client(data, name, default_us)
     raise ValueError(f"engine must be 'fast' or 'prometheus_client', not {engine!r}")
 
 
@@ -346,6 +275,7 @@ def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
     second ``}``), both null on a blank line, r null on a line without ``}``."""
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
+
     def read(encoding: str) -> pl.DataFrame:
         return pl.read_csv(
             data if isinstance(data, str) else io.BytesIO(data),
@@ -709,96 +639,6 @@ def _stamp(parts, m_line, m_us, default_us, name, data, line_offset) -> pl.DataF
             _full_lines(data, [ln], line_offset)[ln],
         )  # fmt: skip
     return s
-
-
-# --------------------------------------------------------------------------------------
-# prometheus_client engine (cross-check)
-# --------------------------------------------------------------------------------------
-
-
-def _split_scrapes(text: str, name: str) -> list[tuple[int | None, int, str]]:
-    """Split an archive into (marker_us, first_line_no, text) chunks."""
-    chunks: list[tuple[int | None, int, str]] = []
-    cur: list[str] = []
-    cur_us: int | None = None
-    start = 1
-    for i, line in enumerate(text.split("\n"), start=1):
-        t = line.strip()
-        us = None
-        if t and not (t[0].isalpha() or t[0] in "_:{"):
-            try:
-                us = marker_us(t)
-            except ValueError:
-                raise DcgmFormatError(name, i, _EXPECT_MARKER, t) from None
-        if us is not None:
-            if cur:
-                chunks.append((cur_us, start, "\n".join(cur) + "\n"))
-            cur, cur_us, start = [], us, i + 1
-        else:
-            cur.append(line)
-    if cur:
-        chunks.append((cur_us, start, "\n".join(cur) + "\n"))
-    return chunks
-
-
-def _exposition_prometheus_client(data: bytes | str, name: str, default_us: int | None) -> Reading:
-    from prometheus_client.parser import text_string_to_metric_families
-
-    if isinstance(data, str):
-        data = Path(data).read_bytes()
-    text = data.decode("utf-8", errors="replace")
-    sid_of: dict[tuple, int] = {}
-    rows: list[dict[str, Any]] = []
-    o_sid: list[int] = []
-    o_ts: list[int] = []
-    o_val: list[float] = []
-    o_line: list[int] = []
-    for scrape_us, first_line, chunk in _split_scrapes(text, name):
-        try:
-            fams = list(text_string_to_metric_families(chunk))
-        except Exception as e:  # prometheus_client raises bare ValueError/IndexError
-            raise DcgmFormatError(
-                name, first_line, f"valid Prometheus text in the scrape starting here ({e})"
-            ) from e
-        for fam in fams:
-            for s in fam.samples:
-                n = s.name
-                if (
-                    fam.type == "counter"
-                    and n.endswith("_total")
-                    and (n + "{") not in chunk
-                    and (n + " ") not in chunk
-                ):
-                    n = n[:-6]  # prometheus_client appended _total to a counter sample
-                row = normalise_series(n, s.labels)
-                k = tuple(row.values())
-                sid = sid_of.get(k)
-                if sid is None:
-                    sid = sid_of[k] = len(rows)
-                    rows.append(row)
-                ts = s.timestamp
-                if ts is not None:
-                    ts_us = int(round(float(ts) * 1_000_000))
-                elif scrape_us is not None:
-                    ts_us = scrape_us
-                elif default_us is not None:
-                    ts_us = default_us
-                else:
-                    raise DcgmFormatError(
-                        name, first_line, "a sample time (scrape marker or timestamp=)"
-                    )
-                o_sid.append(sid)
-                o_ts.append(ts_us)
-                o_val.append(float(s.value))
-                o_line.append(first_line)
-    if not o_sid:
-        return Reading.empty(name)
-    series = series_frame(rows).with_row_index("sid")
-    obs = pl.DataFrame(
-        {"sid": o_sid, "timestamp": o_ts, "value": o_val, "line": o_line},
-        schema={"sid": pl.UInt32, "timestamp": pl.Int64, "value": pl.Float64, "line": pl.Int64},
-    )
-    return finish(series, obs, name)
 
 
 def _empty() -> pl.DataFrame:
