@@ -56,7 +56,9 @@ def _store_reuse(tmp: Path) -> harness.Row:
 
 
 def run(quick: bool) -> list[harness.Row]:
-    sizes = [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
+    sizes = (
+        [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
+    )
     nodes = 10 if quick else 100
     tmp = Path(tempfile.mkdtemp(prefix="bench_telemetry_"))
     rows: list[harness.Row] = []

@@ -86,7 +86,12 @@ elif mode == "analyse":
 elif mode == "baseline":
     pass
 out["seconds"] = time.perf_counter() - t
-out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM is this process' own peak; ru_maxrss would carry the parent's RSS over fork + exec on Linux
+try:
+    hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+    out["peak_rss"] = int(hwm) * 1024
+except (OSError, IndexError):
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(out))
 """
 
