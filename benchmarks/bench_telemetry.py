@@ -7,7 +7,8 @@ times the main job's synthetic-store step, regenerated against reused (``ensure_
 
 Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
 full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64X=1``
-(about 20 minutes more on a 2-core machine); ``--quick``: 10 nodes, 1x and 2x.
+(about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
+(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x.
 Targets: 16x <= 1 GB peak; 64x <= 2 GB; time per million rows about constant (linear).
 """
 
@@ -59,6 +60,8 @@ def run(quick: bool) -> list[harness.Row]:
     sizes = (
         [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
     )
+    if os.environ.get("TRAINPERF_BENCH_SIZES"):  # e.g. "1 4": a shorter full-size run
+        sizes = [int(x) for x in os.environ["TRAINPERF_BENCH_SIZES"].split()]
     nodes = 10 if quick else 100
     tmp = Path(tempfile.mkdtemp(prefix="bench_telemetry_"))
     rows: list[harness.Row] = []
