@@ -1,0 +1,1 @@
+"""PyTorch profiler (Kineto) traces: placeholder, filled in below."""
