@@ -91,6 +91,11 @@ NOTEBOOKS: list[NotebookSpec] = [
             "ddp_capture_dir": "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
         },
     ),
+    NotebookSpec(
+        "trace",
+        "Inside a step: a PyTorch profiler trace against the MLPerf log and DCGM",
+        {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
+    ),
     NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
     NotebookSpec(
         "cluster",
@@ -291,6 +296,7 @@ _XREF_RE = re.compile(r"@((?:fig|tbl|sec)-[A-Za-z0-9_-]+)")
 
 
 def _cell_outputs_html(nb_path: Path, label: str) -> str:
+    import markdown
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
@@ -306,6 +312,13 @@ def _cell_outputs_html(nb_path: Path, label: str) -> str:
                         data["text/html"]
                         if isinstance(data["text/html"], str)
                         else "".join(data["text/html"])
+                    )
+                elif "text/markdown" in data:  # tables shown as Markdown (no text/html)
+                    md = data["text/markdown"]
+                    parts.append(
+                        markdown.markdown(
+                            md if isinstance(md, str) else "".join(md), extensions=["tables"]
+                        )
                     )
                 elif "image/svg+xml" in data:
                     parts.append("".join(data["image/svg+xml"]))
