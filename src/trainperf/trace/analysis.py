@@ -650,7 +650,12 @@ def match_log(
         one row per (rank, step): ``rank``, ``step``, ``complete``, ``cpu_step_s``, ``span_s``
         (GPU span), ``log_time`` (Datetime[us, UTC]) , ``log_tokens`` (Int64, the event's ``step``
         metadata), ``log_step_time_s`` (Float64), ``phase`` (String), ``model_tflops_per_gpu``,
-        ``mfu`` (Float64; null without FLOPs per token in the log).
+        ``mfu`` (Float64; both null without FLOPs per token in the log; ``mfu`` also null for an
+        accelerator with no dense peak in the reference table, e.g. a CPU; both null for a step
+        with no GPU activity, which has no GPU span).
+
+    Raises:
+        ValueError: the log has no ``init``, block or eval phases (:func:`trainperf.telemetry.phases_from_log`).
     """
     from trainperf import flops, mlperf, telemetry
 
@@ -696,9 +701,13 @@ def match_log(
     n_acc = run.get("n_accelerators") or 1
     tokens_per_step = (run.get("global_batch_size") or 0) * (run.get("max_sequence_length") or 0)
     if f_tok is not None and tokens_per_step:
-        peak = flops.peak_flops(accelerator or run["accelerator_model"], precision)
+        try:
+            peak = flops.peak_flops(accelerator or run["accelerator_model"], precision)
+        except ValueError:  # no published peak (a CPU run, an unknown GPU): MFU stays null
+            peak = None
         tf = f_tok * tokens_per_step / n_acc / pl.col("span_s") / flops.TFLOP
-        m = m.with_columns(tf.alias("model_tflops_per_gpu"), (tf * flops.TFLOP / peak).alias("mfu"))
+        mfu = (tf * flops.TFLOP / peak) if peak else pl.lit(None, pl.Float64)
+        m = m.with_columns(tf.alias("model_tflops_per_gpu"), mfu.alias("mfu"))
     else:
         m = m.with_columns(
             pl.lit(None, pl.Float64).alias("model_tflops_per_gpu"),

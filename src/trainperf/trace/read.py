@@ -431,7 +431,8 @@ def _parse_one(path: Path) -> _One:
     try:
         doc = json.loads(text, object_hook=cols.hook)
     except json.JSONDecodeError as exc:
-        what = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "invalid JSON"
+        # an error on the last line of the text: the file ends mid-document (cut off)
+        what = "truncated" if "\n" not in text[exc.pos :].rstrip() else "invalid JSON"
         raise TraceFormatError(
             f"{src}:{exc.lineno}: {what} ({exc.msg} at line {exc.lineno}, column {exc.colno})",
             src,
@@ -950,7 +951,9 @@ def _assemble(parsed: list[tuple[Path, _One | TraceFormatError]]) -> TraceSet:
         msgs.append(msg)
         warnings.warn(TraceWarning(msg), stacklevel=3)
     order = sorted(good)
-    ranks = pl.DataFrame(rank_rows, schema=RANK_SCHEMA).sort("rank", "file", nulls_last=True)
+    ranks = pl.DataFrame(rank_rows, schema=RANK_SCHEMA).sort(
+        "rank", nulls_last=True, maintain_order=True
+    )
     return TraceSet(
         ranks=ranks,
         kernels=_concat([good[r].kernels for r in order], KERNEL_SCHEMA),
