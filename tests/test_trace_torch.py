@@ -226,3 +226,37 @@ def test_traces_of_different_runs_are_flagged(tp2pp2, tmp_path):
     assert not ts.consistent
     details = " ".join(ts.quality.filter(pl.col("check") == "mixed_runs")["detail"])
     assert "different trainperf run ids" in details and "world_size" in details
+
+
+def test_local_param_count_matches_the_model(tp2pp2):
+    ts = _read(tp2pp2 / "trace")
+    cfg = smoke.PRESETS["tiny"]  # l=2, h=64, V=256, s=32; tp 2, pp 2: one block per stage
+    # a block's slice: QKV 96x64+96, attention out 64x32+64, MLP in 128x64+128, MLP out 64x128+64,
+    # two LayerNorms 4x64: 25,184; stage 0 adds (256+32)x64 embeddings, stage 1 2x64 + 128x64 head
+    by_hand = {
+        0: 25_184 + 18_432,
+        1: 25_184 + 18_432,
+        2: 25_184 + 128 + 8_192,
+        3: 25_184 + 128 + 8_192,
+    }
+    for rank, m in ts.meta.items():
+        lay = parallel.Layout(2, 2, 1, rank)
+        assert (
+            m["trainperf"]["local_params"] == parallel.local_param_count(cfg, lay) == by_hand[rank]
+        )
+
+
+def test_traffic_per_step_by_hand():
+    cfg = smoke.PRESETS["1.3b"]  # h 2048, 24 layers, micro-batch 8 x 2048
+    t = parallel.traffic_per_step(cfg, tp=2, pp=2, dp=2, micro_batches=8)
+    a = 8 * 2048 * 2048  # activations of one micro-batch
+    row = {(r["rank"], r["parallelism"]): r["bytes_sent"] for r in t.iter_rows(named=True)}
+    # rank 0 (stage 0): 12 blocks x (2 bf16 + 2 fp32 all-reduces of A) per micro-batch, ring over 2
+    assert row[(0, "tp")] == 8 * 12 * (2 * a * 2 + 2 * a * 4) * 1.0
+    # pipeline: stage 0 only sends activations forward; the last stage only gradients back
+    assert row[(0, "pp")] == row[(4, "pp")] == 8 * a * 2
+    # data parallel: the stage's fp32 gradients, ring over 2 -> 1 x their size
+    assert row[(0, "dp")] == 4 * parallel.local_param_count(cfg, parallel.Layout(2, 2, 2, 0))
+    # the last stage's head: one more fp32 all-reduce of A and the cross-entropy's 3 b s fp32
+    assert row[(4, "tp")] - row[(0, "tp")] == 8 * (a * 4 + 3 * 8 * 2048 * 4)
+    assert set(t["rank"]) == set(range(8))

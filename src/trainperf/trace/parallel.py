@@ -62,7 +62,15 @@ NVLS_OFF = {
 }
 """Environment that keeps NVLink multicast off (set by :func:`main` and :func:`run`)."""
 
-__all__ = ["NVLS_OFF", "Layout", "auto_layout", "main", "run"]
+__all__ = [
+    "NVLS_OFF",
+    "Layout",
+    "auto_layout",
+    "local_param_count",
+    "main",
+    "run",
+    "traffic_per_step",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +123,88 @@ def auto_layout(world: int) -> tuple[int, int, int]:
     if world in table:
         return table[world]
     return (2, world // 2, 1) if world % 2 == 0 else (1, world, 1)
+
+
+def local_param_count(cfg: Any, lay: Layout) -> int:
+    """Parameters held by one rank of this module's model (its stage, its tensor-parallel slice).
+
+    Per block: QKV ``3h/tp x h + 3h/tp``, attention output ``h x h/tp + h``, MLP in
+    ``4h/tp x h + 4h/tp``, MLP out ``h x 4h/tp + h``, two LayerNorms ``4h``; the first stage adds
+    the embeddings ``(V + s) h``, the last the final LayerNorm ``2h`` and its head slice ``V/tp x h``
+    (``V`` padded). ``cfg``: a :class:`trainperf.smoke.SmokeConfig`.
+    """
+    h, t = cfg.hidden, lay.tp
+    block = (
+        (3 * h // t) * h
+        + 3 * h // t
+        + h * (h // t)
+        + h
+        + (4 * h // t) * h
+        + 4 * h // t
+        + h * (4 * h // t)
+        + h
+        + 4 * h
+    )
+    n = block * (cfg.n_layers // lay.pp)
+    if lay.pp_rank == 0:
+        n += (cfg.vocab_padded + cfg.seq_len) * h
+    if lay.pp_rank == lay.pp - 1:
+        n += 2 * h + (cfg.vocab_padded // t) * h
+    return n
+
+
+def traffic_per_step(
+    cfg: Any, tp: int, pp: int, dp: int, micro_batches: int, *, act_bytes: int = 2
+) -> Any:
+    """Bytes each rank sends per training step, by collective, for the layout this module runs.
+
+    Ring algorithms (NCCL's ring; Patarasuk and Yuan, JPDC 2009): an all-reduce of S bytes over n
+    ranks sends ``2 (n - 1) / n x S`` from each rank; a point-to-point send sends S. Per micro-batch
+    of ``b x s`` tokens (``b`` = ``cfg.micro_batch_size``), with A = ``b s h`` activations:
+
+    * tensor parallel, each block: two forward all-reduces of the row-parallel outputs (``act_bytes``
+      per element, bf16 under autocast) and two backward all-reduces of the gradients at the
+      LayerNorm outputs (fp32: LayerNorm runs in fp32 under autocast); the last stage adds one
+      backward all-reduce before the head (fp32) and the vocab-parallel cross-entropy's
+      ``b s`` max and ``2 b s`` sums (fp32);
+    * pipeline: the activations to the next stage and the gradients to the previous one,
+      ``act_bytes`` per element, each A elements;
+    * data parallel: once per step the stage's gradients, :func:`local_param_count` fp32 values.
+
+    The step's stop-flag all-reduce (8 bytes) is left out. With ``cfg`` on CPU (fp32) pass
+    ``act_bytes=4``; the backward sizes do not change.
+
+    Returns:
+        polars frame, one row per (rank, collective) with traffic: ``rank``, ``tp_rank``,
+        ``pp_rank``, ``dp_rank`` (Int64), ``collective`` (String: AllReduce or SendRecv),
+        ``parallelism`` (String: tp, pp or dp), ``bytes_sent`` (Float64, per step).
+    """
+    import polars as pl
+
+    b, sl, h = cfg.micro_batch_size, cfg.seq_len, cfg.hidden
+    a = b * sl * h
+    blocks = cfg.n_layers // pp
+    rows = []
+    for r in range(tp * pp * dp):
+        lay = Layout(tp, pp, dp, r)
+        first, last = lay.pp_rank == 0, lay.pp_rank == pp - 1
+        base = {"rank": r, "tp_rank": lay.tp_rank, "pp_rank": lay.pp_rank, "dp_rank": lay.dp_rank}
+        if tp > 1:
+            per_mb = blocks * 2 * a * act_bytes + blocks * 2 * a * 4
+            if last:
+                per_mb += a * 4 + 3 * b * sl * 4
+            rows.append({**base, "collective": "AllReduce", "parallelism": "tp",
+                         "bytes_sent": micro_batches * per_mb * 2 * (tp - 1) / tp})  # fmt: skip
+        if pp > 1:
+            sends = (0 if last else 1) + (0 if first else 1)
+            rows.append({**base, "collective": "SendRecv", "parallelism": "pp",
+                         "bytes_sent": float(micro_batches * sends * a * act_bytes)})  # fmt: skip
+        if dp > 1:
+            rows.append({**base, "collective": "AllReduce", "parallelism": "dp",
+                         "bytes_sent": 4 * local_param_count(cfg, lay) * 2 * (dp - 1) / dp})  # fmt: skip
+    schema = {"rank": pl.Int64, "tp_rank": pl.Int64, "pp_rank": pl.Int64, "dp_rank": pl.Int64,
+              "collective": pl.String, "parallelism": pl.String, "bytes_sent": pl.Float64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
 
 
 def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tuple[Any, dict]:
@@ -489,6 +579,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "tp_rank": lay.tp_rank,
         "pp_rank": lay.pp_rank,
         "dp_rank": lay.dp_rank,
+        "local_params": counts["sharded"] + counts["replicated"],
     }
     prof = StepProfiler(
         args.profile_dir,
