@@ -12,6 +12,8 @@
 # Environment: TP, PP, DP        layout (default: trainperf.trace.parallel.auto_layout of the GPU count:
 #                                2 -> 1x2x1, 4 -> 2x2x1, 8 -> 2x2x2)
 #              MICRO_BATCHES     per step (default 8)
+#              MICRO_BATCH_SIZE  sequences per micro-batch (default 2: GPipe keeps the activations of every
+#                                micro-batch of the step; 1.3b with 4 x 8 did not fit one H200, 4 x 2 ran)
 #              INTERVAL          collector interval in s (default 0.5)
 #              PROFILE           SKIP:WARMUP:ACTIVE steps (default 20:2:4)
 set -euo pipefail
@@ -22,6 +24,7 @@ PY=${PYTHON:-python3}
 INTERVAL=${INTERVAL:-0.5}
 PROFILE=${PROFILE:-20:2:4}
 MICRO_BATCHES=${MICRO_BATCHES:-8}
+MICRO_BATCH_SIZE=${MICRO_BATCH_SIZE:-2}
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" CUDA_DEVICE_ORDER=PCI_BUS_ID
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NGPU=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
@@ -36,7 +39,7 @@ run="${GPU}_${NGPU}gpu_parallel_${PRESET}_${STAMP}"
 d="$OUTDIR/$run"
 mkdir -p "$d"
 train=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$NGPU" -m trainperf.trace.parallel
-  --preset "$PRESET" --minutes "$MINUTES" --micro-batches "$MICRO_BATCHES" "${layout[@]}"
+  --preset "$PRESET" --minutes "$MINUTES" --micro-batches "$MICRO_BATCHES" --micro-batch-size "$MICRO_BATCH_SIZE" "${layout[@]}"
   --out-dir "$d/gpt_smoke" --profile-dir "$d/trace"
   --profile-skip "$p_skip" --profile-warmup "$p_warm" --profile-active "$p_act")
 {
