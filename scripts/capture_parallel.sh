@@ -13,7 +13,7 @@
 #                                2 -> 1x2x1, 4 -> 2x2x1, 8 -> 2x2x2)
 #              MICRO_BATCHES     per step (default 8)
 #              MICRO_BATCH_SIZE  sequences per micro-batch (default 2: GPipe keeps the activations of every
-#                                micro-batch of the step; 1.3b with 4 x 8 did not fit one H200, 4 x 2 ran)
+#                                micro-batch of the step; 1.3b with 4 x 8 failed on one H200, likely memory; 4 x 2 ran)
 #              INTERVAL          collector interval in s (default 0.5)
 #              PROFILE           SKIP:WARMUP:ACTIVE steps (default 20:2:4)
 set -euo pipefail
