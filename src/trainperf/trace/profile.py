@@ -110,6 +110,9 @@ class StepProfiler:
             record_shapes=False,
             with_stack=False,
             profile_memory=False,
+            # one cycle only (repeat=1), so keeping events "across cycles" changes nothing; without
+            # it torch warns "Profiler clears events at the end of each cycle" at the first cycle
+            acc_events=True,
         )
         self._prof.__enter__()
         self._tag()
