@@ -212,7 +212,7 @@ def test_smoke_profiler_schedule(tmp_path):
 
 def test_traces_of_different_runs_are_flagged(tp2pp2, tmp_path):
     argv = ["--preset", "tiny", "--steps", "4", "--device", "cpu", "--out-dir", str(tmp_path / "s"),
-            "--profile-dir", str(tmp_path / "t"), "--profile-skip", "1", "--profile-warmup", "0", "--profile-active", "2"]  # fmt: skip
+            "--profile-dir", str(tmp_path / "t"), "--profile-skip", "1", "--profile-warmup", "1", "--profile-active", "2"]  # fmt: skip
     assert smoke.main(argv) == 0
     files = [tmp_path / "t" / "rank0.pt.trace.json.gz"] + [
         tp2pp2 / "trace" / f"rank{r}.pt.trace.json.gz" for r in (1, 2, 3)
