@@ -70,6 +70,11 @@ NOTEBOOKS: list[NotebookSpec] = [
             "ddp_capture_dir": "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
         },
     ),
+    NotebookSpec(
+        "trace",
+        "Inside a step: a PyTorch profiler trace against the MLPerf log and DCGM",
+        {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
+    ),
     NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
     NotebookSpec(
         "cluster",

@@ -111,6 +111,15 @@ def _cell_outputs_html(nb_path: Path, label: str) -> str:
                         if isinstance(data["text/html"], str)
                         else "".join(data["text/html"])
                     )
+                elif "text/markdown" in data:  # tables shown as Markdown (no text/html)
+                    import markdown
+
+                    md = data["text/markdown"]
+                    parts.append(
+                        markdown.markdown(
+                            md if isinstance(md, str) else "".join(md), extensions=["tables"]
+                        )
+                    )
                 elif "image/svg+xml" in data:
                     parts.append("".join(data["image/svg+xml"]))
                 elif "image/png" in data:
