@@ -104,6 +104,9 @@ class Results:
 def find_result_files(path: str | Path) -> list[Path]:
     """Return every ``result_*.txt`` below ``path`` (any depth), sorted; ``path`` may be one file.
 
+    Entries that are not readable files (a folder of that name, a dangling link) are listed too, so
+    that :func:`load_results` reports them as ``parse_error`` rows.
+
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no result file.
     """
@@ -114,7 +117,9 @@ def find_result_files(path: str | Path) -> list[Path]:
         raise FileNotFoundError(
             f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)"
         )
-    found = sorted(p for p in path.rglob("result_*.txt") if not p.is_dir())
+    # every entry named like a result file: one that cannot be read (a folder, a dangling link)
+    # becomes a parse_error row rather than vanishing
+    found = sorted(path.rglob("result_*.txt"))
     if not found:
         raise FileNotFoundError(
             f"{path}: no result_*.txt files found at any depth (expected <submitter>/results/<system>/<benchmark>/result_<i>.txt)"
@@ -169,8 +174,7 @@ def _system_desc(layout: dict, parsed: ParsedLog, cache: dict, checks: FileCheck
         js = layout["submitter_dir"] / "systems" / f"{layout['system']}.json"
         if js.is_file():
             desc = _read_system_json(js, cache, checks)
-            if desc is not None:
-                return desc
+            return desc if desc is not None else {}
     # Fallback: some logs embed the system description as ':::SYSJSON {...}' lines (NVIDIA v4.0).
     if parsed.sysjson is not None:
         try:
