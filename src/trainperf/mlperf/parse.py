@@ -118,18 +118,22 @@ def _meta_text(seg: str, meta: dict, mcache: dict, dumps, loads) -> str:
     mllog writes ``"metadata": {...}`` last, so the text between the last ``, "metadata": `` and the
     closing brace of the line is the metadata's own text (a key at depth 1, since exactly one brace
     follows it; the quote after ``, `` cannot be inside a string). Lines repeat their metadata (36k
-    ``init_start`` lines of one text in the bundled logs), so its ``json.dumps`` is computed once.
+    ``init_start`` lines of one text in the bundled logs), so the ``json.dumps`` of a text seen twice
+    is checked against the text once and then reused.
     """
     tail = seg.rstrip()
     j = tail.rfind(_META)
     if j > 1 and tail[j - 2 : j] == ", " and tail.endswith("}"):
         cand = tail[j + len(_META) : -1]
-        text = mcache.get(cand)
-        if text is not None:
+        text = mcache.get(cand, 0)
+        if text:
             return text
+        if text == 0:  # first time seen: most texts never repeat (tracked_stats steps)
+            mcache[cand] = None
+            return dumps(meta)
         text = dumps(meta)
         try:
-            if loads(cand) == meta:  # the argument above, checked once per distinct text
+            if loads(cand) == meta:  # the argument above, checked once per repeated text
                 mcache[cand] = text
         except (ValueError, RecursionError):
             pass
