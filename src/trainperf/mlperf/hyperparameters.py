@@ -185,8 +185,8 @@ def hyperparameters(results: Results) -> pl.DataFrame:
         neither the log nor the systems JSON gives them; parallelism_source (String: "log",
         "systems JSON" or "not in the log or systems JSON"); ruleset (String); fixed_by_rules
         (String, the keys the rules pin, comma-separated); then one column per other logged
-        hyperparameter key (``opt_*``, ``lora_*``, ...; Float64 when every value is a number, else
-        String), named by its MLLOG key. :func:`hyperparameters_long` gives units, rules and sources.
+        hyperparameter key (``opt_*``, ``lora_*``, ...; Int64 when every value is an integer, Float64
+        when a number, else String), named by its MLLOG key, the first run's value. :func:`hyperparameters_long` gives units, rules and sources.
     """
     long = hyperparameters_long(results)
     n_acc = results.runs.group_by(_GROUP, maintain_order=True).agg(
@@ -243,19 +243,25 @@ def _widen(rows: list[tuple[dict, pl.DataFrame]]) -> pl.DataFrame:
         for key in sub["key"].to_list():
             if key not in skip:
                 extra.setdefault(key, [])
-    numeric = {}
+    kinds = {}
     for key in extra:
         values = [v for _, sub in rows for v in sub.filter(pl.col("key") == key)["value"].to_list()]
         decoded = [json.loads(v) for v in values if v is not None]
-        numeric[key] = all(isinstance(v, int | float) and not isinstance(v, bool) for v in decoded)
+        if decoded and all(type(v) is int and abs(v) < 2**63 for v in decoded):
+            kinds[key] = pl.Int64
+        elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in decoded):
+            kinds[key] = pl.Float64
+        else:
+            kinds[key] = pl.String
     data = []
     for row, sub in rows:
         vals = dict(zip(sub["key"], sub["value"], strict=True))
-        for key in extra:
+        for key, kind in kinds.items():
             v = json.loads(vals[key]) if vals.get(key) is not None else None
-            if v is not None:
-                v = float(v) if numeric[key] else (v if isinstance(v, str) else json.dumps(v))
+            if v is not None and kind == pl.Float64:
+                v = float(v)
+            elif v is not None and kind == pl.String and not isinstance(v, str):
+                v = json.dumps(v)
             row[key] = v
         data.append(row)
-    schema = {**fixed_cols, **{k: (pl.Float64 if numeric[k] else pl.String) for k in extra}}
-    return pl.DataFrame(data, schema=schema)
+    return pl.DataFrame(data, schema={**fixed_cols, **kinds})
