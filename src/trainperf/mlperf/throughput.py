@@ -11,7 +11,14 @@ from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.loader import Results
 from trainperf.mlperf.rules import progress_key
 
-__all__ = ["blocks", "eval_curve", "runs_with_throughput", "step_times", "throughput"]
+__all__ = [
+    "THROUGHPUT_SCHEMA",
+    "blocks",
+    "eval_curve",
+    "runs_with_throughput",
+    "step_times",
+    "throughput",
+]
 
 
 def step_times(events: pl.DataFrame) -> pl.DataFrame:
@@ -20,7 +27,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
     NeMo-based MLPerf implementations log ``tracked_stats`` with value ``{"train_step_timing": s}``
     (v3.x) or ``{"train_step_timing in s": s}`` (v4.1) and metadata ``step`` (for gpt3, a token count).
     v4.0 logs carry no step timing; use block_start/block_stop there. A step timing that is not a
-    finite number >= 0 is left out; a ``step`` that is not an integer count is null.
+    positive finite number is left out; a ``step`` that is not an integer count is null.
 
     Args:
         events: an events frame (:func:`parse_log` or ``Results.events``).
@@ -38,7 +45,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         if not isinstance(val, dict):
             continue
         s = val.get("train_step_timing in s", val.get("train_step_timing"))
-        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s < 0:
+        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s <= 0:
             continue  # not a step time (the reader keeps the event; a time must be a number)
         meta = json.loads(m)
         rows.append(
@@ -161,6 +168,32 @@ def blocks(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+THROUGHPUT_SCHEMA = {
+    "result_file": pl.String,
+    "round": pl.String,
+    "system": pl.String,
+    "benchmark": pl.String,
+    "n_accelerators": pl.Int64,
+    "global_batch_size": pl.Int64,
+    "accelerator_model": pl.String,
+    "step_source": pl.String,
+    "step_time_s": pl.Float64,
+    "tokens_per_s_per_gpu_step": pl.Float64,
+    "tokens_per_s_per_gpu_e2e": pl.Float64,
+    "flops_per_token": pl.Float64,
+    "model_tflops_per_gpu_step": pl.Float64,
+    "mfu_bf16_dense_step": pl.Float64,
+    "mfu_fp8_dense_step": pl.Float64,
+    "model_tflops_per_gpu_e2e": pl.Float64,
+    "mfu_bf16_dense_e2e": pl.Float64,
+    "mfu_fp8_dense_e2e": pl.Float64,
+    "hfu_bf16_dense_step": pl.Float64,
+    "hfu_fp8_dense_step": pl.Float64,
+    "note": pl.String,
+}
+"""Columns of :func:`throughput` (see its docstring for units)."""
+
+
 def throughput(
     results: Results, recompute: str | None = None, causal: bool = False
 ) -> pl.DataFrame:
@@ -204,7 +237,6 @@ def throughput(
     """
     from trainperf import flops as fl
 
-    presets = {"gpt3": fl.GPT3_175B}
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
     bl = (
         blocks(results.events)
@@ -214,97 +246,70 @@ def throughput(
             pl.col("duration_s").sum().alias("block_s"),
         )
     )
-    runs = results.runs.filter(pl.col("status") == "success")
-    rows = []
-    for r in runs.iter_rows(named=True):
-        f = r["result_file"]
-        n = r["n_accelerators"]
-        out = {
-            k: r[k]
-            for k in (
-                "result_file",
-                "round",
-                "system",
-                "benchmark",
-                "n_accelerators",
-                "global_batch_size",
-                "accelerator_model",
-            )
-        }
-        notes = []
-        spec = presets.get(r["benchmark"])
-        seq = r["max_sequence_length"]
-        s_row = st.filter(pl.col("file") == f)
-        b_row = bl.filter(pl.col("file") == f)
-        step_tps = None
-        out["step_source"] = None
-        out["step_time_s"] = None
-        if n and seq and r["global_batch_size"] and s_row.height:
-            out["step_source"], out["step_time_s"] = "tracked_stats", s_row["step_time_s"][0]
-            step_tps = r["global_batch_size"] * seq / (out["step_time_s"] * n)
-        elif n and r["benchmark"] == "gpt3" and b_row.height and b_row["block_s"][0] > 0:
-            out["step_source"] = "blocks"
-            step_tps = b_row["block_tokens"][0] / (b_row["block_s"][0] * n)
-        e2e_tps = None
-        if n and r["tokens_to_converge"] and r["time_to_train_min"]:
-            e2e_tps = r["tokens_to_converge"] / (r["time_to_train_min"] * 60.0 * n)
-        out["tokens_per_s_per_gpu_step"] = step_tps
-        out["tokens_per_s_per_gpu_e2e"] = e2e_tps
-        f_tok = fl.model_flops_per_token(spec, causal=causal) if spec else None
-        out["flops_per_token"] = f_tok
-        peaks = {}
-        if spec is None:
-            notes.append(
-                f"no model preset for {r['benchmark']!r} or no token count: FLOP figures not computed"
-            )
-        elif r["accelerator_model"]:
-            try:
-                peaks = {p: fl.peak_flops(r["accelerator_model"], p) for p in ("bf16", "fp8")}
-            except ValueError as exc:
-                notes.append(str(exc))
-        for kind, tps in (("step", step_tps), ("e2e", e2e_tps)):
-            tfl = tps * f_tok / 1e12 if (tps is not None and f_tok) else None
-            out[f"model_tflops_per_gpu_{kind}"] = tfl
-            for p in ("bf16", "fp8"):
-                out[f"mfu_{p}_dense_{kind}"] = (
-                    tfl * 1e12 / peaks[p] if (tfl is not None and p in peaks) else None
-                )
-        hfu_ratio = None
-        if recompute and spec and step_tps is not None:
-            hfu_ratio = fl.model_flops_per_token(spec, causal=causal, recompute=recompute) / f_tok
+    step_s = dict(zip(st["file"], st["step_time_s"], strict=True))
+    block = {f: (t, d) for f, t, d in bl.select("file", "block_tokens", "block_s").iter_rows()}
+    rows = [
+        _throughput_row(
+            r, step_s.get(r["result_file"]), block.get(r["result_file"]), fl, recompute, causal
+        )
+        for r in results.runs.filter(pl.col("status") == "success").iter_rows(named=True)
+    ]
+    return pl.DataFrame(rows, schema=THROUGHPUT_SCHEMA)
+
+
+def _throughput_row(r: dict, step_s, block, fl, recompute, causal) -> dict:
+    """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens, s))."""
+    n = r["n_accelerators"]
+    keep = ("result_file", "round", "system", "benchmark", "n_accelerators", "global_batch_size")
+    out = {k: r[k] for k in (*keep, "accelerator_model")}
+    notes = []
+    spec = {"gpt3": fl.GPT3_175B}.get(r["benchmark"])
+    seq = r["max_sequence_length"]
+    step_tps = None
+    out["step_source"] = None
+    out["step_time_s"] = None
+    if n and seq and r["global_batch_size"] and step_s:
+        out["step_source"], out["step_time_s"] = "tracked_stats", step_s
+        step_tps = r["global_batch_size"] * seq / (step_s * n)
+    elif n and r["benchmark"] == "gpt3" and block and block[0] and block[1] and block[1] > 0:
+        out["step_source"] = "blocks"
+        step_tps = block[0] / (block[1] * n)
+    e2e_tps = None
+    if n and r["tokens_to_converge"] and r["time_to_train_min"]:
+        e2e_tps = r["tokens_to_converge"] / (r["time_to_train_min"] * 60.0 * n)
+    out["tokens_per_s_per_gpu_step"] = step_tps
+    out["tokens_per_s_per_gpu_e2e"] = e2e_tps
+    f_tok = fl.model_flops_per_token(spec, causal=causal) if spec else None
+    out["flops_per_token"] = f_tok
+    peaks = {}
+    if spec is None:
+        notes.append(
+            f"no model preset for {r['benchmark']!r} or no token count: FLOP figures not computed"
+        )
+    elif r["accelerator_model"]:
+        try:
+            peaks = {p: fl.peak_flops(r["accelerator_model"], p) for p in ("bf16", "fp8")}
+        except ValueError as exc:
+            notes.append(str(exc))
+    for kind, tps in (("step", step_tps), ("e2e", e2e_tps)):
+        tfl = tps * f_tok / 1e12 if (tps is not None and f_tok) else None
+        out[f"model_tflops_per_gpu_{kind}"] = tfl
         for p in ("bf16", "fp8"):
-            m = out[f"mfu_{p}_dense_step"]
-            out[f"hfu_{p}_dense_step"] = (
-                m * hfu_ratio if (m is not None and hfu_ratio is not None) else None
+            out[f"mfu_{p}_dense_{kind}"] = (
+                tfl * 1e12 / peaks[p] if (tfl is not None and p in peaks) else None
             )
-        if recompute is None:
-            notes.append("HFU not computed: recomputation unknown")
-        out["note"] = "; ".join(notes)
-        rows.append(out)
-    schema = {
-        "result_file": pl.String,
-        "round": pl.String,
-        "system": pl.String,
-        "benchmark": pl.String,
-        "n_accelerators": pl.Int64,
-        "global_batch_size": pl.Int64,
-        "accelerator_model": pl.String,
-        "step_source": pl.String,
-        "step_time_s": pl.Float64,
-        "tokens_per_s_per_gpu_step": pl.Float64,
-        "tokens_per_s_per_gpu_e2e": pl.Float64,
-        "flops_per_token": pl.Float64,
-        "model_tflops_per_gpu_step": pl.Float64,
-        "mfu_bf16_dense_step": pl.Float64,
-        "mfu_fp8_dense_step": pl.Float64,
-        "model_tflops_per_gpu_e2e": pl.Float64,
-        "mfu_bf16_dense_e2e": pl.Float64,
-        "mfu_fp8_dense_e2e": pl.Float64,
-        "hfu_bf16_dense_step": pl.Float64,
-        "hfu_fp8_dense_step": pl.Float64,
-        "note": pl.String,
-    }
-    return pl.DataFrame(rows, schema=schema)
+    hfu_ratio = None
+    if recompute and spec and step_tps is not None:
+        hfu_ratio = fl.model_flops_per_token(spec, causal=causal, recompute=recompute) / f_tok
+    for p in ("bf16", "fp8"):
+        m = out[f"mfu_{p}_dense_step"]
+        out[f"hfu_{p}_dense_step"] = (
+            m * hfu_ratio if (m is not None and hfu_ratio is not None) else None
+        )
+    if recompute is None:
+        notes.append("HFU not computed: recomputation unknown")
+    out["note"] = "; ".join(notes)
+    return out
 
 
 def runs_with_throughput(results: Results, **kwargs) -> pl.DataFrame:
