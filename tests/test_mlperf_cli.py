@@ -79,6 +79,8 @@ def test_json_has_runs_scores_quality(eos64):
     doc = json.loads(out.stdout)
     assert set(doc) == {"trainperf_version", "path", "runs", "scores", "quality"}
     assert len(doc["runs"]) == 3 and doc["quality"] == []
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert doc["trainperf_version"] == version and doc["path"] == str(eos64)
     times = sorted(r["time_to_train_min"] for r in doc["runs"])
     assert TTT_0 in times
     # olympic mean of 3 runs = the median

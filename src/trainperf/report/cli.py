@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 
-            return run_command(args.path, args.format, args.table)
+            return run_command(args.path, args.format, args.table, package_version())
         return 0
     except KeyboardInterrupt:
         print("trainperf: interrupted", file=sys.stderr)

@@ -119,8 +119,12 @@ def _records(frame) -> list[dict]:
     return out
 
 
-def render(res, fmt: str = "table", table: str = "runs", path: str = "") -> str:
+def render(
+    res, fmt: str = "table", table: str = "runs", path: str = "", version: str | None = None
+) -> str:
     """The text ``trainperf runs`` prints for a :class:`trainperf.mlperf.Results`.
+
+    ``version`` is the trainperf version the JSON document names.
 
     Raises:
         ValueError: unknown ``fmt`` or ``table``.
@@ -130,10 +134,8 @@ def render(res, fmt: str = "table", table: str = "runs", path: str = "") -> str:
     if table not in TABLES:
         raise ValueError(f"--table {table!r}: expected one of {', '.join(TABLES)}")
     if fmt == "json":
-        from trainperf.report.cli import package_version
-
         doc = {
-            "trainperf_version": package_version(),
+            "trainperf_version": version,
             "path": path,
             **{t: _records(getattr(res, t)) for t in TABLES},
         }
@@ -164,7 +166,9 @@ def render(res, fmt: str = "table", table: str = "runs", path: str = "") -> str:
     return "\n".join(parts) + "\n"
 
 
-def run_command(path: str, fmt: str = "table", table: str = "runs") -> int:
+def run_command(
+    path: str, fmt: str = "table", table: str = "runs", version: str | None = None
+) -> int:
     """Load ``path`` and print it in ``fmt`` to stdout (warnings to stderr). Returns 0.
 
     Raises:
@@ -180,5 +184,5 @@ def run_command(path: str, fmt: str = "table", table: str = "runs") -> int:
         res = load_results(path, progress=sys.stderr.isatty())
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    sys.stdout.write(render(res, fmt, table, str(path)))
+    sys.stdout.write(render(res, fmt, table, str(path), version))
     return 0
