@@ -146,7 +146,31 @@ def test_single_run_stop_wrapped_is_damaged_and_not_scored(results_tree):
     s = res.scores.row(0, named=True)
     # 10 and 11 minutes plus one failed run: the failure is the dropped slowest, 10 the dropped fastest
     assert s["score_min"] == pytest.approx(11.0)
-    assert "damaged time" in s["note"] and s["n_valid_runs"] == 2
+    assert "1 run damaged" in s["note"] and s["n_valid_runs"] == 2
+
+
+def test_damaged_run_stop_metadata_is_an_unknown_outcome(results_tree):
+    lines = gpt3_run(t0=T0, minutes=7.7)
+    lines[-1] = lines[-1].replace(
+        '"metadata": {"file": "train.py", "lineno": 1, "status": "success"}', '"metadata": ["x"]'
+    )
+    assert '"metadata": ["x"]' in lines[-1]
+    p = results_tree.add("sysM", "gpt3", 0, lines)
+    res = _load(p, match="run's status is unknown")
+    r = res.runs.row(0, named=True)
+    # the times are fine (7.7 min), the outcome is not known: damaged, not "aborted"
+    assert r["status"] == "damaged" and r["time_to_train_min"] == pytest.approx(7.7)
+
+
+def test_final_eval_with_unreadable_progress_is_still_the_final_eval(results_tree):
+    lines = gpt3_run(t0=T0, minutes=9.0)
+    lines[-2] = lines[-2].replace('"epoch_num": 150994944', '"epoch_num": NaN')
+    assert "NaN" in lines[-2]
+    p = results_tree.add("sysO", "gpt3", 0, lines)
+    res = _load(p, match="bad_value")
+    r = res.runs.row(0, named=True)
+    # the last eval (2.75 - 3 x 0.03 = 2.66) stays the final one; its token count is unknown
+    assert r["eval_value"] == pytest.approx(2.66) and r["tokens_to_converge"] is None
 
 
 def test_stop_before_start_is_damaged(results_tree):

@@ -44,9 +44,10 @@ __all__ = [
 #:   incomplete  run_start logged but no run_stop (log truncated, job killed)
 #:   relaunched  a second run_start after the first attempt had trained or stopped (the file holds
 #:               two attempts; their times are never added; the run does not count for scoring)
-#:   damaged     run_start and run_stop logged, but a time needed for the time to train is damaged
-#:               (excluded, or rank duplicates without a consensus; see ``Results.quality``): no
-#:               time to train, the run counts as failed for scoring
+#:   damaged     run_start and run_stop logged, but a value needed for the time to train or the
+#:               outcome is damaged (a time excluded, rank duplicates without a consensus, the
+#:               run_stop metadata unreadable; see ``Results.quality``): time_to_train_min only
+#:               where its times are usable; the run counts as failed for scoring
 #:   parse_error the file could not be read or holds no usable run_start
 RUN_STATUSES = ("success", "aborted", "incomplete", "relaunched", "damaged", "parse_error")
 
@@ -337,11 +338,13 @@ def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -
     progress = []
     for r, meta in unique:
         p = None
-        if pk and pk[0] in meta:
+        if pk and meta and pk[0] in meta:
             p = _count(meta[pk[0]], f"eval_accuracy {pk[0]}", checks, 0, cols["line"][r])
         progress.append(p)
     known = [(p, i) for i, p in enumerate(progress) if p is not None]
     last = max(known)[1] if known else len(unique) - 1
+    if last < len(unique) - 1 and progress[-1] is None:
+        last = len(unique) - 1  # a later eval of unknown progress: the file's last is the final one
     for (p0, _), (p1, i1) in zip(known, known[1:], strict=False):
         if p1 < p0:
             checks.add(
@@ -414,8 +417,16 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
     stop_rows = _consensus("run_stop", [s[0] for s in stops], parsed, checks)
     last = max(stop_rows, key=lambda r: (times[r], r)) if stop_rows else stops[-1][0]
     meta = next(m for r, _, m in stops if r == last)
-    ok = meta.get("status") == "success"
+    ok = meta is not None and meta.get("status") == "success"
     row["status"] = "relaunched" if relaunch else ("success" if ok else "aborted")
+    if meta is None and not relaunch:  # the outcome is unknown, not a failure the log reports
+        row["status"] = "damaged"
+        checks.add(
+            "outcome_unknown",
+            "flagged",
+            "run_stop metadata is damaged: the run's status is unknown; status damaged",
+            lines[last],
+        )
     if start_rows is None or stop_rows is None:
         if not relaunch:
             row["status"] = "damaged"

@@ -69,7 +69,8 @@ class ParsedLog:
     Attributes:
         path: the file (as given).
         cols: EVENT_SCHEMA column (except ``file``) -> list of values, one per event in file order.
-        kept: key in :data:`KEPT_KEYS` -> [(row, value, metadata dict)] in file order.
+        kept: key in :data:`KEPT_KEYS` -> [(row, value, metadata dict)] in file order; the metadata
+            is None where it was damaged (not an object; the events frame then holds ``{}``).
         sysjson: text after the first ``:::SYSJSON`` token (a system description some logs embed).
         checks: the checks that fired (flushed into a :class:`~trainperf.quality.QualityLog`).
     """
@@ -274,7 +275,7 @@ def _event(seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, 
             f"{key} metadata is a {type(meta).__name__}, not an object; metadata excluded",
             lineno,
         )
-        meta, mtext = {}, "{}"
+        meta, mtext = None, "{}"  # None in ParsedLog.kept: the metadata was damaged
     else:
         mtext = _meta_text(seg, meta, mcache, dumps, loads)
     etype = obj.get("event_type")

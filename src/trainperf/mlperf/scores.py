@@ -31,7 +31,7 @@ def _notes_for_quality(sub: pl.DataFrame) -> list[str]:
     damaged = sub.filter(pl.col("status") == "damaged").height
     if damaged:
         notes.append(
-            f"{damaged} run{'s' if damaged > 1 else ''} with a damaged time (see the quality table)"
+            f"{damaged} run{'s' if damaged > 1 else ''} damaged, counted as failed (see the quality table)"
         )
     if "quality" in sub.columns:
         fixed = sub.filter(
