@@ -446,8 +446,9 @@ def parse_log(
     * ``corrupted_json``, ``missing_field`` (one of time_ms, key, value, metadata),
       ``bad_field_type`` (not an object; key not a string): the event is skipped;
     * ``time_invalid`` (not a finite number), ``time_out_of_range`` (outside 2000..2100, e.g. 0, a
-      32-bit wrap, seconds or microseconds), ``time_out_of_order`` (more than 1 h from its
-      file-order neighbours, e.g. a ``2**32`` ms wrap): the event is kept with ``time_ms`` null;
+      32-bit wrap, seconds or microseconds), ``time_out_of_order`` (more than 1 h from the median
+      of its file-order neighbours, e.g. a ``2**32`` ms wrap; files of 11 or more timed events):
+      the event is kept with ``time_ms`` null;
     * metadata or event_type of the wrong type: replaced by ``{}`` / null; ``value_out_of_range``
       (an integer beyond the float range): ``value_num`` null; ``invalid_utf8``: U+FFFD.
 

@@ -63,8 +63,9 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
     Returns:
         polars frame, one row per group: round, submitter, system, benchmark (String), n_accelerators
         (Int64), n_runs, n_valid_runs (successful), n_required_runs (Int64, from mlperf-logging's
-        benchmark_meta; null when unknown), scaling_factor (Float64), score_min (Float64, minutes,
-        null when no score), note (String: why there is no score, or what is unusual).
+        benchmark_meta; null when unknown), scaling_factor (Float64; null when ``scaling.json`` is
+        unreadable), score_min (Float64, minutes, null when no score), note (String: why there is
+        no score, or what is unusual, e.g. damaged runs or times taken from agreeing duplicates).
     """
     keys = ["round", "submitter", "system", "benchmark"]
     required = required_runs()
