@@ -192,10 +192,16 @@ def test_generated_values_for_the_prose(main_job):
     import yaml
 
     values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
-    # published MLPerf scores (mfu_and_results.md §5.1/§5.4), recomputed by the notebooks
+    # published MLPerf scores (MLPerf Training v4.1 results, logs in data/mlperf), recomputed by the
+    # notebooks; 512-GPU GPT-3 exists in v3.1 (58.302) and v4.1 (49.795): the newest round is quoted
     assert values["mlperf_runs"]["score_gpt3_512_min"] == "49.795"
     assert values["mlperf_runs"]["score_llama2_70b_lora_64_min"] == "4.573"
-    # the paper's ratio table (sakuraone_paper.md §3.3) to two decimals
+    # step-level model TFLOP/s/GPU of the v4.1 512-GPU runs only: medians of train_step_timing
+    # 9.4931 / 9.5542 / 9.4963 s (the raw logs) give 928.9 / 923.0 / 928.6, median 928.6 -> "929";
+    # mixing in the v3.1 512-GPU runs (about 798) would give about 860
+    assert values["eos_comparison"]["eos_512_tflops_step"] == "929"
+    # the paper's ratio table (arXiv 2604.13600 Table 12, as relayed by a third-party summary) to two
+    # decimals
     assert (
         values["eos_comparison"]["ratio_gpt3_32n"] == "1.09"
         and values["eos_comparison"]["ratio_gpt3_96n"] == "1.26"
