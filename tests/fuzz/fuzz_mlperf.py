@@ -127,7 +127,7 @@ def mutate_line(line: str, rng: random.Random) -> str:
         k = j
         while k < len(line) and line[k].isdigit():
             k += 1
-        if k == j:
+        if k == j or k - j > 19:  # no digits, or an earlier mutation's 5000-digit number
             return line
         t = int(line[j:k])
         new = rng.choice([t + 2**32, t - 2**32, t % 2**32, 0, t * 1000, t // 1000, t + 3_600_001])
