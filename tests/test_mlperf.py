@@ -93,7 +93,7 @@ def test_scores_match_the_mlcommons_summarizer(bundled, bundled_copy, ruleset, f
 
 
 def test_time_to_train_of_one_log_by_hand(bundled):
-    # v4.1 eos_n64 gpt3 result_0.txt: run_start time_ms 1727896646904 (line 583),
+    # v4.1 eos_n64 gpt3 result_0.txt: run_start time_ms 1727896646904 (line 600),
     # run_stop time_ms 1727899633389 (last line): (1727899633389 - 1727896646904) / 60000 = 49.77475 min.
     run = bundled.runs.filter(
         pl.col("result_file").str.ends_with(
