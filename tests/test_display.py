@@ -134,17 +134,22 @@ def test_split_columns_by_hand():
 
 
 def test_wide_frame_is_split_into_tables_that_fit_the_text_column():
-    n = 12  # twelve numeric columns of "1,234,567.8" (11 characters + 2): 156 > 80
+    n = 13  # thirteen numeric columns of "1,234,567.8" (11 characters + 2): 169 > 86
     df = pl.DataFrame({"system": ["Eos"], **{f"c{i}": [1234567.8] for i in range(n)}})
     md = to_markdown(df, {"system": "System", **{f"c{i}": Col(f"C{i}", 1) for i in range(n)}})
     parts = md.split("\n\n")
-    # System (6+2) + k columns of 13 <= 80  ->  k = 5 per table: 5 + 5 + 2
-    assert [len(_cells(p.splitlines()[0])) - 1 for p in parts] == [5, 5, 2]
+    # System (6+2) + k columns of 13 <= 86  ->  k = 6 per table: 6 + 6 + 1
+    assert TEXT_WIDTH_CH == 86
+    assert [len(_cells(p.splitlines()[0])) - 1 for p in parts] == [6, 6, 1]
     for p in parts:
         header = _cells(p.splitlines()[0])
         assert header[0] == "System"
-        assert sum(min_width([h, "1,234,567.8"]) + CELL_PADDING_CH for h in header) <= TEXT_WIDTH_CH
+        widths = [min_width([h, "Eos" if h == "System" else "1,234,567.8"]) for h in header]
+        assert sum(w + CELL_PADDING_CH for w in widths) <= TEXT_WIDTH_CH
     assert _html(md).count("<table") == 3
+    # a table that fits keeps the order given, key or not
+    small = to_markdown(df, {"c0": "C0", "system": "System"}, key=["system"])
+    assert _cells(small.splitlines()[0]) == ["C0", "System"]
 
 
 def test_digits_per_row_from_a_column():
@@ -197,3 +202,22 @@ def test_record_shows_one_row_as_fields():
         ["First start", "2024\\-06\\-01 16\\:18 UTC"],
     ]
     assert "57.5 %" in _html(md) and "2024-06-01 16:18 UTC" in _html(md)
+
+
+def test_record_of_several_rows_has_one_column_per_row():
+    # two captured GPUs compared on two quantities with their own digits
+    df = pl.DataFrame(
+        {"who": ["1 GPU", "2 GPU DDP, GPU 0"], "mfu": [0.5011, 0.4758], "clock": [1597.8, 1587.5]}
+    )
+    md = record(
+        df, {"mfu": Col("MFU", 1, percent=True), "clock": Col("SM clock (MHz)", 0)}, label="who"
+    ).markdown
+    rows = [_cells(line) for line in md.splitlines()]
+    assert rows[0] == ["Quantity", "1 GPU", "2 GPU DDP, GPU 0"]
+    assert [c.endswith(":") for c in rows[1]] == [False, True, True]  # numbers right-aligned
+    assert rows[2:] == [
+        ["MFU", "50\\.1 \\%", "47\\.6 \\%"],
+        [r"SM clock \(MHz\)", "1,598", "1,588"],
+    ]
+    with pytest.raises(ValueError, match="needs label="):
+        record(df, {"mfu": "MFU"})

@@ -52,13 +52,14 @@ __all__ = [
 MISSING = "—"
 """What a missing value (null, NaN) shows as."""
 
-TEXT_WIDTH_CH = 80
-"""Width of the book's text column in characters of the body font, with cell padding counted.
+TEXT_WIDTH_CH = 86
+"""Width of the book's text column in characters of the table font, with cell padding counted.
 
 Quarto's book layout gives the body column 800 px (``grid: body-width`` default); the preview site
-uses the same width. With the system sans-serif font at 16 px (about 9.6 px per digit; the book's
-web font is switched off so that nothing loads from the network) that is 83 characters; 80 leaves
-room for borders. Each column also costs :data:`CELL_PADDING_CH` (Bootstrap's 0.5 rem each side).
+uses the same width. Tables are set at 0.875-0.9 rem (``book.scss``; the preview's stylesheet) in
+the system sans-serif font (the book's web font is switched off so that nothing loads from the
+network): DejaVu Sans, the widest usual fallback, has digits of 0.636 em, 9.2 px at 14.4 px, so
+800 px hold 87 of them. Each column also costs :data:`CELL_PADDING_CH` (0.5 rem each side).
 """
 
 CELL_PADDING_CH = 2
@@ -284,8 +285,11 @@ def to_markdown(
     widths = {c: min_width([headers[i]] + [r[i] for r in rows]) for i, c in enumerate(names)}
     numeric = {c: frame.schema[c].is_numeric() for c in names}
     key = list(key) if key is not None else names[:1]
+    groups = split_columns(widths, key, budget)
+    if len(groups) == 1:
+        groups = [names]  # it fits: the columns in the order given
     parts = []
-    for group in split_columns(widths, key, budget):
+    for group in groups:
         idx = [names.index(c) for c in group]
         sub_rows = [[r[i] for i in idx] for r in rows]
         sub_headers = [headers[i] for i in idx]
@@ -384,27 +388,48 @@ def record(
     frame: pl.DataFrame,
     fields: Mapping[str, str | Col],
     headers: tuple[str, str] = ("Quantity", "Value"),
+    label: str | None = None,
     budget: int = TEXT_WIDTH_CH,
 ) -> Table:
-    """A one-row frame as a two-column table, one field per row (e.g. a summary).
+    """A frame turned on its side: one field per row, one column per row of the frame (e.g. a
+    one-row summary, or a few runs compared on many quantities, each with its own digits).
 
     Args:
-        frame: the frame; its first row is shown.
+        frame: the rows; a one-row frame gives a two-column table.
         fields: column name -> label (with unit) or :class:`Col` (its ``header`` is the label),
             in display order.
-        headers: the two column headers.
+        headers: the header of the label column, and of the value column of a one-row frame.
+        label: with several rows, the column whose values head the value columns.
 
     Raises:
-        KeyError: a named column is not in ``frame``; ValueError: the frame is empty.
+        KeyError: a named column is not in ``frame``; ValueError: the frame is empty, or has
+            several rows and no ``label``.
     """
     cols = _normalise(frame, fields)
     if frame.height == 0:
         raise ValueError("record(): the frame has no row")
-    row = frame.row(0, named=True)
-    rows = pl.DataFrame(
-        {
-            "field": [col.header for col in cols.values()],
-            "value": [format_value(row[c], col, markdown=False) for c, col in cols.items()],
-        }
+    if frame.height > 1 and label is None:
+        raise ValueError("record(): a frame of several rows needs label= (the column heads)")
+    heads = [headers[1]] if frame.height == 1 else [str(v) for v in frame[label].to_list()]
+    data = {"field": [col.header for col in cols.values()]}
+    for i, row in enumerate(frame.iter_rows(named=True)):
+        data[f"v{i}"] = [format_value(row[c], col, markdown=False) for c, col in cols.items()]
+    rows = pl.DataFrame(data)
+    numeric = all(frame.schema[c].is_numeric() for c in cols)
+    md = to_markdown(
+        rows, {"field": headers[0], **{f"v{i}": h for i, h in enumerate(heads)}}, budget=budget
     )
-    return table(rows, {"field": headers[0], "value": headers[1]}, budget=budget, detail=frame)
+    if numeric:  # numbers in every value column: align them right
+        lines = md.splitlines()
+        for k, line in enumerate(lines):
+            if re.fullmatch(r"\|(:?-+:?\|)+", line):
+                cells = line.strip("|").split("|")
+                lines[k] = (
+                    "|" + "|".join([cells[0]] + [c.lstrip(":") + ":" for c in cells[1:]]) + "|"
+                )
+        md = "\n".join(lines)
+    return Table(
+        md,
+        _plain(rows, {"field": Col(headers[0]), **{f"v{i}": Col(h) for i, h in enumerate(heads)}}),
+        _csv(frame),
+    )
