@@ -35,14 +35,14 @@ def test_format_value_by_hand():
     assert format_value(1258291200, Col("Tokens")) == "1,258,291,200"
     assert format_value(639.5556, Col("Power (W)", 0)) == "640"
     assert format_value(40.6264, Col("Time (min)", 2)) == "40.63"
-    assert format_value(0.4693, Col("MFU", 1, percent=True)) == "46.9 %"
+    assert format_value(0.4693, Col("MFU", 1, percent=True)) == "46.9\u00a0%"  # no-break space
     assert format_value(None, Col("x")) == MISSING
     assert format_value(float("nan"), Col("x", 2)) == MISSING
     assert format_value("a|b", Col("x")) == "a\\|b"
     assert format_value(True, Col("x")) == "yes"
     # 3142.877e9 bytes in GB with one decimal; a negative gap with a real minus sign
     assert format_value(3142.877e9, Col("GB", 1, scale=1e-9)) == "3,142.9"
-    assert format_value(-0.0756, Col("gap", 1, percent=True)) == "−7.6 %"
+    assert format_value(-0.0756, Col("gap", 1, percent=True)) == "−7.6\u00a0%"
     assert format_value(-0.0001, Col("gap", 2)) == "0.00"  # no "−0.00"
     # 9 days 22 h as days, from seconds: 857,000 s / 86,400 = 9.92
     assert format_value(857_000, Col("days", 2, scale=1 / 86400)) == "9.92"
@@ -198,10 +198,10 @@ def test_record_shows_one_row_as_fields():
     assert rows[0] == ["Quantity", "Value"]
     assert rows[2:] == [
         ["Jobs", "2,000"],
-        ["Successful", "57\\.5 \\%"],
+        ["Successful", "57\\.5\u00a0\\%"],
         ["First start", "2024\\-06\\-01 16\\:18 UTC"],
     ]
-    assert "57.5 %" in _html(md) and "2024-06-01 16:18 UTC" in _html(md)
+    assert "57.5\u00a0%" in _html(md) and "2024-06-01 16:18 UTC" in _html(md)
 
 
 def test_record_of_several_rows_has_one_column_per_row():
@@ -216,8 +216,14 @@ def test_record_of_several_rows_has_one_column_per_row():
     assert rows[0] == ["Quantity", "1 GPU", "2 GPU DDP, GPU 0"]
     assert [c.endswith(":") for c in rows[1]] == [False, True, True]  # numbers right-aligned
     assert rows[2:] == [
-        ["MFU", "50\\.1 \\%", "47\\.6 \\%"],
+        ["MFU", "50\\.1\u00a0\\%", "47\\.6\u00a0\\%"],
         [r"SM clock \(MHz\)", "1,598", "1,588"],
     ]
     with pytest.raises(ValueError, match="needs label="):
         record(df, {"mfu": "MFU"})
+
+
+def test_a_percentage_never_breaks_from_its_sign():
+    # "50.1 %" is one unbreakable run of 6 characters; a plain space would let it wrap
+    text = format_value(0.5011, Col("MFU", 1, percent=True))
+    assert min_width([text]) == 6 and "<wbr>" not in text

@@ -118,7 +118,7 @@ def format_value(value, col: Col, markdown: bool = True, digits: int | None = No
     """One cell as text.
 
     Numbers: ``col.digits`` decimals and thousands separators (``1,258,291,200``), percentages with
-    `` %``; null and NaN: :data:`MISSING`; booleans: ``yes``/``no``; datetimes: ``col.time_format``.
+    a no-break space and ``%``; null and NaN: :data:`MISSING`; booleans: ``yes``/``no``; datetimes: ``col.time_format``.
     Text: newlines become spaces; with ``markdown``, Markdown-active characters are
     backslash-escaped, long tokens get break opportunities and a URL becomes a link.
     ``digits`` overrides ``col.digits`` (the row's own decimals).
@@ -140,7 +140,7 @@ def format_value(value, col: Col, markdown: bool = True, digits: int | None = No
             text = "−" + text[1:]  # a real minus sign
         if text in ("−0", "−0." + "0" * (digits or 0)):
             text = text[1:]
-        return text + (" %" if col.percent else "")
+        return text + ("\u00a0%" if col.percent else "")  # a no-break space: "46.9 %" never wraps
     if isinstance(value, _dt.datetime):
         text = value.strftime(col.time_format)
         if (
@@ -154,7 +154,9 @@ def format_value(value, col: Col, markdown: bool = True, digits: int | None = No
         return value.isoformat()
     if isinstance(value, _dt.timedelta):
         return str(value)
-    text = " ".join(str(value).split())
+    text = re.sub(
+        r"[ \t\r\n\f\v]+", " ", str(value)
+    ).strip()  # newlines to spaces; keeps no-break spaces
     if not markdown:
         return text
     if _URL.match(text):
@@ -196,7 +198,7 @@ def min_width(texts: Sequence[str]) -> int:
     for t in texts:
         t = re.sub(r"\]\(<[^>]*>\)$", "", t)
         t = t[1:] if t.startswith("[") else t
-        for word in re.split(r"\s+|<wbr>", t):
+        for word in re.split(r"[ \t\r\n]+|<wbr>", t):  # a no-break space does not break
             best = max(best, len(_visible(word)))
     return best
 
