@@ -179,15 +179,26 @@ def test_no_node_runs_two_jobs_at_once(text):
 
 
 def _html_outputs(nb: dict) -> list[tuple[str, str]]:
+    """Each cell's display outputs as the book's HTML: text/html as it is, the tables' text/markdown
+    as pandoc writes it (break opportunities, <wbr>, left out so that names compare whole)."""
+    import pypandoc
+
     out = []
     for c in nb["cells"]:
         if c["cell_type"] != "code":
             continue
         src = "".join(c["source"])
         for o in c.get("outputs", []):
-            h = o.get("data", {}).get("text/html")
+            data = o.get("data", {})
+            h, md = data.get("text/html"), data.get("text/markdown")
             if h is not None:
                 out.append((src, "".join(h) if isinstance(h, list) else h))
+            elif md is not None:
+                md = "".join(md) if isinstance(md, list) else md
+                html = pypandoc.convert_text(
+                    md, "html5", format="markdown", extra_args=["--wrap=none"]
+                )
+                out.append((src, html.replace("<wbr>", "")))
     return out
 
 
