@@ -9,37 +9,23 @@ from __future__ import annotations
 
 import bisect
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from trainperf.quality import QualityLog
 from trainperf.slurm import columns as C
+from trainperf.slurm.derive import Derive
 from trainperf.slurm.fields import (
-    _CPU_TIME_FIELDS,
     _FREE_TEXT_FIELDS,
-    _INFINITE,
     _JOBID_RE,
-    _LIMIT_FLAGS,
-    _NO_VAL,
-    JOB_STATES,
-    ZERO_EXIT_UNKNOWN,
     SacctData,
     SacctParseError,
     SacctWarning,
-    assemble,
     decode_utf8,
     escape_surrogates,
-    expand_nodelist,
-    gpus_from_tres,
-    parse_exit_code,
-    parse_state,
-    parse_timelimit,
-    parse_tres,
 )
 
 __all__ = ["BAD_LINES", "parse_sacct_parsable", "read_sacct_parsable"]
@@ -77,7 +63,12 @@ def read_sacct_parsable(
     arguments, the columns and the errors; the file name is used in messages.
     """
     p = Path(path)
-    text, bad_utf8 = decode_utf8(p.read_bytes())
+    data = p.read_bytes()
+    try:  # UTF-8 checked in polars: no Python str of the whole file (issue 16)
+        text: str | pl.Series = pl.Series("text", [data], dtype=pl.Binary).cast(pl.Utf8)
+        bad_utf8: list[int] = []
+    except pl.exceptions.ComputeError:  # not UTF-8: find the lines in Python
+        text, bad_utf8 = decode_utf8(data)
     return _parse(
         text,
         fields=fields,
@@ -195,7 +186,7 @@ def parse_sacct_parsable(
 
 
 def _parse(
-    text: str,
+    text: str | pl.Series,
     *,
     fields: str | Sequence[str] | None,
     delimiter: str,
@@ -209,12 +200,13 @@ def _parse(
     if bad_lines not in BAD_LINES:
         raise ValueError(f"bad_lines must be one of {', '.join(BAD_LINES)}, not {bad_lines!r}")
     quality = QualityLog(SacctWarning)
-    if bad_utf8:
-        text = escape_surrogates(text)
-    lines = pl.Series("text", [text], dtype=pl.Utf8).str.split("\n").explode()
+    if isinstance(text, str):
+        text = pl.Series("text", [escape_surrogates(text) if bad_utf8 else text], dtype=pl.Utf8)
+    lines = text.str.split("\n").explode()
     if lines.len() and lines[-1] == "":
         lines = lines.head(-1)
-    lines = lines.str.strip_suffix("\r")
+    if text.str.contains("\r", literal=True).item():
+        lines = lines.str.strip_suffix("\r")
     names, start, header_from_text = _header(lines, fields, delimiter, source)
     rec = _Records(lines, names, delimiter, header_from_text, source, bad_lines, quality)
     raw, line_no, joined = rec.build(start)
@@ -229,9 +221,15 @@ def _parse(
             first_line=bad_utf8[0],
         )
     flags = {"invalid_utf8": bad_utf8, "delimiter_in_free_text": joined}
-    return _Derive(raw, line_no, tz=tz, source=source, bad_lines=bad_lines, quality=quality).run(
-        flags
+    derive = Derive(
+        raw,
+        line_no,
+        tz=tz,
+        source=source,
+        bad_lines=bad_lines,
+        quality=quality,
     )
+    return derive.run(flags)
 
 
 def _header(
@@ -240,11 +238,11 @@ def _header(
     """``(field names, index of the first data line, header read from the text)``."""
     start = 0
     if fields is None:
-        nonblank = (C.strip(pl.col("text")) != "").alias("nb")
-        idx = lines.to_frame().select(nonblank).to_series().arg_true()
-        if idx.len() == 0:
+        n = lines.len()
+        while start < n and lines[start].strip() == "":
+            start += 1
+        if start == n:
             raise SacctParseError(source, None, "a header line of sacct field names", "empty input")
-        start = int(idx[0])
         names = lines[start].split(delimiter)
         if names and names[-1] == "":
             names.pop()  # --parsable: trailing delimiter
@@ -268,6 +266,9 @@ def _header(
     if "jobid" not in lower and "jobidraw" not in lower:
         raise SacctParseError(source, where, "a JobID or JobIDRaw field", delimiter.join(names))
     return names, start, fields is None
+
+
+_SHORT, _EXACT, _TRAILING, _LONG = 0, 1, 2, 3  # parts of a line against the header's n
 
 
 @dataclass
@@ -322,108 +323,142 @@ class _Records:
 
     def build(self, start: int) -> tuple[pl.DataFrame, pl.Series, list[int]]:
         """``(raw Utf8 frame, 1-based line numbers, lines whose surplus delimiters were joined)``."""
-        d, n = self.delimiter, self.n
-        frame = self.lines.slice(start).to_frame().with_row_index("idx", offset=start)
-        frame = frame.with_columns(
-            blank=C.strip(pl.col("text")) == "",
-            nparts=pl.col("text").str.count_matches(d, literal=True).cast(pl.Int64) + 1,
-            trailing=pl.col("text").str.ends_with(d),
+        d, n, names = self.delimiter, self.n, self.names
+        split = (
+            self.lines.slice(start)
+            .to_frame()
+            .with_row_index("idx", offset=start)
+            .select("idx", pl.col("text").str.splitn(d, n).struct.rename_fields(names).alias("f"))
+            .unnest("f")
         )
-        data = frame.filter(~pl.col("blank")).drop("blank")
-        counts = data.get_column("nparts") - data.get_column("trailing").cast(pl.Int64)
-        if data.height >= 2 and (extra := int(counts.min()) - n) > 0:
+        # the number of parts of each line, read from the last field of splitn: null → fewer than
+        # n (or a blank line); free of the delimiter → n; "x<d>" with x free of it → n + 1 with a
+        # trailing delimiter (--parsable); anything else → more than n
+        last = pl.col(names[-1])
+        split = split.with_columns(
+            _cls=pl.when(last.is_null())
+            .then(_SHORT)
+            .when(~last.str.contains(d, literal=True))
+            .then(_EXACT)
+            .when(last.str.ends_with(d) & ~last.str.strip_suffix(d).str.contains(d, literal=True))
+            .then(_TRAILING)
+            .otherwise(_LONG)
+        )
+        cls = split.get_column("_cls")
+        if n == 1:  # one field: a blank line is not a record
+            blank = split.get_column(names[0]).str.contains(f"^[{re.escape(C.WHITESPACE)}]*$")
+            cls = cls.set(blank, _SHORT)
+            split = split.with_columns(_cls=cls)
+        counts = cls.value_counts()
+        have = dict(zip(counts["_cls"].to_list(), counts["count"].to_list(), strict=True))
+        self._check_header_width(split, have, start)
+        if have.get(_TRAILING):
+            split = split.with_columns(
+                pl.when(pl.col("_cls") == _TRAILING)
+                .then(last.str.strip_suffix(d))
+                .otherwise(last)
+                .alias(names[-1])
+            )
+        drop: set[int] = set()
+        if not self.header_from_text:
+            for idx in split.head(8).get_column("idx").to_list():
+                if self.lines[idx].strip() == "":
+                    continue
+                if [x.lower() for x in self.lines[idx].split(d)][:n] != self.lower:
+                    break
+                drop.add(idx)  # header present although fields were given
+        long_idx = split.filter(pl.col("_cls") == _LONG).get_column("idx").to_list()
+        if not self.last_free:
+            for idx in long_idx:
+                text = self.lines[idx]
+                self.errors.append((idx, self._error_fields(idx + 1, text.split(d), text)))
+            drop.update(long_idx)
+            long_idx = []
+        patched = self._short_lines(split, drop) if have.get(_SHORT) else {}
+        self._handle_errors()
+        skip = drop | patched.keys()
+        regular = split.filter(~pl.col("idx").is_in(list(skip))) if skip else split
+        joined = sorted(
+            [i + 1 for i in long_idx if i not in drop]
+            + [i + 1 for i, (_, j) in patched.items() if j]
+        )
+        if joined:
+            self._note_joined(joined)
+        regular = regular.drop("_cls")
+        if patched:
+            rows = {nm: [patched[i][0][k] for i in sorted(patched)] for k, nm in enumerate(names)}
+            extra_rows = pl.DataFrame(
+                {"idx": sorted(patched), **rows},
+                schema={"idx": regular.schema["idx"], **dict.fromkeys(names, pl.Utf8)},
+            )
+            regular = pl.concat([regular, extra_rows]).sort("idx")
+        line_no = (regular.get_column("idx").cast(pl.Int64) + 1).alias("source_line")
+        return regular.drop("idx"), line_no, joined
+
+    def _check_header_width(self, split: pl.DataFrame, have: dict[int, int], start: int) -> None:
+        """Every data line longer than the header by the same count: the header, not a JobName,
+        is wrong (a field deleted from the header only would shift every value after it)."""
+        n, d = self.n, self.delimiter
+        if have.get(_LONG, 0) < 2 or have.get(_EXACT) or have.get(_TRAILING):
+            return  # some line fits the header
+        by_cls = split.select("idx", "_cls")
+        short = by_cls.filter(pl.col("_cls") == _SHORT).get_column("idx").to_list()
+        if any(self.lines[i].strip() != "" for i in short):
+            return  # a non-blank line with fewer fields
+        texts = [self.lines[i] for i in by_cls.filter(pl.col("_cls") == _LONG)["idx"].to_list()]
+        extra = min(len(t.split(d)) - t.endswith(d) for t in texts) - n
+        if extra > 0:
             raise SacctParseError(
                 self.source,
                 start if self.header_from_text else None,
                 f"data lines with the {n} fields of the header ({d.join(self.names)})",
-                f"every one of the {data.height} data lines has at least {n + extra} fields: the header "
-                f"(or the fields= list) lacks {extra} field(s); re-export with the same --format for "
-                "header and data",
+                f"every one of the {len(texts)} data lines has at least {n + extra} fields: the "
+                f"header (or the fields= list) lacks {extra} field(s); re-export with the same "
+                "--format for header and data",
             )
-        # --parsable: one trailing delimiter (only when it makes the count right, as before)
-        fix = pl.col("trailing") & (pl.col("nparts") == n + 1)
-        data = data.with_columns(
-            text=pl.when(fix).then(pl.col("text").str.strip_suffix(d)).otherwise(pl.col("text")),
-            nparts=pl.when(fix).then(pl.col("nparts") - 1).otherwise(pl.col("nparts")),
-            raw_text=pl.col("text"),
-        )
-        drop: set[int] = set()
-        if not self.header_from_text:
-            for idx, text in data.head(8).select("idx", "raw_text").iter_rows():
-                if [x.lower() for x in text.split(d)][:n] != self.lower:
-                    break
-                drop.add(idx)  # header present although fields were given
-        long = data.filter(pl.col("nparts") > n)
-        if not self.last_free and long.height:
-            for idx, text in long.select("idx", "raw_text").iter_rows():
-                self.errors.append((idx, self._error_fields(idx + 1, text.split(d), text)))
-            drop.update(long.get_column("idx").to_list())
-            long = long.clear()
-        patched = self._short_lines(data, drop)
-        self._handle_errors()
-        regular = data.filter(~pl.col("idx").is_in(list(drop | patched.keys())))
-        joined = sorted(
-            [
-                i + 1
-                for i in long.filter(~pl.col("idx").is_in(list(drop))).get_column("idx").to_list()
-            ]
-            + [i + 1 for i, (_, j) in patched.items() if j]
-        )
-        if joined:
-            note = (
-                f"; this assumes {', '.join(self.other_free)} contain no {d!r}"
-                if self.other_free
-                else ""
-            )
-            self.quality.add(
-                self.source,
-                "delimiter_in_free_text",
-                "corrected",
-                f"{len(joined)} line(s) with more than {n} fields: the extra {d!r} joined back into "
-                f"the last field {self.names[-1]}{note}",
-                n_lines=len(joined),
-                first_line=joined[0],
-                warn=bool(self.other_free),
-            )
-        split = regular.select(
-            "idx", pl.col("text").str.splitn(d, n).struct.rename_fields(self.names).alias("f")
-        ).unnest("f")
-        if patched:
-            rows = {
-                nm: [patched[i][0][k] for i in sorted(patched)] for k, nm in enumerate(self.names)
-            }
-            extra_rows = pl.DataFrame(
-                {"idx": sorted(patched), **rows},
-                schema={"idx": split.schema["idx"], **dict.fromkeys(self.names, pl.Utf8)},
-            )
-            split = pl.concat([split, extra_rows]).sort("idx")
-        line_no = (split.get_column("idx").cast(pl.Int64) + 1).alias("source_line")
-        return split.drop("idx"), line_no, joined
 
-    def _short_lines(self, data: pl.DataFrame, drop: set[int]) -> dict[int, tuple[list[str], bool]]:
+    def _note_joined(self, joined: list[int]) -> None:
+        d, n = self.delimiter, self.n
+        note = (
+            f"; this assumes {', '.join(self.other_free)} contain no {d!r}"
+            if self.other_free
+            else ""
+        )
+        self.quality.add(
+            self.source,
+            "delimiter_in_free_text",
+            "corrected",
+            f"{len(joined)} line(s) with more than {n} fields: the extra {d!r} joined back into "
+            f"the last field {self.names[-1]}{note}",
+            n_lines=len(joined),
+            first_line=joined[0],
+            warn=bool(self.other_free),
+        )
+
+    def _short_lines(
+        self, split: pl.DataFrame, drop: set[int]
+    ) -> dict[int, tuple[list[str], bool]]:
         """Records made from lines with fewer fields than the header (newlines in free text).
 
-        Follows the rules of the line-by-line reader: a short line that does not start with a JobID
-        continues the last field of the previous record when that field is free text; otherwise the
-        following lines are appended while the field they continue is free text. Lines taken into
-        a record are added to ``drop``.
+        Follows the rules of the line-by-line reader: a blank line is skipped; a short line that
+        does not start with a JobID continues the last field of the previous record when that
+        field is free text; otherwise the following lines are appended while the field they
+        continue is free text. Lines taken into a record are added to ``drop``.
         """
         n, d = self.n, self.delimiter
-        short = data.filter((pl.col("nparts") < n) & ~pl.col("idx").is_in(list(drop)))
-        if short.height == 0:
-            return {}
-        regular_idx = (
-            data.filter((pl.col("nparts") >= n) & ~pl.col("idx").is_in(list(drop)))
-            .get_column("idx")
-            .to_list()
-        )
+        short = split.filter(pl.col("_cls") == _SHORT).get_column("idx").to_list()
+        regular_idx = split.filter(pl.col("_cls") != _SHORT).get_column("idx").to_list()
+        regular_idx = [i for i in regular_idx if i not in drop]
         patched: dict[int, tuple[list[str], bool]] = {}  # idx -> (fields, surplus joined)
         last_rec, consumed_upto = -1, -1
         n_lines = self.lines.len()
-        for idx in short.get_column("idx").to_list():
+        for idx in short:
             if idx <= consumed_upto:
                 continue
             line = self.lines[idx]
+            if line.strip() == "":
+                drop.add(idx)
+                continue
             parts = line.split(d)
             k = bisect.bisect_left(regular_idx, idx) - 1
             prev = regular_idx[k] if k >= 0 and regular_idx[k] > consumed_upto else -1
@@ -472,372 +507,3 @@ class _Records:
             n_lines=len(self.errors),
             first_line=first.line,
         )
-
-
-# ------------------------------------------------------------------------------------------------
-# records → derived columns
-# ------------------------------------------------------------------------------------------------
-
-
-def _int_or_none(v: Any) -> int | None:
-    if v is None:
-        return None
-    t = str(v).strip()
-    return None if t == "" else int(t)
-
-
-def _raw_limit(v: str) -> tuple[int | None, str | None]:
-    """``TimelimitRaw`` (whole minutes, or the 32-bit sentinels) → ``(seconds, flag)``."""
-    t = v.strip()
-    if t == "":
-        return None, None
-    flag = _LIMIT_FLAGS.get(t.upper())
-    if flag:
-        return None, flag
-    minutes = int(t)
-    if minutes == _INFINITE:
-        return None, "UNLIMITED"
-    if minutes == _NO_VAL:
-        return None, "Partition_Limit"
-    return minutes * 60, None
-
-
-def _state_tuple(v: str) -> tuple[str | None, int | None, list[str] | None]:
-    state, uid, truncated = parse_state(v)
-    return state, uid, ["TRUNCATED"] if truncated else []
-
-
-def _tres_tuple(v: str) -> tuple[int | None, str | None, int | None, int | None]:
-    """AllocTRES → ``(n_gpus, gpu_type, node count, cpu count)``."""
-    t = parse_tres(v)
-    n_gpus, gpu_type = gpus_from_tres(v)
-    return n_gpus, gpu_type, _int_or_none(t.get("node")), _int_or_none(t.get("cpu"))
-
-
-def _step_kind(step: pl.Expr) -> pl.Expr:
-    base = step.str.splitn("+", 2).struct.field("field_0")
-    return (
-        pl.when(step.is_null())
-        .then(None)
-        .when(base.is_in(["batch", "extern", "interactive"]))
-        .then(base)
-        .when(base.str.contains(r"^[0-9]+$"))
-        .then(pl.lit("srun"))
-        .otherwise(base)
-    )
-
-
-@dataclass
-class _Derive:
-    """The derived columns of one parsed dump (one method per group of sacct fields)."""
-
-    raw: pl.DataFrame
-    lines: pl.Series
-    tz: str
-    source: str
-    bad_lines: str
-    quality: QualityLog
-    cols: dict[str, Any] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
-    # (field, what was expected, bad mask) in the order the line-by-line reader checked them
-    bad: list[tuple[str, str, pl.Series]] = field(default_factory=list)
-
-    def name(self, want: str) -> str | None:
-        for c in self.raw.columns:
-            if c.lower() == want.lower():
-                return c
-        return None
-
-    def expr(self, want: str) -> pl.Expr | None:
-        c = self.name(want)
-        return None if c is None else pl.col(c)
-
-    def eval(self, **exprs: pl.Expr) -> dict[str, pl.Series]:
-        out = self.raw.select(**exprs)
-        return {k: out.get_column(k) for k in exprs}
-
-    def nulls(self, dtype: pl.DataType) -> pl.Series:
-        return pl.Series([None] * self.raw.height, dtype=dtype)
-
-    def run(self, flags: dict[str, list[int]]) -> SacctData:
-        self.ids()
-        self.state_and_exit()
-        self.times()
-        self.elapsed_and_limit()
-        self.resources()
-        self.cpu_times()
-        self.cols["source_line"] = self.lines
-        keep = self.check_values()
-        flags = {**flags, "exit_code_unknown": self.zero_exit_unknown(keep)}
-        if self.missing:
-            msg = (
-                f"sacct fields missing from the input: {', '.join(self.missing)}; the columns "
-                "derived from them are null"
-            )
-            warnings.warn(f"{self.source}: {msg}", SacctWarning, stacklevel=4)
-            self.quality.add(self.source, "missing_field", "flagged", msg, warn=False)
-        self.unknown_states()
-        line = pl.col("source_line")
-        flag_exprs = [
-            pl.when(line.is_in(rows)).then(pl.lit(name)) for name, rows in flags.items() if rows
-        ]
-        self.cols["data_flags"] = (
-            self.lines.to_frame().select(pl.concat_list(flag_exprs).list.drop_nulls()).to_series()
-            if flag_exprs and self.raw.height
-            else None
-        )
-        raw, cols = self.raw, self.cols
-        if keep is not None:
-            raw = raw.filter(keep)
-            cols = {
-                k: (v.filter(keep) if isinstance(v, pl.Series) else pl.Series(v).filter(keep))
-                for k, v in cols.items()
-                if v is not None
-            }
-        meta = {"format": "parsable", "source": self.source}
-        return assemble(raw, cols, meta, self.quality.frame())
-
-    def ids(self) -> None:
-        jobid, jobidraw = self.expr("JobID"), self.expr("JobIDRaw")
-        parts, bad = C.job_id_parts(jobid if jobid is not None else jobidraw)
-        array = parts["array_task_id"].is_not_null() | parts["array_pending"].is_not_null()
-        het = parts["het_offset"].is_not_null()
-        # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
-        # components have their own raw ids that JobID does not show)
-        job_id_raw = pl.when(~array & ~het).then(parts["id"])
-        bad_raw = pl.lit(False)
-        if jobidraw is not None:
-            raw_parts, bad_raw = C.job_id_parts(jobidraw)
-            job_id_raw = raw_parts["id"]
-        got = self.eval(
-            job_id_raw=job_id_raw,
-            kind=parts["kind"],
-            array_job_id=pl.when(array).then(parts["id"]),
-            array_task_id=parts["array_task_id"],
-            het_job_id=pl.when(het).then(parts["id"]),
-            het_offset=parts["het_offset"],
-            parent_job_id=parts["parent"],
-            step_id=parts["step"],
-            step_kind=_step_kind(parts["step"]),
-            _bad=bad,
-            _bad_raw=bad_raw,
-        )
-        self.bad.append(("JobID", "a JobID", got.pop("_bad")))
-        bad_raw = got.pop("_bad_raw")
-        if jobidraw is not None:
-            self.bad.append(("JobIDRaw", "a JobIDRaw", bad_raw))
-        self.cols.update(got)
-        if jobid is None:  # an array record's kind is only visible in JobID
-            self.missing.append("JobID (array and het ids)")
-
-    def state_and_exit(self) -> None:
-        state = self.name("State")
-        if state is not None:
-            out, bad = C.map_unique(
-                self.raw.get_column(state),
-                _state_tuple,
-                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
-            )
-            self.bad.append(("State", "a job state (STATE or 'CANCELLED by <uid>')", bad))
-            self.cols.update({c: out.get_column(c) for c in out.columns})
-        else:
-            self.missing.append("State")
-        exitc = self.name("ExitCode")
-        if exitc is not None:
-            out, bad = C.map_unique(
-                self.raw.get_column(exitc),
-                parse_exit_code,
-                {"exit_code": pl.Int64, "signal": pl.Int64},
-            )
-            self.bad.append(("ExitCode", "an exit code <code>:<signal>", bad))
-            self.cols.update({c: out.get_column(c) for c in out.columns})
-        else:
-            self.missing.append("ExitCode")
-
-    def times(self) -> None:
-        for fname, out in (("Submit", "submit"), ("Start", "start"), ("End", "end")):
-            e = self.expr(fname)
-            if e is None:
-                self.missing.append(fname)
-                continue
-            utc, naive, bad = C.epoch_or_iso_times(e)
-            got = self.eval(utc=utc, naive=naive, bad=bad)
-            what = (
-                f"a time in field {fname} as YYYY-MM-DDTHH:MM:SS, epoch seconds "
-                "(SLURM_TIME_FORMAT=%s), Unknown or None"
-            )
-            self.bad.append((fname, what, got["bad"]))
-            value = got["utc"]
-            if got["naive"].is_not_null().any():
-                try:
-                    local = got["naive"].dt.replace_time_zone(
-                        self.tz, ambiguous="null", non_existent="null"
-                    )
-                except Exception as exc:  # unknown zone name
-                    raise ValueError(f"unknown time zone {self.tz!r}") from exc
-                dst = got["naive"].is_not_null() & local.is_null()
-                self.bad.append(
-                    (
-                        fname,
-                        f"a local time that exists exactly once in {self.tz} (daylight-saving "
-                        "change makes it ambiguous or non-existent; export with "
-                        "SLURM_TIME_FORMAT=%s or TZ=UTC)",
-                        dst,
-                    )
-                )
-                value = local.dt.convert_time_zone("UTC").fill_null(value)
-            self.cols[out] = value
-
-    def elapsed_and_limit(self) -> None:
-        raw, el = self.expr("ElapsedRaw"), self.expr("Elapsed")
-        if raw is not None:
-            v, bad = C.int_column(raw)
-            got = self.eval(v=v, bad=bad)
-            self.bad.append(("ElapsedRaw", "whole seconds", got["bad"]))
-            self.cols["elapsed_s"] = got["v"]
-        elif el is not None:
-            secs, bad = C.duration_seconds(el, words_null=("INVALID",))
-            got = self.eval(v=C.rounded_seconds(secs), bad=bad)
-            self.bad.append(("Elapsed", "a duration [D-]HH:MM:SS", got["bad"]))
-            self.cols["elapsed_s"] = got["v"]
-        else:
-            self.missing.append("Elapsed")
-        tl, tlraw = self.name("Timelimit"), self.name("TimelimitRaw")
-        schema = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
-        if tl is not None:
-            out, bad = C.map_unique(self.raw.get_column(tl), parse_timelimit, schema)
-            what = "a time limit ([D-]HH:MM:SS, UNLIMITED, Partition_Limit)"
-            self.bad.append(("Timelimit", what, bad))
-        elif tlraw is not None:
-            out, bad = C.map_unique(self.raw.get_column(tlraw), _raw_limit, schema)
-            self.bad.append(("TimelimitRaw", "whole minutes", bad))
-        else:
-            self.missing.append("Timelimit")
-            return
-        self.cols.update({c: out.get_column(c) for c in out.columns})
-
-    def resources(self) -> None:
-        nodelist, alloc = self.name("NodeList"), self.name("AllocTRES")
-        if nodelist is not None:
-            out, bad = C.map_unique(
-                self.raw.get_column(nodelist),
-                lambda v: (expand_nodelist(v),),
-                {"nodes": pl.List(pl.Utf8)},
-            )
-            self.bad.append(("NodeList", "a host list such as gpu[001-004,007]", bad))
-            self.cols["nodes"] = out.get_column("nodes")
-        tres = None
-        if alloc is not None:
-            tres, bad = C.map_unique(
-                self.raw.get_column(alloc),
-                _tres_tuple,
-                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
-            )
-            self.bad.append(("AllocTRES", "a TRES list key=value,... with integer counts", bad))
-        nnodes = self.expr("NNodes")
-        if nnodes is not None:
-            v, bad = C.int_column(nnodes)
-            got = self.eval(v=v, bad=bad)
-            self.bad.append(("NNodes", "an integer", got["bad"]))
-            self.cols["n_nodes"] = got["v"]
-        elif nodelist is not None:
-            n = self.cols["nodes"].list.len()
-            self.cols["n_nodes"] = n.cast(pl.Int64).replace(0, None)
-        elif tres is not None:
-            self.cols["n_nodes"] = tres.get_column("node")
-        else:
-            self.missing.append("NNodes")
-        ncpus = self.expr("NCPUS") if self.raw.height or self.name("AllocCPUS") is None else None
-        ncpus = ncpus if ncpus is not None else self.expr("AllocCPUS")
-        if ncpus is not None:
-            v, bad = C.int_column(ncpus)
-            got = self.eval(v=v, bad=bad)
-            self.bad.append(("NCPUS", "an integer", got["bad"]))
-            self.cols["n_cpus"] = got["v"]
-        elif tres is not None:
-            self.cols["n_cpus"] = tres.get_column("cpu")
-        if tres is not None:
-            self.cols["n_gpus"] = tres.get_column("n_gpus")
-            self.cols["gpu_type"] = tres.get_column("gpu_type")
-        else:
-            self.missing.append("AllocTRES")
-
-    def cpu_times(self) -> None:
-        for fname, out in _CPU_TIME_FIELDS.items():
-            e = self.expr(fname)
-            if e is None:
-                continue
-            secs, bad = C.duration_seconds(e)
-            got = self.eval(v=secs, bad=bad)
-            self.bad.append((fname, "a CPU time (MM:SS.mmm, [D-]HH:MM:SS)", got["bad"]))
-            self.cols[out] = got["v"]
-
-    def check_values(self) -> pl.Series | None:
-        """Raise for the first bad value, or (``bad_lines="skip"``) the rows to keep."""
-        fired = [(f, what, mask) for f, what, mask in self.bad if mask.any()]
-        if not fired:
-            return None
-        if self.bad_lines == "raise":
-            f, what, mask = fired[0]
-            k = int(mask.arg_true()[0])
-            col = self.name(f) or f
-            found = self.raw.get_column(col)[k] if col in self.raw.columns else None
-            raise SacctParseError(self.source, int(self.lines[k]), f"{what} in field {f}", found)
-        drop = pl.Series([False] * self.raw.height)
-        for f, what, mask in fired:
-            k = int(mask.arg_true()[0])
-            col = self.name(f) or f
-            self.quality.add(
-                self.source,
-                "bad_value",
-                "excluded",
-                f"{int(mask.sum())} record(s) whose {f} is not {what}, left out; first: "
-                f"{self.raw.get_column(col)[k]!r}",
-                n_lines=int(mask.sum()),
-                first_line=int(self.lines[k]),
-            )
-            drop = drop | mask
-        return ~drop
-
-    def zero_exit_unknown(self, keep: pl.Series | None) -> list[int]:
-        """Exit code 0:0 of a FAILED, OUT_OF_MEMORY or NODE_FAIL record → null (lines returned)."""
-        st, rc, sig = (self.cols.get(c) for c in ("state", "exit_code", "signal"))
-        if not all(isinstance(x, pl.Series) for x in (st, rc, sig)):
-            return []
-        doubt = st.is_in(list(ZERO_EXIT_UNKNOWN)) & (rc == 0) & (sig.fill_null(0) == 0)
-        if keep is not None:
-            doubt = doubt & keep
-        if not doubt.any():
-            return []
-        lines = self.lines.filter(doubt).to_list()
-        kept = pl.DataFrame({"rc": rc, "sig": sig, "d": doubt}).select(
-            exit_code=pl.when(~pl.col("d")).then("rc"), signal=pl.when(~pl.col("d")).then("sig")
-        )
-        self.cols.update(exit_code=kept["exit_code"], signal=kept["signal"])
-        self.quality.add(
-            self.source,
-            "exit_code_unknown",
-            "excluded",
-            f"{len(lines)} record(s) with exit code 0:0 and state FAILED, OUT_OF_MEMORY or NODE_FAIL: "
-            "not a clean exit (a failed node leaves no exit status); exit_code set to null",
-            n_lines=len(lines),
-            first_line=lines[0],
-        )
-        return lines
-
-    def unknown_states(self) -> None:
-        st = self.cols.get("state")
-        if not isinstance(st, pl.Series):
-            return
-        unknown = st.is_not_null() & ~st.is_in(list(JOB_STATES))
-        if unknown.any():
-            k = int(unknown.arg_true()[0])
-            self.quality.add(
-                self.source,
-                "unknown_state",
-                "flagged",
-                f"{int(unknown.sum())} record(s) with a state that is not a Slurm job state "
-                f"(https://slurm.schedmd.com/job_state_codes.html), e.g. {st[k]!r}",
-                n_lines=int(unknown.sum()),
-                first_line=int(self.lines[k]),
-            )
