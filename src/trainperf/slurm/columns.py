@@ -21,6 +21,7 @@ of an overflow.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ def _text(p: Parse, column: str, prefix: str, strip_values: bool) -> pl.Expr:
     return pl.col(f"{prefix}t")
 
 
+@functools.cache  # the expressions are immutable: built once per column name
 def int_column(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
     """Outputs ``value`` (Int64) and ``bad``: ``""`` → null; ``[+-]digits`` → int; anything else
     (or beyond 64 bits) bad."""
@@ -111,6 +113,7 @@ _PARTS = ("d", "h", "m", "s", "donly", "honly")
 _CANONICAL = r"^(?:[0-9]{1,9}-)?[0-9]{2}:[0-9]{2}:[0-9]{2}$"  # [D-]HH:MM:SS as sacct prints it
 
 
+@functools.cache  # the expressions are immutable: built once per column name
 def duration_seconds(
     column: str, prefix: str, *, words_null: Sequence[str] = (), strip_values: bool = True
 ) -> Parse:
@@ -183,6 +186,7 @@ _JOBID = (
 )
 
 
+@functools.cache  # the expressions are immutable: built once per column name
 def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
     """The parts of :func:`~trainperf.slurm.parse_job_id` for a column of JobIDs.
 
@@ -245,6 +249,7 @@ _JOBID_NUMBER = (
 )
 
 
+@functools.cache  # the expressions are immutable: built once per column name
 def job_id_number(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
     """Outputs ``id`` (Int64, the number before any suffix, what ``JobIDRaw`` is read for) and
     ``bad`` (not a JobID)."""
@@ -267,6 +272,7 @@ _ISO_OTHER = (
 _ISO_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
+@functools.cache  # the expressions are immutable: built once per column name
 def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
     """Outputs ``utc`` (datetimes from epoch seconds), ``naive`` (from ISO text) and ``bad``.
 
@@ -342,6 +348,8 @@ def map_unique(
         ``(frame of the outputs, one row per input row in input order; bad Boolean Series)``; the
         outputs of a bad value are null.
     """
+    if values.len() == 0:
+        return pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean)
     uniq = values.unique(maintain_order=True)
     rows, bad = [], []
     for v in uniq.to_list():
@@ -353,7 +361,11 @@ def map_unique(
             is_bad = False
         rows.append(out)
         bad.append(is_bad)
-    cols: dict[str, pl.Series] = {}
+    # position of each row's value among the distinct values, then one gather of all outputs
+    code = values.replace_strict(
+        uniq, pl.Series(range(uniq.len()), dtype=pl.UInt32), return_dtype=pl.UInt32
+    )
+    cols = {}
     for k, (name, dtype) in enumerate(schema.items()):
         vals = [r[k] for r in rows]
         cols[name] = (
@@ -361,20 +373,17 @@ def map_unique(
             if dtype == pl.List(pl.Utf8)
             else pl.Series(name, vals, dtype=dtype)
         )
-    table = pl.DataFrame(cols, height=len(rows)).with_columns(
-        _key=uniq, _bad=pl.Series(bad, dtype=pl.Boolean)
-    )
-    joined = (
-        values.alias("_key")
-        .to_frame()
-        .join(table, on="_key", how="left", maintain_order="left", nulls_equal=True)
-    )
-    return joined.select(list(schema)), joined.get_column("_bad").fill_null(False)
+    cols["_bad"] = pl.Series("_bad", bad, dtype=pl.Boolean)
+    out = pl.DataFrame(cols, height=uniq.len()).select(pl.all().gather(code))
+    return out.drop("_bad"), out.get_column("_bad")
 
 
 def _list_series(name: str, vals: list[list[str] | None]) -> pl.Series:
-    """A List(Utf8) Series from Python lists, built flat (a row-by-row conversion costs ~10x)."""
+    """A List(Utf8) Series from Python lists, built flat when long (a row-by-row conversion of
+    thousands of names costs several times more)."""
     flat = [x for v in vals if v for x in v]
+    if len(flat) < 2000:
+        return pl.Series(name, vals, dtype=pl.List(pl.Utf8))
     owner = [i for i, v in enumerate(vals) if v for _ in v]
     grouped = (
         pl.DataFrame({"i": pl.Series(owner, dtype=pl.UInt32), "x": pl.Series(flat, dtype=pl.Utf8)})

@@ -250,6 +250,9 @@ class Derive:
             )
             self.bad.append((fname, what, self.out(p, "bad")))
             value, naive = self.out(p, "utc"), self.out(p, "naive")
+            if self.tz == "UTC":  # no daylight saving: nothing is ambiguous
+                self.cols[out] = naive.dt.replace_time_zone("UTC").fill_null(value)
+                continue
             if naive.is_not_null().any():
                 try:
                     local = naive.dt.replace_time_zone(
