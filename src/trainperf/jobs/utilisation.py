@@ -60,7 +60,9 @@ def _job_gpu_samples(jobs: pl.DataFrame, dcgm: pl.DataFrame, field: str) -> pl.D
             )
             .filter(pl.col("JobID").is_not_null() & (pl.col("timestamp") < pl.col("_end")))
         )
-    return joined.select("JobID", "n_nodes", "hostname", "gpu", "timestamp", "value")
+    return joined.select(
+        "JobID", "n_nodes", "hostname", "gpu", "timestamp", "value", "start", "_end"
+    )
 
 
 def job_gpu_utilisation(
@@ -76,7 +78,7 @@ def job_gpu_utilisation(
     the job's ``nodes`` and ``start <= timestamp < end`` (``end`` of a running job: ``start +
     elapsed_s``). Every GPU of the node is attributed to the job, which is exact for whole-node
     allocations (the usual 8-GPU LLM job); on shared nodes sacct has no GPU index, so a node's GPUs
-    are given to every job on it (telemetry_formats.md §A.5, item 3). With regular sampling, a share
+    are given to every job on it (sacct records no GPU index). With regular sampling, a share
     of samples is a share of time: ``low_share`` is the "time below 20 %" of the SAKURAONE study, and
     ``util_mean`` is the per-job mean that Princeton jobstats reports (``avg_over_time`` per GPU,
     averaged over GPUs when every GPU has the same number of samples).
@@ -94,13 +96,22 @@ def job_gpu_utilisation(
         One row per job with at least one sample, sorted by ``JobID``: ``JobID`` (Utf8), ``n_nodes``
         (Int64), ``n_hosts_seen`` (UInt32/Int64, hosts with samples), ``n_gpus_seen`` (Int64,
         distinct host/GPU pairs), ``n_samples`` (Int64), ``util_median`` (Float64, median over all
-        samples), ``util_mean`` (Float64), ``low_share`` (Float64, 0-1, samples ``< low_threshold``).
-        Jobs without samples are absent (no telemetry is not zero utilisation).
+        samples), ``util_mean`` (Float64), ``low_share`` (Float64, 0-1, samples ``< low_threshold``),
+        ``first_sample`` / ``last_sample`` (Datetime UTC), ``interval_s`` (Float64, median time
+        between consecutive samples of one GPU), ``window_s`` (Float64, the job's ``end - start``)
+        and ``coverage`` (Float64, 0-1: ``(last_sample - first_sample + interval_s) / window_s``,
+        capped at 1; the share of the job's run time that the telemetry spans, gaps inside not
+        subtracted; null with one sample per GPU). Jobs without samples are absent (no telemetry
+        is not zero utilisation).
 
     Raises:
         ValueError: a frame without the columns named above.
     """
-    s = _job_gpu_samples(jobs, dcgm, field)
+    s = _job_gpu_samples(jobs, dcgm, field).sort("JobID", "hostname", "gpu", "timestamp")
+    s = s.with_columns(
+        _dt_s=pl.col("timestamp").diff().over("JobID", "hostname", "gpu").dt.total_microseconds()
+        / 1e6
+    )
     out = s.group_by("JobID").agg(
         n_nodes=pl.col("n_nodes").first().cast(pl.Int64),
         n_hosts_seen=pl.col("hostname").n_unique().cast(pl.Int64),
@@ -109,6 +120,17 @@ def job_gpu_utilisation(
         util_median=pl.col("value").median(),
         util_mean=pl.col("value").mean(),
         low_share=(pl.col("value") < low_threshold).mean().cast(pl.Float64),
+        first_sample=pl.col("timestamp").min(),
+        last_sample=pl.col("timestamp").max(),
+        interval_s=pl.col("_dt_s").median().cast(pl.Float64),
+        window_s=(pl.col("_end").first() - pl.col("start").first()).dt.total_microseconds() / 1e6,
+    )
+    span = (pl.col("last_sample") - pl.col("first_sample")).dt.total_microseconds() / 1e6
+    covered = (span + pl.col("interval_s")) / pl.col("window_s")
+    out = out.with_columns(
+        coverage=pl.when(pl.col("interval_s").is_not_null() & (pl.col("window_s") > 0))
+        .then(pl.min_horizontal(covered, pl.lit(1.0)))
+        .cast(pl.Float64)
     )
     return out.sort("JobID")
 

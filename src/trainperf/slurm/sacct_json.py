@@ -397,11 +397,11 @@ def _parse(text: str | dict, *, source: str, bad_lines: str, bad_utf8: list[int]
     for i, job in enumerate(doc["jobs"]):
         where = f"jobs[{i}]"
         try:
-            recs = [_json_job_row(job)]
+            recs = [(where, _json_job_row(job))]
             for k, step in enumerate(_dict(job).get("steps") or []):
                 where = f"jobs[{i}].steps[{k}]"
-                recs.append(_json_step_row(step, recs[0]))
-            for r in recs:
+                recs.append((where, _json_step_row(step, recs[0][1])))
+            for _, r in recs:
                 _check_row(r)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
             if bad_lines == "raise":
@@ -412,10 +412,10 @@ def _parse(text: str | dict, *, source: str, bad_lines: str, bad_utf8: list[int]
                 ) from exc
             fired.setdefault("bad_record", []).append(f"{where}: {type(exc).__name__}: {exc}")
             continue
-        for r in recs:
+        for path, r in recs:
             for flag in r["data_flags"]:
-                fired.setdefault(flag, []).append(r["JobID"])
-        rows.extend(recs)
+                fired.setdefault(flag, []).append(f"{path} ({r['JobID']})")
+        rows.extend(r for _, r in recs)
     _report(fired, source, version, quality)
     if bad_utf8:
         for r in rows:
