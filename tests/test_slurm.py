@@ -748,6 +748,34 @@ def test_fixture_script_runs_a_real_cluster(tmp_path):
     assert slurm.read_sacct_json(tmp_path / "sacct.json").jobs.height == d.jobs.height
 
 
+@pytest.mark.slurm
+@pytest.mark.skipif(
+    shutil.which("slurmctld") is None,
+    reason="slurmctld not installed (apt-get install slurm-wlm slurmdbd mariadb-server munge)",
+)
+@pytest.mark.skipif(os.geteuid() != 0, reason="the fixture script runs the Slurm daemons as root")
+def test_damage_fixture_script_on_a_real_cluster(tmp_path):
+    """scripts/slurm_fixtures_damage.sh on this machine's Slurm: a NODE_FAIL job has no exit status
+    (0:0 in text, SUCCESS/0 in JSON), and both readers report it as unknown, flagged."""
+    script = Path(__file__).parents[1] / "scripts" / "slurm_fixtures_damage.sh"
+    subprocess.run([str(script), str(tmp_path)], check=True, timeout=300, capture_output=True)
+    ids = json.loads((tmp_path / "jobs.json").read_text())
+    raw = (tmp_path / "sacct_parsable2.txt").read_text(encoding="utf-8", errors="replace")
+    nf_line = next(ln for ln in raw.splitlines() if ln.startswith(f"{ids['node_fail']}|"))
+    assert nf_line.split("|")[4:6] == ["NODE_FAIL", "0:0"]
+    for d in (
+        slurm.read_sacct_parsable(tmp_path / "sacct_parsable2.txt"),
+        slurm.read_sacct_json(tmp_path / "sacct.json"),
+    ):
+        r = row(d.jobs, str(ids["node_fail"]))
+        assert (r["state"], r["exit_code"], r["data_flags"]) == (
+            "NODE_FAIL",
+            None,
+            ["exit_code_unknown"],
+        )
+        assert "exit_code_unknown" in d.quality["check"].to_list()
+
+
 # ------------------------------------------------------------------------------------------------
 # merged dumps, published marginals, summary, ECDF, occupancy
 # ------------------------------------------------------------------------------------------------
