@@ -157,15 +157,20 @@ def duration_seconds(
             + c("s")
         )
     )
-    word = t.str.to_uppercase().is_in(list(words_null)) if words_null else pl.lit(False)
-    p.at(4, total.alias(f"{prefix}total"), word.alias(f"{prefix}word"))
+    p.at(4, total.alias(f"{prefix}total"))
     out_of_range = ((c("m") >= 60) & c("h").is_not_null()) | (c("s") >= 60)
     matched = c("total").is_not_null() & ~(out_of_range | (c("total") >= _MAX_EXACT)).fill_null(
         False
     )
     p.at(5, matched.alias(f"{prefix}matched"))
+    word = (
+        pl.when(~c("matched")).then(t).str.to_uppercase().is_in(list(words_null)).fill_null(False)
+        if words_null
+        else pl.lit(False)
+    )
+    p.at(6, word.alias(f"{prefix}word"))
     p.at(
-        6,
+        7,
         pl.when(c("matched") & ~c("word")).then(c("total")).alias(f"{prefix}value"),
         ((t != "") & ~c("word") & ~c("matched")).alias(f"{prefix}bad"),
     )
@@ -211,7 +216,10 @@ def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Pars
         pl.when(g("task").is_not_null() & ~task_num).then(g("task")).alias(f"{prefix}pending"),
         g("het").cast(pl.Int64, strict=False).alias(f"{prefix}het_offset"),
         step.alias(f"{prefix}step"),
-        t.str.splitn(".", 2).struct.field("field_0").alias(f"{prefix}parent"),
+        pl.when(t.str.contains(".", literal=True))
+        .then(t.str.splitn(".", 2).struct.field("field_0"))
+        .otherwise(t)
+        .alias(f"{prefix}parent"),
         task_num.fill_null(False).alias(f"{prefix}task_num"),
     )
     kind = (
@@ -289,9 +297,10 @@ def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -
         t.str.contains(_ISO_MAIN).alias(f"{prefix}main"),
         t.is_in(_NULL_TIMES).alias(f"{prefix}null"),
     )
-    rest = pl.when(~c("main") & ~c("null")).then(t)  # null where no further work is needed
+    p.at(2, pl.when(~c("main") & ~c("null")).then(t).alias(f"{prefix}rest"))
+    rest = c("rest")  # null where no further work is needed
     p.at(
-        2,
+        3,
         pl.when(c("main"))
         .then(t.str.strptime(pl.Datetime("us"), _ISO_FORMAT, strict=False))
         .alias(f"{prefix}naive1"),
@@ -310,7 +319,7 @@ def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -
     )
     epoch_ok = c("epoch").is_not_null() & (c("epoch") >= 0) & (c("epoch") < _MAX_EPOCH)
     p.at(
-        3,
+        4,
         pl.coalesce(
             c("naive1"), c("other").str.strptime(pl.Datetime("us"), _ISO_FORMAT, strict=False)
         ).alias(f"{prefix}naive"),
@@ -318,7 +327,7 @@ def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -
         epoch_ok.alias(f"{prefix}epoch_ok"),
     )
     p.at(
-        4,
+        5,
         pl.when(c("use_epoch"))
         .then(c("epoch") * 1_000_000)
         .cast(pl.Datetime("us"))
