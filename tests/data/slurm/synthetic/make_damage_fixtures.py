@@ -44,9 +44,41 @@ def job_resources_doc() -> dict:
     jobs = [
         job(v, 300, "jr-object", "alice", "COMPLETED", 0, s, e, 60, None, 4, 32, None, [], None),
         job(v, 301, "jr-string", "alice", "COMPLETED", 0, s, e, 60, "", 2, 16, None, [], None),
-        job(v, 302, "jr-alloc", "bob", "COMPLETED", 0, s, e, 60, "None assigned", 2, 16, None, [], None),
+        job(
+            v,
+            302,
+            "jr-alloc",
+            "bob",
+            "COMPLETED",
+            0,
+            s,
+            e,
+            60,
+            "None assigned",
+            2,
+            16,
+            None,
+            [],
+            None,
+        ),
         job(v, 303, "jr-none", "bob", "FAILED", 1, s, e, 60, "", 4, 32, None, [], None),
-        job(v, 304, "jr-both", "carol", "COMPLETED", 0, s, e, 60, "gpu[011-012]", 2, 16, None, [], None),
+        job(
+            v,
+            304,
+            "jr-both",
+            "carol",
+            "COMPLETED",
+            0,
+            s,
+            e,
+            60,
+            "gpu[011-012]",
+            2,
+            16,
+            None,
+            [],
+            None,
+        ),
     ]
     del jobs[0]["nodes"]
     jobs[0]["job_resources"] = {
@@ -56,12 +88,18 @@ def job_resources_doc() -> dict:
             "select_type": ["AVAILABLE"],
             "list": "gpu[001-004]",
             "whole": True,
-            "allocation": [{"index": i, "name": f"gpu00{i + 1}", "cpus": {"count": 32}} for i in range(4)],
+            "allocation": [
+                {"index": i, "name": f"gpu00{i + 1}", "cpus": {"count": 32}} for i in range(4)
+            ],
         },
         "cpus": 128,
         "threads_per_core": {"set": True, "infinite": False, "number": 1},
     }
-    jobs[1]["job_resources"] = {"nodes": "gpu[005-006]", "allocated_hosts": 2, "allocated_cores": 64}
+    jobs[1]["job_resources"] = {
+        "nodes": "gpu[005-006]",
+        "allocated_hosts": 2,
+        "allocated_cores": 64,
+    }
     jobs[2]["job_resources"] = {
         "allocated_hosts": 2,
         "allocated_nodes": [{"nodename": "gpu007", "cpus": 32}, {"nodename": "gpu009", "cpus": 32}],
@@ -91,7 +129,9 @@ def damage_22_05_doc() -> dict:
     return {"meta": meta(v), "errors": [], "warnings": [], "jobs": jobs}
 
 
-PARSABLE_HEAD = "JobID|JobIDRaw|State|ExitCode|Start|End|Elapsed|NNodes|NodeList|AllocTRES|JobName\n"
+PARSABLE_HEAD = (
+    "JobID|JobIDRaw|State|ExitCode|Start|End|Elapsed|NNodes|NodeList|AllocTRES|JobName\n"
+)
 
 
 def line(jid: int, name: str, elapsed: str = "01:00:00", start: str = "2024-06-01T00:00:00") -> str:
