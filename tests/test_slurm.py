@@ -1449,3 +1449,22 @@ def test_generated_dumps_read_as_the_reference_reader_reads_them(data):
     for name in ("jobs", "steps"):
         a, b = getattr(old, name), getattr(new, name)
         assert b.select(a.columns).to_dicts() == a.to_dicts(), text
+
+
+def test_numbers_beyond_64_bits_are_bad_values_not_errors():
+    # found by tests/fuzz/fuzz_sacct_parsable.py: a TimelimitRaw of 30 nines (minutes) and a dump
+    # without JobID whose JobIDRaw is not an id
+    text = (
+        "JobIDRaw|State|TimelimitRaw\n"
+        "1|COMPLETED|999999999999999999999999999999\n"  # line 2: 6e31 s does not fit in Int64
+        "x|COMPLETED|5\n"  # line 3: not a job id
+        "2|COMPLETED|5\n"
+    )
+    with pytest.raises(SacctParseError) as exc:
+        slurm.parse_sacct_parsable(text, source="big.txt")
+    assert exc.value.line == 3 and "JobID" in str(exc.value)  # the JobID check comes first
+    d = slurm.parse_sacct_parsable(text, source="big.txt", bad_lines="skip")
+    assert d.jobs["JobIDRaw"].to_list() == ["2"] and d.jobs["timelimit_s"].to_list() == [300]
+    bad = d.quality.filter(pl.col("check") == "bad_value").select("first_line", "detail").rows()
+    assert [ln for ln, _ in bad] == [3, 3, 2]
+    assert "'x'" in bad[0][1] and "'999999999999999999999999999999'" in bad[2][1]

@@ -364,6 +364,7 @@ def map_unique(
     for v in uniq.to_list():
         try:
             out = fn(v)
+            _check_ints(out, schema)
         except (ValueError, RecursionError, OverflowError):
             out, is_bad = (None,) * len(schema), True
         else:
@@ -385,6 +386,13 @@ def map_unique(
     cols["_bad"] = pl.Series("_bad", bad, dtype=pl.Boolean)
     out = pl.DataFrame(cols, height=uniq.len()).select(pl.all().gather(code))
     return out.drop("_bad"), out.get_column("_bad")
+
+
+def _check_ints(out: tuple, schema: dict[str, pl.DataType]) -> None:
+    """A Python int beyond 64 bits (``int()`` has no limit) is a bad value, not a polars error."""
+    for value, dtype in zip(out, schema.values(), strict=True):
+        if dtype == pl.Int64 and isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise OverflowError(f"{value} does not fit in 64 bits")
 
 
 def _list_series(name: str, vals: list[list[str] | None]) -> pl.Series:

@@ -344,19 +344,20 @@ class Derive:
         if self.bad_lines == "raise":
             f, what, mask = fired[0]
             k = int(mask.arg_true()[0])
-            col = self.name(f) or f
-            found = self.raw.get_column(col)[k] if col in self.raw.columns else None
+            col = self.name(f) or (self.name("JobIDRaw") if f == "JobID" else None)
+            found = self.raw.get_column(col)[k] if col is not None else None
             raise SacctParseError(self.source, int(self.lines[k]), f"{what} in field {f}", found)
         drop = pl.Series([False] * self.raw.height)
         for f, what, mask in fired:
             k = int(mask.arg_true()[0])
-            col = self.name(f) or f
+            col = self.name(f) or (self.name("JobIDRaw") if f == "JobID" else None)
+            found = self.raw.get_column(col)[k] if col is not None else None
             self.quality.add(
                 self.source,
                 "bad_value",
                 "excluded",
                 f"{int(mask.sum())} record(s) whose {f} is not {what}, left out; first: "
-                f"{self.raw.get_column(col)[k]!r}",
+                f"{found!r}",
                 n_lines=int(mask.sum()),
                 first_line=int(self.lines[k]),
             )
