@@ -11,7 +11,8 @@ mutations of the tree (a node replaced by a value of another type: null, bool, h
 numbers, strings, lists, objects, ``{set, infinite, number}``; a key deleted or renamed; a job or
 step duplicated) and, one input in three, of the bytes (truncation, byte flips, invalid UTF-8,
 CR/LF, duplicated and deleted lines). The file goes through :func:`trainperf.slurm.read_sacct_json`
-(``bad_lines`` ``"raise"`` and ``"skip"`` in turn) and, when it loads, through the job statistics.
+(``bad_lines`` ``"raise"`` and ``"skip"`` in turn) and, one loaded input in ten, through the job
+statistics.
 
 Printed as ``fuzz_sacct_parsable.py`` does; exit status 1 when anything but the product's own types
 escaped.

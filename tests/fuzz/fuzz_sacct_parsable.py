@@ -12,7 +12,8 @@ mutations: truncation, byte flips, invalid UTF-8, CR/LF changes, duplicated, swa
 lines, and field-level ones (a value replaced by a huge/NaN/Inf number, a sentinel or a word of
 another field, emptied, duplicated, a delimiter or a newline inserted or removed). The file goes
 through :func:`trainperf.slurm.read_sacct_parsable` (``bad_lines`` ``"raise"`` and ``"skip"`` in
-turn) and, when it loads, through the job statistics of :mod:`trainperf.jobs`.
+turn) and, one loaded input in ten, through the job statistics of :mod:`trainperf.jobs`.
+``--reference`` fuzzes the line-by-line reader it replaced instead (the count before issue 15).
 
 Printed: inputs, exceptions that are not the product's own (goal 0; by type with an example and a
 traceback), the product's own errors (each must name the file), and the data-quality checks seen.
