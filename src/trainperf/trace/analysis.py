@@ -319,7 +319,7 @@ def temporal_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataFram
     if eng == "hta":
         from trainperf.trace import hta
 
-        return hta.temporal_breakdown(traces)
+        return _temporal_frame(hta.temporal_breakdown_rows(traces), "hta")
     k = _hta_kernels(traces)
     rows = []
     for (rank,), kr in k.group_by("rank", maintain_order=True):
@@ -371,7 +371,13 @@ def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame
     if eng == "hta":
         from trainperf.trace import hta
 
-        return hta.comm_comp_overlap(traces)
+        frames = comm_comp_overlap(traces, engine="frames").select("rank", "communication_s")
+        return (
+            hta.comm_comp_overlap(traces)
+            .join(frames, on="rank", how="left")
+            .select("rank", "communication_s", "comm_comp_overlap", pl.lit("hta").alias("engine"))
+            .sort("rank")
+        )
     k = _hta_kernels(traces)
     rows = []
     for (rank,), kr in k.group_by("rank", maintain_order=True):

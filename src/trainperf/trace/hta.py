@@ -29,7 +29,7 @@ __all__ = [
     "comm_comp_overlap",
     "idle_breakdown",
     "kernel_type_breakdown",
-    "temporal_breakdown",
+    "temporal_breakdown_rows",
     "trace_analysis",
     "version",
 ]
@@ -103,12 +103,12 @@ def _call(traces: Any, fn: str, **kw: Any) -> Any:
         return getattr(ta, fn)(**kw)
 
 
-def temporal_breakdown(traces: Any) -> pl.DataFrame:
-    """HTA ``get_temporal_breakdown`` (us) as :func:`trainperf.trace.analysis.temporal_breakdown`'s frame."""
-    from trainperf.trace.analysis import _temporal_frame
-
+def temporal_breakdown_rows(traces: Any) -> list[dict]:
+    """HTA ``get_temporal_breakdown`` (us) as rows in seconds: ``rank``, ``kernel_time_s``, ``idle_s``,
+    ``compute_s``, ``non_compute_s``; :func:`trainperf.trace.analysis.temporal_breakdown` makes its
+    frame from them (this module does not import the analyses, so that the two never import each other)."""
     df = _call(traces, "get_temporal_breakdown", visualize=False)
-    rows = [
+    return [
         {
             "rank": int(r["rank"]),
             "kernel_time_s": float(r["kernel_time(us)"]) / 1e6,
@@ -118,31 +118,20 @@ def temporal_breakdown(traces: Any) -> pl.DataFrame:
         }
         for r in df.to_dict("records")
     ]
-    return _temporal_frame(rows, "hta")
 
 
 def comm_comp_overlap(traces: Any) -> pl.DataFrame:
-    """HTA ``get_comm_comp_overlap``: ``comm_comp_overlap`` is HTA's percentage (2 decimals) / 100.
-
-    ``communication_s`` (union of communication kernels) comes from the frames: HTA does not
-    return it.
-    """
-    from trainperf.trace import analysis
-
+    """HTA ``get_comm_comp_overlap``: ``rank`` (Int32) and ``comm_comp_overlap`` (HTA's percentage,
+    2 decimals, / 100; null where HTA gives NaN). :func:`trainperf.trace.analysis.comm_comp_overlap`
+    adds ``communication_s`` from the frames (HTA does not return it)."""
     df = _call(traces, "get_comm_comp_overlap", visualize=False)
-    frames = analysis.comm_comp_overlap(traces, engine="frames").select("rank", "communication_s")
     rows = []
     for r in df.to_dict("records"):
         pct = r["comp_comm_overlap_pctg"]
         rows.append(
             {"rank": int(r["rank"]), "comm_comp_overlap": None if pct != pct else float(pct) / 100}
         )
-    out = pl.DataFrame(rows, schema={"rank": pl.Int32, "comm_comp_overlap": pl.Float64})
-    return (
-        out.join(frames, on="rank", how="left")
-        .select("rank", "communication_s", "comm_comp_overlap", pl.lit("hta").alias("engine"))
-        .sort("rank")
-    )
+    return pl.DataFrame(rows, schema={"rank": pl.Int32, "comm_comp_overlap": pl.Float64})
 
 
 def kernel_type_breakdown(traces: Any) -> pl.DataFrame:
