@@ -383,7 +383,7 @@ class Derive:
             "exit_code_unknown",
             "excluded",
             f"{len(lines)} record(s) with exit code 0:0 and state FAILED, OUT_OF_MEMORY or NODE_FAIL: "
-            "not a clean exit (a failed node leaves no exit status); exit_code set to null",
+            "not a clean exit (a failed node leaves no exit status); exit_code left empty (unknown)",
             n_lines=len(lines),
             first_line=lines[0],
         )

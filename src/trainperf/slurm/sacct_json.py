@@ -428,7 +428,7 @@ _MESSAGES = {
     "exit_code_unknown": (
         "excluded",
         "exit code 0 with state FAILED, OUT_OF_MEMORY or NODE_FAIL{v}: not a clean exit "
-        "(Slurm 22.05 JSON loses the code, a failed node leaves none); exit_code set to null",
+        "(Slurm 22.05 JSON loses the code, a failed node leaves none); exit_code left empty (unknown)",
     ),
     "nodes_from_job_resources": (
         "corrected",
@@ -436,7 +436,7 @@ _MESSAGES = {
     ),
     "nodes_missing": (
         "flagged",
-        "allocation_nodes > 0 but no node names anywhere; nodes set to null (unknown), not []",
+        "allocation_nodes > 0 but no node names anywhere; nodes left empty (unknown), not an empty list",
     ),
     "node_count_mismatch": ("flagged", "the node list and allocation_nodes disagree"),
     "unknown_state": (
