@@ -198,6 +198,15 @@ def _path(value: Any, key: str, base: Path, url_ok: bool = False) -> str:
     return str(p.resolve())
 
 
+def _results(value: Any, key: str, base: Path) -> str:
+    from trainperf.mlperf import find_result_files
+
+    path = _path(value, key, base)
+    if not find_result_files(path):
+        raise ConfigError(f"{key}: no MLPerf result file (result_*.txt) under {value}")
+    return path
+
+
 def _mapping(value: Any, key: str) -> dict:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a mapping of keys, got {type(value).__name__}")
@@ -255,7 +264,7 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
     if data.get("language") is not None:
         kw["language"] = _choice(data["language"], "language", LANGUAGES)
     if data.get("mlperf") is not None:
-        kw["mlperf"] = _path(data["mlperf"], "mlperf", base)
+        kw["mlperf"] = _results(data["mlperf"], "mlperf", base)
     if data.get("published") is not None:
         pub = data["published"]
         if isinstance(pub, str):
@@ -297,7 +306,7 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
     kw["reference"] = ReferenceInput(
         name=_text(ref.get("name", "Eos"), "reference.name"),
         mlperf=(
-            _path(ref["mlperf"], "reference.mlperf", base)
+            _results(ref["mlperf"], "reference.mlperf", base)
             if ref.get("mlperf") is not None
             else str(project_root() / "data" / "mlperf")
         ),

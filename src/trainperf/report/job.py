@@ -36,7 +36,10 @@ import polars as pl
 
 from trainperf import project_root
 from trainperf.atomic import write_text_atomic
+from trainperf.compare import cluster_comparison
+from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
+from trainperf.report.absent import write_absent_notebook
 from trainperf.report.notebooks import NotebookSpec, check_cell_options, execute_notebook
 from trainperf.report.preview import build_preview_site, csv_outputs, network_loads
 from trainperf.report.values import merge_values
@@ -65,6 +68,8 @@ NOTEBOOKS: list[NotebookSpec] = [
             "published_path": "data/reference/published_results.csv",
             # filled in by run_report with the summary of the per-system batch (BATCH_GRIDS)
             "batch_summary_path": "",
+            # filled in by run_report: <out>/comparison.csv, the config's cluster against the reference
+            "comparison_path": "",
         },
     ),
     NotebookSpec("memory_model", "Memory model"),
@@ -185,6 +190,8 @@ def plan_report(
     specs: list[NotebookSpec],
     overrides: dict[str, dict] | None = None,
     run_batches: bool = True,
+    produced: dict[tuple[str, str], str] | None = None,
+    reference_mlperf: str | Path | None = None,
 ) -> ReportPlan:
     """Every notebook's parameters for one run, from one place, checked before anything runs.
 
@@ -192,6 +199,11 @@ def plan_report(
     main job's :data:`NOTEBOOKS` values (relative input paths taken from ``root``), what the job
     provides (``figures_dir``, ``values_path``, ``scratch_dir`` and batch summaries, to notebooks
     that declare them) and ``overrides`` (the user's own data: command line ``-p``, ``--params``).
+
+    ``produced`` names values the job writes itself before the notebook runs
+    (``{(notebook, parameter): path}``, e.g. ``<out>/comparison.csv``): set, never checked for
+    existence. ``reference_mlperf``: the folder the MLPerf batch grids discover instead of their
+    own ``discover.path`` (the config's reference logs; unchanged when it is that same folder).
 
     Raises:
         ConfigError: an override for a notebook not in the job, a parameter a notebook does not
@@ -223,6 +235,8 @@ def plan_report(
             grid = replace(
                 batch.load_grid(root / grid_file), output=out / "batch" / Path(grid_file).stem
             )
+            if reference_mlperf:
+                grid = _rediscover(grid, Path(reference_mlperf))
             plan.batches.append((grid_file, grid))
             batch_params[param] = str(grid.output / "summary.parquet")
     for spec in specs:
@@ -233,6 +247,10 @@ def plan_report(
         }
         for k, v in batch_params.items():
             if k in decl:
+                params[k] = v
+                plan.produced.add((spec.name, k))
+        for (nb, k), v in (produced or {}).items():
+            if nb == spec.name and k in decl:
                 params[k] = v
                 plan.produced.add((spec.name, k))
         provided = {
@@ -260,6 +278,30 @@ def plan_report(
     return plan
 
 
+def _rediscover(grid, folder: Path):
+    """``grid`` with its runs discovered under ``folder`` (MLPerf result folders), the other
+    parameters kept; unchanged when ``folder`` is where the grid already looks."""
+    from trainperf.report import batch
+
+    param = "mlperf_path"
+    current = {
+        (grid.base / r.parameters[param]).resolve() for r in grid.runs if param in r.parameters
+    }
+    if not current:
+        return grid
+    found = batch.discover_mlperf(folder, parameter=param)
+    if {Path(f[param]).resolve() for f in found} == current:
+        return grid
+    common = {k: v for k, v in grid.runs[0].parameters.items() if k != param}
+    runs = []
+    for f in found:
+        params = {**common, param: str(Path(f[param]).resolve())}
+        runs.append(
+            batch.Run(name=f["name"], parameters=params, slug=batch.slugify_run(params, f["name"]))
+        )
+    return replace(grid, runs=runs)
+
+
 def write_table_csvs(executed: Path, folder: Path) -> list[Path]:
     """Write the full-detail tables of an executed notebook (its ``text/csv`` outputs) into
     ``folder`` (replaced as a whole), one ``<label>.csv`` per table. Returns the files."""
@@ -278,6 +320,15 @@ def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
     return [d for d in docs if d.is_file()]
 
 
+def _config(config, root: Path):
+    """The cluster config to run with (see :func:`run_report`)."""
+    from trainperf.config import ClusterConfig
+
+    if isinstance(config, ClusterConfig):
+        return config
+    return load_config(root / DEMO_CONFIG if config is None else Path(config))
+
+
 def run_report(
     out: str | Path = "_output",
     figures: str | Path = "figures",
@@ -288,6 +339,7 @@ def run_report(
     run_batches: bool = True,
     progress: bool = True,
     overrides: dict[str, dict] | None = None,
+    config=None,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -304,6 +356,12 @@ def run_report(
         overrides: ``{notebook name: {parameter: value}}`` applied last (the user's own data); an
             unknown notebook, a parameter the notebook does not declare or an input path that does
             not exist is refused before anything runs (:func:`plan_report`).
+        config: the cluster config (a file or a :class:`trainperf.config.ClusterConfig`); None:
+            the demo's, :data:`trainperf.config.DEMO_CONFIG`. It sets the notebooks' parameters
+            (``overrides`` still come last), the reference logs the batch grids discover, the
+            book's ``values.config`` and ``values.inputs``, and ``<out>/comparison.csv``
+            (:func:`trainperf.compare.cluster_comparison`); a notebook whose input the config
+            does not give is not executed (:mod:`trainperf.report.absent`).
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
@@ -324,11 +382,48 @@ def run_report(
     specs = notebooks if notebooks is not None else NOTEBOOKS
 
     # everything that can be refused is refused before the first notebook runs
+    cfg = _config(config, root)
+    inputs = report_overrides(cfg)
+    names = {s.name for s in specs}
+    merged: dict[str, dict] = {nb: dict(kv) for nb, kv in inputs.overrides.items() if nb in names}
+    for nb, kv in (overrides or {}).items():
+        merged.setdefault(nb, {}).update(kv)
+    absent = {
+        nb: text
+        for nb, text in inputs.absent.items()
+        if nb in names and nb not in (overrides or {})
+    }
+    comparison_csv = out / "comparison.csv"
     check_cell_options(_option_documents(root, specs))
-    plan = plan_report(root, out, figures, specs, overrides, run_batches)
+    plan = plan_report(
+        root,
+        out,
+        figures,
+        specs,
+        merged,
+        run_batches,
+        produced={("eos_comparison", "comparison_path"): str(comparison_csv)},
+        reference_mlperf=inputs.reference_mlperf,
+    )
+    comparison = cluster_comparison(
+        cfg.name,
+        cfg.gpus_per_node,
+        cfg.accelerator,
+        cfg.reference.mlperf,
+        mlperf=cfg.mlperf,
+        published=cfg.published.path if cfg.published else None,
+        precision=cfg.precision,
+        reference_name=cfg.reference.name,
+        reference_round=cfg.reference.round,
+        reference_precision=cfg.reference.precision,
+    )
+    write_text_atomic(comparison.write_csv(), comparison_csv)
+    log(f"comparison: {comparison.height} rows into {_rel(comparison_csv, root)}")
 
     # values of notebooks run earlier must not linger
     shutil.rmtree(out / "values", ignore_errors=True)
+    for name, vals in config_values(cfg).items():
+        write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
     if plan.batches:
         from trainperf.report import batch
 
@@ -342,6 +437,18 @@ def run_report(
                 )
     executed, tables = [], []
     for i, (spec, params) in enumerate(plan.notebooks, start=1):
+        if spec.name in absent:
+            log(
+                f"[{i}/{len(plan.notebooks)}] notebooks/{spec.name}.ipynb not executed: input not given"
+            )
+            nb_out = write_absent_notebook(
+                root / "notebooks" / f"{spec.name}.ipynb",
+                out / "notebooks" / f"{spec.name}.ipynb",
+                absent[spec.name],
+            )
+            executed.append((spec, nb_out))
+            tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
+            continue
         log(f"[{i}/{len(plan.notebooks)}] executing notebooks/{spec.name}.ipynb")
         nb_out = execute_notebook(
             root / "notebooks" / f"{spec.name}.ipynb",
