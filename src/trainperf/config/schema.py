@@ -134,6 +134,7 @@ class ClusterConfig:
             "sacct": bool(self.sacct),
             "sacct_synthetic": self.sacct_synthetic,
             "sacct_real": bool(self.sacct) and not self.sacct_synthetic,
+            "nodes": self.nodes is not None,
         }
 
 
