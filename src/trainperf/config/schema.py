@@ -203,7 +203,11 @@ def _results(value: Any, key: str, base: Path) -> str:
     from trainperf.mlperf import find_result_files
 
     path = _path(value, key, base)
-    if not find_result_files(path):
+    try:
+        found = find_result_files(path)
+    except FileNotFoundError:
+        found = []
+    if not found:
         raise ConfigError(f"{key}: no MLPerf result file (result_*.txt) under {value}")
     return path
 
