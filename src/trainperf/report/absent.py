@@ -1,5 +1,5 @@
-"""A notebook whose input is not given: not executed; its place in the book is a copy of the
-notebook whose table cells show one sentence saying so (and nothing computed, so nothing
+"""A notebook whose input is not given: not executed; its place in the book is a stand-in with
+its title and its table cells, each showing one sentence saying so (nothing computed, so nothing
 synthetic either).
 
 Every labelled table cell (``#| label: tbl-...``) gets the sentence as its only output, so each
@@ -19,30 +19,50 @@ __all__ = ["write_absent_notebook"]
 
 
 def write_absent_notebook(source: str | Path, output: str | Path, sentence: str) -> Path:
-    """Write ``output``: ``source`` without execution, the sentence under its title and as the
-    output of every labelled table cell (``text/markdown`` and ``text/plain``).
+    """Write ``output``: the title of ``source``, the sentence, and every labelled table cell of
+    ``source`` with only its ``#|`` options as code and the sentence as its only output
+    (``text/markdown`` and ``text/plain``). The rest (code and prose about the default data) is
+    left out: the page describes an analysis that did not run.
 
     Returns:
         ``output``.
     """
     nb = json.loads(Path(source).read_text(encoding="utf-8"))
-    note = {"cell_type": "markdown", "metadata": {}, "source": [f"**Input not given.** {sentence}"]}
-    cells = []
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-            label = str(cell_options("".join(cell["source"])).get("label", ""))
-            if label.startswith("tbl-"):
-                cell["outputs"] = [
+    first = "".join(nb["cells"][0]["source"]).splitlines() if nb["cells"] else []
+    title = next((ln for ln in first if ln.startswith("# ")), "# " + Path(source).stem)
+    cells = [
+        {"cell_type": "markdown", "id": "absent-title", "metadata": {}, "source": [title]},
+        {
+            "cell_type": "markdown",
+            "id": "absent-note",
+            "metadata": {},
+            "source": [f"**Input not given.** {sentence}"],
+        },
+    ]
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        text = "".join(cell["source"])
+        label = str(cell_options(text).get("label", ""))
+        if not label.startswith("tbl-"):
+            continue
+        opts = [ln + "\n" for ln in text.splitlines() if ln.startswith("#|")]
+        cells.append(
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": cell.get("id", f"absent-{label}"),
+                "metadata": {},
+                "source": opts,
+                "outputs": [
                     {
                         "output_type": "display_data",
                         "metadata": {},
                         "data": {"text/markdown": [sentence], "text/plain": [sentence]},
                     }
-                ]
-        cells.append(cell)
-        if i == 0:
-            cells.append(note)
+                ],
+            }
+        )
     nb["cells"] = cells
     nb.setdefault("metadata", {})["trainperf"] = {"input_given": False, "note": sentence}
     write_text_atomic(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output)

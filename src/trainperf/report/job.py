@@ -462,6 +462,14 @@ def run_report(
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
+    if quarto and out.resolve() != (root / "_output").resolve():
+        # the chapters embed ../_output/notebooks and _quarto.yml reads _output/values.yml: a book
+        # rendered now would show another run's outputs
+        log(
+            f"quarto render skipped: the book reads _output/, this run wrote {out}; "
+            "the preview site follows it (run with --out _output for the Quarto book)"
+        )
+        quarto, use_quarto = None, False
     summary = {
         "notebooks": [str(p) for _, p in executed],
         "tables": [_rel(p, root) for p in tables],
