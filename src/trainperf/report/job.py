@@ -326,7 +326,11 @@ def _config(config, root: Path):
 
     if isinstance(config, ClusterConfig):
         return config
-    return load_config(root / DEMO_CONFIG if config is None else Path(config))
+    if config is None:  # the demo's config, of this checkout (or of the installed one)
+        config = root / DEMO_CONFIG
+        if not config.is_file():
+            config = project_root() / DEMO_CONFIG
+    return load_config(config)
 
 
 def run_report(
@@ -382,6 +386,7 @@ def run_report(
     specs = notebooks if notebooks is not None else NOTEBOOKS
 
     # everything that can be refused is refused before the first notebook runs
+    check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     inputs = report_overrides(cfg)
     names = {s.name for s in specs}
@@ -394,7 +399,6 @@ def run_report(
         if nb in names and nb not in (overrides or {})
     }
     comparison_csv = out / "comparison.csv"
-    check_cell_options(_option_documents(root, specs))
     plan = plan_report(
         root,
         out,
