@@ -288,12 +288,14 @@ _COND_RE = re.compile(r"\b(when|unless)-meta\s*=\s*[\"']([^\"']+)[\"']")
 
 
 def _meta_true(values: dict, dotted: str) -> bool:
+    """Quarto's test (``content-hidden.lua``, ``check_meta``): the key, split on ``.``, names a
+    boolean that is true; anything else (missing, a string, a number) is false."""
     cur = values
     for part in dotted.split("."):
         if not isinstance(cur, dict) or part not in cur:
             return False
         cur = cur[part]
-    return bool(cur) and str(cur).lower() not in ("false", "0", "")
+    return cur is True
 
 
 def _conditional_content(text: str, values: dict) -> str:
