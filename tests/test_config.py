@@ -292,3 +292,33 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
     assert "Copycat" in cluster and "SAKURAONE" not in cluster
     nb = json.loads((out / "notebooks" / "telemetry.ipynb").read_text())
     assert nb["metadata"]["trainperf"]["input_given"] is False
+
+
+def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
+    from trainperf.report.preview import _conditional_content
+
+    text = (
+        "a\n"
+        '::: {.content-visible when-meta="values.inputs.telemetry"}\n'
+        "telemetry prose {{< meta values.telemetry.x >}}\n"
+        "::: {.callout-warning}\n## synthetic\n:::\n"
+        ":::\n"
+        '::: {.content-hidden when-meta="values.inputs.telemetry"}\n'
+        "not given\n"
+        ":::\n"
+        '::: {.content-visible unless-meta="values.inputs.telemetry"}\n'
+        "also not given\n"
+        ":::\n"
+        '```\n::: {.content-visible when-meta="x"}\n```\n'
+        "b\n"
+    )
+    code = '```\n::: {.content-visible when-meta="x"}\n```\n'
+    # false, missing and the string "true" are all false (Quarto tests for a true boolean)
+    for inputs in ({"telemetry": False}, {}, {"telemetry": "true"}):
+        got = _conditional_content(text, {"values": {"inputs": inputs}})
+        assert got == "a\nnot given\nalso not given\n" + code + "b\n", inputs
+    got = _conditional_content(text, {"values": {"inputs": {"telemetry": True}}})
+    assert got == (
+        "a\ntelemetry prose {{< meta values.telemetry.x >}}\n"
+        "::: {.callout-warning}\n## synthetic\n:::\n" + code + "b\n"
+    )
