@@ -48,7 +48,12 @@ def _parser() -> argparse.ArgumentParser:
         default="_output",
         help="folder for executed notebooks, comparison.csv and the preview site (default _output)",
     )
-    r.add_argument("--figures", default="figures", help="figure folder (default figures)")
+    r.add_argument(
+        "--figures",
+        default=None,
+        help="figure folder (default: figures, the book's; with --config and an --out other than "
+        "_output: OUT/figures)",
+    )
     r.add_argument(
         "--no-quarto",
         action="store_true",
@@ -175,10 +180,18 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.report.job import run_report
 
             config = load_config(args.config) if args.config else None
+            out = Path(args.out).resolve() if args.config else args.out
+            figures = args.figures
+            if figures is None:  # a user's book elsewhere leaves the checkout's figures alone
+                from trainperf import project_root
+
+                book_out = (project_root() / "_output").resolve()
+                own = bool(args.config) and Path(out).resolve() != book_out
+                figures = str(Path(out) / "figures") if own else "figures"
             run_report(
-                out=Path(args.out).resolve() if args.config else args.out,
+                out=out,
                 config=config,
-                figures=args.figures,
+                figures=figures,
                 use_quarto=False if args.no_quarto else None,
                 overrides=parse_overrides(args.param, args.params),
             )
