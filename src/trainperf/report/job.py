@@ -2,11 +2,14 @@
 
 Order of work (``trainperf report``):
 
-0. everything that can be refused is refused before anything runs: every ``#|`` cell-option block
+0. everything that can be refused is refused before anything runs: the cluster config
+   (:mod:`trainperf.config`; the demo's ``configs/sakuraone.yaml`` by default), every ``#|`` cell-option block
    of the notebooks, chapters and talk must be YAML (Quarto parses them so), and every notebook's
    parameters are resolved in one place (:func:`plan_report`: notebook defaults, :data:`NOTEBOOKS`,
    what the job provides, the user's overrides) with every input path checked for existence;
-1. every notebook in :data:`NOTEBOOKS` is executed with papermill into ``<out>/notebooks/`` (each
+1. ``<out>/comparison.csv``: the config's cluster against the reference's logs
+   (:func:`trainperf.compare.cluster_comparison`); then every notebook in :data:`NOTEBOOKS` whose
+   input the config gives is executed with papermill into ``<out>/notebooks/`` (each
    written to a temporary name and renamed, so a killed run leaves no half-written notebook); the
    notebooks export their charts to ``figures/`` while they run, so nothing is executed twice;
 2. with ``quarto`` on PATH, ``quarto render`` builds the book into ``_book/`` from the chapters, which
