@@ -69,6 +69,10 @@ BASE = {"name": "Copycat", "accelerator": "H100 SXM", "gpus_per_node": 8}
         ({"telemetri": {"source": "x"}}, "telemetri: unknown key; allowed: accelerator, "),
         ({"sacct": ["logs/sacct.txt"]}, "sacct[0]: no such file or folder: logs/sacct.txt"),
         (
+            {"sacct": [str(ROOT / "data/slurm/synthetic/sacct_parsable2.txt")]},
+            "nodes: required with sacct dumps (the occupancy table needs the cluster's size)",
+        ),
+        (
             {"accelerator": "V100"},
             "accelerator: 'V100' is not in data/reference/accelerators.csv; known: H100 SXM,",
         ),

@@ -305,6 +305,10 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
             if not isinstance(sacct, list) or not sacct:
                 raise ConfigError("sacct: expected a list of sacct dumps (or 'synthetic')")
             kw["sacct"] = tuple(_path(p, f"sacct[{i}]", base) for i, p in enumerate(sacct))
+            if kw.get("nodes") is None:
+                raise ConfigError(
+                    "nodes: required with sacct dumps (the occupancy table needs the cluster's size)"
+                )
     ref = data.get("reference")
     ref = {} if ref is None else _mapping(ref, "reference")
     _unknown(ref, _REFERENCE, "reference.")

@@ -17,7 +17,7 @@ TEMPLATE = """\
 name: My cluster             # how the book names the evaluated cluster
 accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv
 gpus_per_node: 8             # node counts in the comparison are GPUs / gpus_per_node
-# nodes: 64                  # nodes in the cluster (Slurm occupancy)
+# nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
 # description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"
 # precision: fp8             # datatype the MLPerf runs trained in: bf16 or fp8 (MFU against its peak first)
 language: en                 # en or ja
@@ -36,7 +36,7 @@ language: en                 # en or ja
 #   mlperf_log: path/to/results/.../result_0.txt
 #   job_id: "123456"
 
-# Slurm accounting: sacct --parsable2 or --json dumps.
+# Slurm accounting: sacct --parsable2 or --json dumps (give nodes: above too).
 # sacct:
 #   - path/to/sacct.txt
 
