@@ -326,3 +326,27 @@ def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
         "a\ntelemetry prose {{< meta values.telemetry.x >}}\n"
         "::: {.callout-warning}\n## synthetic\n:::\n" + code + "b\n"
     )
+
+
+def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_path):
+    from trainperf.report.absent import write_absent_notebook
+    from trainperf.report.notebooks import cell_options
+
+    src = ROOT / "notebooks" / "slurm_jobs.ipynb"
+    labels = [
+        str(cell_options("".join(c["source"])).get("label", ""))
+        for c in json.loads(src.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
+    tables = [lab for lab in labels if lab.startswith("tbl-")]
+    assert len(tables) >= 5  # the chapter embeds these
+    out = write_absent_notebook(src, tmp_path / "slurm_jobs.ipynb", "No sacct given.")
+    nb = json.loads(out.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    # every table cell is there, with its options only and the sentence as its only output
+    assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == tables
+    for c in code:
+        assert all(line.startswith("#|") for line in c["source"])
+        assert [o["data"]["text/markdown"] for o in c["outputs"]] == [["No sacct given."]]
+    assert "SYNTHETIC" not in out.read_text() and "synthetic" not in out.read_text().lower()
+    assert nb["metadata"]["trainperf"]["input_given"] is False
