@@ -478,7 +478,9 @@ def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
             target, _, ident = href.partition("#")
             assert ident in _page_ids(site / (target or name)), (name, href)
             n += 1
-    assert n == sum(len(re.findall(r"@(?:sec|fig|tbl)-", _chapter_text(p, values))) for p in pages) > 0
+    assert (
+        n == sum(len(re.findall(r"@(?:sec|fig|tbl)-", _chapter_text(p, values))) for p in pages) > 0
+    )
     # captions carry the numbers
     assert "Table 4.1:" in pages["mlperf_results.html"] and "Figure 2.1:" in pages["workload.html"]
     assert summary["problems"] == []
