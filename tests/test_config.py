@@ -350,3 +350,44 @@ def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_p
         assert [o["data"]["text/markdown"] for o in c["outputs"]] == [["No sacct given."]]
     assert "SYNTHETIC" not in out.read_text() and "synthetic" not in out.read_text().lower()
     assert nb["metadata"]["trainperf"]["input_given"] is False
+
+
+def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
+    from trainperf.report import job as report
+
+    capture = ROOT / "data/telemetry/h200_1gpu_1.3b_20261129T1852Z"
+    dump = ROOT / "data/slurm/synthetic/sacct_parsable2.txt"  # any sacct dump file will do here
+    cfg = parse_config(
+        {
+            **BASE,
+            "nodes": 4,
+            "mlperf": str(_copy_n96(tmp_path)),
+            "telemetry": {
+                "source": str(capture / "telemetry.prom"),
+                "mlperf_log": str(capture / "gpt_smoke/result_0.txt"),
+                "job_id": 4242,
+            },
+            "sacct": [str(dump)],
+        },
+        tmp_path,
+    )
+    plan = report_overrides(cfg)
+    assert plan.absent == {}
+    tel, jobs = plan.overrides["telemetry"], plan.overrides["slurm_jobs"]
+    assert tel["telemetry_source"] == str(capture / "telemetry.prom")
+    assert tel["mlperf_log"] == str(capture / "gpt_smoke/result_0.txt") and tel["job_id"] == "4242"
+    assert jobs == {
+        "dump_paths": [str(dump)],
+        "synthetic": False,
+        "gpus_per_node": 8,
+        "cluster_nodes": 4,
+        "telemetry_source": str(capture / "telemetry.prom"),
+    }
+    # every parameter the config sets is one the notebooks declare, with paths that exist
+    resolved = report.plan_report(
+        ROOT, tmp_path / "out", tmp_path / "fig", report.NOTEBOOKS, plan.overrides, False
+    )
+    params = {spec.name: p for spec, p in resolved.notebooks}
+    assert params["telemetry"]["telemetry_source"] == tel["telemetry_source"]
+    assert params["cluster"]["nodes"] == 4 and params["cluster"]["evaluated"] == "Copycat"
+    assert params["eos_comparison"]["published_given"] is False
