@@ -391,3 +391,16 @@ def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
     assert params["telemetry"]["telemetry_source"] == tel["telemetry_source"]
     assert params["cluster"]["nodes"] == 4 and params["cluster"]["evaluated"] == "Copycat"
     assert params["eos_comparison"]["published_given"] is False
+
+
+def test_language_ja_shows_the_japanese_figures_in_the_preview(tmp_path):
+    from trainperf.report.job import site_figures
+
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    assert site_figures(figures, "ja") == figures  # none exported yet: the English ones
+    (figures / "ja").mkdir()
+    assert site_figures(figures, "ja") == figures / "ja"
+    assert site_figures(figures, "en") == figures
+    with pytest.raises(ConfigError, match=r"^language: expected one of en, ja, got 'fr'$"):
+        parse_config({**BASE, "language": "fr"}, tmp_path)

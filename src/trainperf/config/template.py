@@ -20,7 +20,7 @@ gpus_per_node: 8             # node counts in the comparison are GPUs / gpus_per
 # nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
 # description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"
 # precision: fp8             # datatype the MLPerf runs trained in: bf16 or fp8 (MFU against its peak first)
-language: en                 # en or ja
+language: en                 # en or ja: the figures of the preview site (the prose is English)
 
 # --- inputs (all optional; a chapter whose input is not given says so and shows nothing) ---
 

@@ -55,6 +55,7 @@ __all__ = [
     "plan_report",
     "quarto_available",
     "run_report",
+    "site_figures",
     "write_table_csvs",
 ]
 
@@ -323,6 +324,14 @@ def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
     return [d for d in docs if d.is_file()]
 
 
+def site_figures(figures: Path, language: str) -> Path:
+    """The figure folder the preview site shows for the config's ``language``: the notebooks export
+    every figure in English to ``figures/`` and in Japanese to ``figures/ja/``
+    (:data:`trainperf.report.charts.FIGURE_LANGS`); the prose stays English."""
+    ja = figures / "ja"
+    return ja if language == "ja" and ja.is_dir() else figures
+
+
 def _config(config, root: Path):
     """The cluster config to run with (see :func:`run_report`)."""
     from trainperf.config import ClusterConfig
@@ -500,7 +509,7 @@ def run_report(
         index, problems = build_preview_site(
             root,
             out / "notebooks",
-            figures,
+            site_figures(figures, cfg.language),
             values,
             out / "site",
             note=note if use_quarto is None else "",
