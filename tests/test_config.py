@@ -404,3 +404,20 @@ def test_language_ja_shows_the_japanese_figures_in_the_preview(tmp_path):
     assert site_figures(figures, "en") == figures
     with pytest.raises(ConfigError, match=r"^language: expected one of en, ja, got 'fr'$"):
         parse_config({**BASE, "language": "fr"}, tmp_path)
+
+
+def test_report_config_on_the_command_line(tmp_path, monkeypatch):
+    from trainperf.report import job
+
+    seen = {}
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw))
+    cfg = _write(tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path))})
+    monkeypatch.chdir(tmp_path)  # --out is taken from the current folder
+    assert cli.main(["report", "--config", str(cfg), "--out", "mybook"]) == 0
+    assert seen["out"] == tmp_path / "mybook"
+    assert seen["figures"] == str(tmp_path / "mybook" / "figures")  # the checkout's stay alone
+    assert seen["config"].name == "Copycat" and seen["config"].source == str(cfg)
+    # without --config: the demo, into the checkout's _output and figures as before
+    seen.clear()
+    assert cli.main(["report"]) == 0
+    assert (seen["out"], seen["figures"], seen["config"]) == ("_output", "figures", None)
