@@ -369,20 +369,22 @@ def _page_ids(page: Path) -> set[str]:
     return set(re.findall(r'\bid="([^"]+)"', page.read_text()))
 
 
-def _chapter_text(page_name: str) -> str:
-    """The source of a preview page's chapter, includes inlined ("" for other pages)."""
+def _chapter_text(page_name: str, values: dict | None = None) -> str:
+    """The source of a preview page's chapter, includes inlined ("" for other pages); with the
+    run's ``values``, only the conditional content (``when-meta``) that run shows."""
     stem = page_name.removesuffix(".html")
     qmd = ROOT / "index.qmd" if stem == "index" else ROOT / "chapters" / f"{stem}.qmd"
     if not qmd.is_file():
         return ""
-    return re.sub(
+    text = re.sub(
         r"\{\{<\s*include\s+(\S+)\s*>\}\}",
         lambda m: (qmd.parent / m.group(1)).read_text(),
         qmd.read_text(),
     )
+    return text if values is None else preview._conditional_content(text, {"values": values})
 
 
-def _expected_numbers() -> dict[str, tuple[str, str]]:
+def _expected_numbers(values: dict | None = None) -> dict[str, tuple[str, str]]:
     """id -> (page, text) for every chapter, section, figure and embedded table, numbered the way
     a Quarto book numbers them (chapters in _quarto.yml order, the {.unnumbered} preface apart)."""
     import yaml
@@ -391,7 +393,7 @@ def _expected_numbers() -> dict[str, tuple[str, str]]:
     out, number = {}, 0
     for i, path in enumerate(chapters):
         page = "index.html" if i == 0 else Path(path).stem + ".html"
-        text = _chapter_text(page)
+        text = _chapter_text(page, values)
         if re.search(r"^# .*\{[^}]*\.unnumbered", text, re.M):
             continue
         number += 1
@@ -456,7 +458,10 @@ def test_external_url_detector_finds_cdn_tags_and_css_imports(tmp_path):
 
 @slow
 def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
-    _, summary = main_job
+    tmp, summary = main_job
+    import yaml
+
+    values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
     site = _site(summary)
     pages = {p.name: p.read_text() for p in site.glob("*.html")}
     # chapter order of _quarto.yml: 1 introduction ... 7 summary, the preface unnumbered
@@ -470,14 +475,14 @@ def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
     )
     # the numbers a Quarto book gives, counted here from the chapter sources with a few regexes
     # (includes inlined; headings inside callouts are titles, not sections)
-    expected = _expected_numbers()
+    expected = _expected_numbers(values)
     assert expected["fig-memory-wall"] == ("workload.html", "Figure 2.1")
     assert expected["sec-memory"] == ("mlperf_results.html", "Section 4.3")
     assert expected["sec-telemetry"] == ("telemetry.html", "Chapter 5")
     assert expected["tbl-mlperf-scores"] == ("mlperf_results.html", "Table 4.1")
     for name, text in pages.items():
         links = set(re.findall(r'<a href="([^"]+)" class="quarto-xref">([^<]+)</a>', text))
-        src = _chapter_text(name)
+        src = _chapter_text(name, values)
         for ident in re.findall(r"@((?:sec|fig|tbl)-[A-Za-z0-9_-]+)", src):
             page, label = expected[ident]
             href = ("" if page == name else page) + f"#{ident}"
@@ -492,7 +497,9 @@ def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
             target, _, ident = href.partition("#")
             assert ident in _page_ids(site / (target or name)), (name, href)
             n += 1
-    assert n == sum(len(re.findall(r"@(?:sec|fig|tbl)-", _chapter_text(p))) for p in pages) > 0
+    assert (
+        n == sum(len(re.findall(r"@(?:sec|fig|tbl)-", _chapter_text(p, values))) for p in pages) > 0
+    )
     # captions carry the numbers
     assert "Table 4.1:" in pages["mlperf_results.html"] and "Figure 2.1:" in pages["workload.html"]
     assert summary["problems"] == []

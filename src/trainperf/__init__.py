@@ -18,6 +18,7 @@ Models and analyses (return frames, never plot):
 
 Around them:
 
+- :mod:`trainperf.config`      the cluster config (YAML): the evaluated cluster and its inputs
 - :mod:`trainperf.report`      the main job, batch runs, charts, the preview site, the command line
 - :mod:`trainperf.capture`     tools for a GPU node: telemetry collector, GPT smoke benchmark
 - :mod:`trainperf.synthetic`   synthetic demo telemetry and sacct history (always marked as such)

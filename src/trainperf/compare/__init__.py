@@ -36,19 +36,24 @@ from trainperf.flops import GPT3_175B, model_flops_per_token
 from trainperf.tables import read_table
 
 __all__ = [
+    "COMPARISON_SCHEMA",
     "GPT3_EVAL_INTERVAL_TOKENS",
     "GPT3_MIN_TOKENS_GBS2048",
     "PAPER_TABLE",
     "PUBLISHED_SCHEMA",
+    "cluster_comparison",
     "compare_rows",
     "consistency_check",
     "extrapolate_linear",
     "gpu_minutes",
     "implied_minutes_for_ratio",
     "load_published_results",
+    "log_comparison",
     "mfu_ratio",
     "paper_comparison_table",
     "select_row",
+    "side_from_published",
+    "side_from_results",
     "step_throughput_ratio",
     "talk_ratio_placement",
     "time_to_train_ratio",
@@ -523,3 +528,13 @@ def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
         FileNotFoundError: no such table (the message lists the tables there are).
     """
     return read_table(name, path)
+
+
+# the evaluated system's own logs against the reference's (trainperf report --config)
+from trainperf.compare.evaluated import (  # noqa: E402  (uses extrapolate_linear above)
+    COMPARISON_SCHEMA,
+    cluster_comparison,
+    log_comparison,
+    side_from_published,
+    side_from_results,
+)

@@ -1,5 +1,6 @@
-"""Command line: ``trainperf report`` (the main job), ``trainperf batch GRID.yaml`` (papermill over a
-parameter grid) and ``trainperf runs PATH`` (a quick look at MLPerf logs).
+"""Command line: ``trainperf init FILE`` (a commented cluster config), ``trainperf report [--config
+FILE]`` (the main job), ``trainperf batch GRID.yaml`` (papermill over a parameter grid) and
+``trainperf runs PATH`` (a quick look at MLPerf logs).
 
 A failure prints one line (``trainperf: error: ...``) and exits 1; ``--debug`` (or TRAINPERF_DEBUG=1)
 shows the traceback instead.
@@ -37,11 +38,22 @@ def _parser() -> argparse.ArgumentParser:
         "-p telemetry.telemetry_source=/data/dcgm.prom -p slurm_jobs.dump_paths=[/data/sacct.txt]",
     )
     r.add_argument(
+        "--config",
+        metavar="FILE.yaml",
+        help="the cluster config (trainperf init writes a template); default: the demo, "
+        "configs/sakuraone.yaml",
+    )
+    r.add_argument(
         "--out",
         default="_output",
-        help="folder for executed notebooks and the preview site (default _output)",
+        help="folder for executed notebooks, comparison.csv and the preview site (default _output)",
     )
-    r.add_argument("--figures", default="figures", help="figure folder (default figures)")
+    r.add_argument(
+        "--figures",
+        default=None,
+        help="figure folder (default: figures, the book's; with --config and an --out other than "
+        "_output: OUT/figures)",
+    )
     r.add_argument(
         "--no-quarto",
         action="store_true",
@@ -63,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="execute every notebook (default: skip those whose inputs did not change since their last run)",
     )
+    i = sub.add_parser(
+        "init",
+        parents=[common],
+        help="write a commented cluster-config template",
+        description="Write a commented cluster config to FILE; then edit it and run "
+        "trainperf report --config FILE --out DIR.",
+    )
+    i.add_argument("file", help="where to write the template (refused if it exists)")
+    i.add_argument("--force", action="store_true", help="overwrite an existing file")
     from trainperf.report import runs_cli
 
     s = sub.add_parser(
@@ -153,12 +174,29 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.report.batch import run_from_args
 
             return run_from_args(args)
+        if args.command == "init":
+            from trainperf.config import write_template
+
+            path = write_template(args.file, force=args.force)
+            print(f"wrote {path}: edit it, then run trainperf report --config {path} --out DIR")
+            return 0
         if args.command == "report":
+            from trainperf.config import load_config
             from trainperf.report.job import run_report
 
+            config = load_config(args.config) if args.config else None
+            out = Path(args.out).resolve() if args.config else args.out
+            figures = args.figures
+            if figures is None:  # a user's book elsewhere leaves the checkout's figures alone
+                from trainperf import project_root
+
+                book_out = (project_root() / "_output").resolve()
+                own = bool(args.config) and Path(out).resolve() != book_out
+                figures = str(Path(out) / "figures") if own else "figures"
             run_report(
-                out=args.out,
-                figures=args.figures,
+                out=out,
+                config=config,
+                figures=figures,
                 use_quarto=False if args.no_quarto else None,
                 overrides=parse_overrides(args.param, args.params),
                 force=args.force,

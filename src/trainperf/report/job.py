@@ -2,11 +2,14 @@
 
 Order of work (``trainperf report``):
 
-0. everything that can be refused is refused before anything runs: every ``#|`` cell-option block
+0. everything that can be refused is refused before anything runs: the cluster config
+   (:mod:`trainperf.config`; the demo's ``configs/sakuraone.yaml`` by default), every ``#|`` cell-option block
    of the notebooks, chapters and talk must be YAML (Quarto parses them so), and every notebook's
    parameters are resolved in one place (:func:`plan_report`: notebook defaults, :data:`NOTEBOOKS`,
    what the job provides, the user's overrides) with every input path checked for existence;
-1. every notebook in :data:`NOTEBOOKS` is executed with papermill into ``<out>/notebooks/`` (each
+1. ``<out>/comparison.csv``: the config's cluster against the reference's logs
+   (:func:`trainperf.compare.cluster_comparison`); then every notebook in :data:`NOTEBOOKS` whose
+   input the config gives is executed with papermill into ``<out>/notebooks/`` (each
    written to a temporary name and renamed, so a killed run leaves no half-written notebook); the
    notebooks export their charts to ``figures/`` while they run, so nothing is executed twice;
 2. with ``quarto`` on PATH, ``quarto render`` builds the book into ``_book/`` from the chapters, which
@@ -36,7 +39,10 @@ import polars as pl
 
 from trainperf import project_root
 from trainperf.atomic import write_text_atomic
+from trainperf.compare import cluster_comparison
+from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
+from trainperf.report.absent import write_absent_notebook
 from trainperf.report.notebooks import NotebookSpec, check_cell_options, execute_notebook
 from trainperf.report.preview import build_preview_site, csv_outputs, network_loads
 from trainperf.report.values import merge_values
@@ -49,6 +55,7 @@ __all__ = [
     "plan_report",
     "quarto_available",
     "run_report",
+    "site_figures",
     "write_table_csvs",
 ]
 
@@ -65,6 +72,8 @@ NOTEBOOKS: list[NotebookSpec] = [
             "published_path": "data/reference/published_results.csv",
             # filled in by run_report with the summary of the per-system batch (BATCH_GRIDS)
             "batch_summary_path": "",
+            # filled in by run_report: <out>/comparison.csv, the config's cluster against the reference
+            "comparison_path": "",
         },
     ),
     NotebookSpec("memory_model", "Memory model"),
@@ -185,6 +194,8 @@ def plan_report(
     specs: list[NotebookSpec],
     overrides: dict[str, dict] | None = None,
     run_batches: bool = True,
+    produced: dict[tuple[str, str], str] | None = None,
+    reference_mlperf: str | Path | None = None,
 ) -> ReportPlan:
     """Every notebook's parameters for one run, from one place, checked before anything runs.
 
@@ -192,6 +203,11 @@ def plan_report(
     main job's :data:`NOTEBOOKS` values (relative input paths taken from ``root``), what the job
     provides (``figures_dir``, ``values_path``, ``scratch_dir`` and batch summaries, to notebooks
     that declare them) and ``overrides`` (the user's own data: command line ``-p``, ``--params``).
+
+    ``produced`` names values the job writes itself before the notebook runs
+    (``{(notebook, parameter): path}``, e.g. ``<out>/comparison.csv``): set, never checked for
+    existence. ``reference_mlperf``: the folder the MLPerf batch grids discover instead of their
+    own ``discover.path`` (the config's reference logs; unchanged when it is that same folder).
 
     Raises:
         ConfigError: an override for a notebook not in the job, a parameter a notebook does not
@@ -223,6 +239,8 @@ def plan_report(
             grid = replace(
                 batch.load_grid(root / grid_file), output=out / "batch" / Path(grid_file).stem
             )
+            if reference_mlperf:
+                grid = _rediscover(grid, Path(reference_mlperf))
             plan.batches.append((grid_file, grid))
             batch_params[param] = str(grid.output / "summary.parquet")
     for spec in specs:
@@ -233,6 +251,10 @@ def plan_report(
         }
         for k, v in batch_params.items():
             if k in decl:
+                params[k] = v
+                plan.produced.add((spec.name, k))
+        for (nb, k), v in (produced or {}).items():
+            if nb == spec.name and k in decl:
                 params[k] = v
                 plan.produced.add((spec.name, k))
         provided = {
@@ -260,6 +282,30 @@ def plan_report(
     return plan
 
 
+def _rediscover(grid, folder: Path):
+    """``grid`` with its runs discovered under ``folder`` (MLPerf result folders), the other
+    parameters kept; unchanged when ``folder`` is where the grid already looks."""
+    from trainperf.report import batch
+
+    param = "mlperf_path"
+    current = {
+        (grid.base / r.parameters[param]).resolve() for r in grid.runs if param in r.parameters
+    }
+    if not current:
+        return grid
+    found = batch.discover_mlperf(folder, parameter=param)
+    if {Path(f[param]).resolve() for f in found} == current:
+        return grid
+    common = {k: v for k, v in grid.runs[0].parameters.items() if k != param}
+    runs = []
+    for f in found:
+        params = {**common, param: str(Path(f[param]).resolve())}
+        runs.append(
+            batch.Run(name=f["name"], parameters=params, slug=batch.slugify_run(params, f["name"]))
+        )
+    return replace(grid, runs=runs)
+
+
 def write_table_csvs(executed: Path, folder: Path) -> list[Path]:
     """Write the full-detail tables of an executed notebook (its ``text/csv`` outputs) into
     ``folder`` (replaced as a whole), one ``<label>.csv`` per table. Returns the files."""
@@ -278,6 +324,27 @@ def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
     return [d for d in docs if d.is_file()]
 
 
+def site_figures(figures: Path, language: str) -> Path:
+    """The figure folder the preview site shows for the config's ``language``: the notebooks export
+    every figure in English to ``figures/`` and in Japanese to ``figures/ja/``
+    (:data:`trainperf.report.charts.FIGURE_LANGS`); the prose stays English."""
+    ja = figures / "ja"
+    return ja if language == "ja" and ja.is_dir() else figures
+
+
+def _config(config, root: Path):
+    """The cluster config to run with (see :func:`run_report`)."""
+    from trainperf.config import ClusterConfig
+
+    if isinstance(config, ClusterConfig):
+        return config
+    if config is None:  # the demo's config, of this checkout (or of the installed one)
+        config = root / DEMO_CONFIG
+        if not config.is_file():
+            config = project_root() / DEMO_CONFIG
+    return load_config(config)
+
+
 def run_report(
     out: str | Path = "_output",
     figures: str | Path = "figures",
@@ -288,6 +355,7 @@ def run_report(
     run_batches: bool = True,
     progress: bool = True,
     overrides: dict[str, dict] | None = None,
+    config=None,
     force: bool = False,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
@@ -305,6 +373,12 @@ def run_report(
         overrides: ``{notebook name: {parameter: value}}`` applied last (the user's own data); an
             unknown notebook, a parameter the notebook does not declare or an input path that does
             not exist is refused before anything runs (:func:`plan_report`).
+        config: the cluster config (a file or a :class:`trainperf.config.ClusterConfig`); None:
+            the demo's, :data:`trainperf.config.DEMO_CONFIG`. It sets the notebooks' parameters
+            (``overrides`` still come last), the reference logs the batch grids discover, the
+            book's ``values.config`` and ``values.inputs``, and ``<out>/comparison.csv``
+            (:func:`trainperf.compare.cluster_comparison`); a notebook whose input the config
+            does not give is not executed (:mod:`trainperf.report.absent`).
         force: execute every notebook; by default a notebook whose source, parameters, inputs,
             data folder and library are unchanged since its last run, and whose outputs are still
             there, is skipped (:mod:`trainperf.report.rerun`).
@@ -330,15 +404,53 @@ def run_report(
 
     # everything that can be refused is refused before the first notebook runs
     check_cell_options(_option_documents(root, specs))
-    plan = plan_report(root, out, figures, specs, overrides, run_batches)
+    cfg = _config(config, root)
+    inputs = report_overrides(cfg)
+    names = {s.name for s in specs}
+    merged: dict[str, dict] = {nb: dict(kv) for nb, kv in inputs.overrides.items() if nb in names}
+    for nb, kv in (overrides or {}).items():
+        merged.setdefault(nb, {}).update(kv)
+    absent = {
+        nb: text
+        for nb, text in inputs.absent.items()
+        if nb in names and nb not in (overrides or {})
+    }
+    comparison_csv = out / "comparison.csv"
+    plan = plan_report(
+        root,
+        out,
+        figures,
+        specs,
+        merged,
+        run_batches,
+        produced={("eos_comparison", "comparison_path"): str(comparison_csv)},
+        reference_mlperf=inputs.reference_mlperf,
+    )
+    comparison = cluster_comparison(
+        cfg.name,
+        cfg.gpus_per_node,
+        cfg.accelerator,
+        cfg.reference.mlperf,
+        mlperf=cfg.mlperf,
+        published=cfg.published.path if cfg.published else None,
+        precision=cfg.precision,
+        reference_name=cfg.reference.name,
+        reference_round=cfg.reference.round,
+        reference_precision=cfg.reference.precision,
+    )
+    write_text_atomic(comparison.write_csv(), comparison_csv)
+    log(f"comparison: {comparison.height} rows into {_rel(comparison_csv, root)}")
 
     from trainperf.report.rerun import NotebookRun
 
-    # values of notebooks not in this job must not linger (those of skipped notebooks stay)
-    names = {spec.name for spec, _ in plan.notebooks}
+    # values of notebooks not in this job must not linger (those of skipped notebooks stay); the
+    # config's values are written afresh
+    kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
-        if p.stem not in names:
+        if p.stem not in kept:
             p.unlink()
+    for name, vals in config_values(cfg).items():
+        write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
     if plan.batches:
         from trainperf.report import batch
 
@@ -355,6 +467,17 @@ def run_report(
         source = root / "notebooks" / f"{spec.name}.ipynb"
         target = out / "notebooks" / f"{spec.name}.ipynb"
         values_file = Path(params["values_path"]) if params.get("values_path") else None
+        if spec.name in absent:
+            log(
+                f"[{i}/{len(plan.notebooks)}] notebooks/{spec.name}.ipynb not executed: input not given"
+            )
+            target.with_suffix(".run.json").unlink(missing_ok=True)  # never skipped as unchanged
+            if values_file:
+                values_file.unlink(missing_ok=True)
+            nb_out = write_absent_notebook(source, target, absent[spec.name])
+            executed.append((spec, nb_out))
+            tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
+            continue
         check = NotebookRun(
             source,
             target,
@@ -386,6 +509,14 @@ def run_report(
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
+    if quarto and out.resolve() != (root / "_output").resolve():
+        # the chapters embed ../_output/notebooks and _quarto.yml reads _output/values.yml: a book
+        # rendered now would show another run's outputs
+        log(
+            f"quarto render skipped: the book reads _output/, this run wrote {out}; "
+            "the preview site follows it (run with --out _output for the Quarto book)"
+        )
+        quarto, use_quarto = None, False
     summary = {
         "notebooks": [str(p) for _, p in executed],
         "tables": [_rel(p, root) for p in tables],
@@ -410,7 +541,7 @@ def run_report(
         index, problems = build_preview_site(
             root,
             out / "notebooks",
-            figures,
+            site_figures(figures, cfg.language),
             values,
             out / "site",
             note=note if use_quarto is None else "",

@@ -16,7 +16,11 @@ script). What Quarto adds on top of pandoc is done here on pandoc's JSON AST, in
 * cross-references: ``@sec-x``, ``@fig-x``, ``@tbl-x`` (pandoc reads them as citations) become
   links to the target page and id with the text "Chapter 3", "Section 3.1", "Figure 3.2",
   "Table 3.1" or "Appendix A"; an unknown id shows as ``?@fig-x`` and is reported;
-* callouts (``::: {.callout-warning}``) get their first heading as the title, unnumbered.
+* callouts (``::: {.callout-warning}``) get their first heading as the title, unnumbered;
+* conditional content on metadata, ``::: {.content-visible when-meta="values.inputs.telemetry"}``
+  and ``.content-hidden`` (``when-meta`` / ``unless-meta``, a true value shows or hides it), kept
+  or dropped before the shortcodes are resolved (a hidden part may quote values that were not
+  recorded).
 
 Appendix pages are the executed notebooks (as in ``_quarto.yml``, where the appendices are the
 executed ``.ipynb`` files): markdown cells as text, code folded under "Code", every output, and
@@ -278,6 +282,59 @@ _INCLUDE_RE = re.compile(r"\{\{<\s*include\s+(\S+)\s*>\}\}")
 _META_RE = re.compile(r"\{\{<\s*meta\s+([A-Za-z0-9_.-]+)\s*>\}\}")
 
 
+_FENCE_OPEN_RE = re.compile(r"^\s*(:{3,})\s*\{([^}]*)\}\s*$|^\s*(:{3,})\s*[A-Za-z]")
+_FENCE_CLOSE_RE = re.compile(r"^\s*:{3,}\s*$")
+_COND_RE = re.compile(r"\b(when|unless)-meta\s*=\s*[\"']([^\"']+)[\"']")
+
+
+def _meta_true(values: dict, dotted: str) -> bool:
+    """Quarto's test (``content-hidden.lua``, ``check_meta``): the key, split on ``.``, names a
+    boolean that is true; anything else (missing, a string, a number) is false."""
+    cur = values
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return False
+        cur = cur[part]
+    return cur is True
+
+
+def _conditional_content(text: str, values: dict) -> str:
+    """Keep or drop Quarto's ``.content-visible`` / ``.content-hidden`` divs whose condition is
+    ``when-meta`` or ``unless-meta`` (other conditions, such as ``when-format``, are kept as they
+    are: the preview is HTML). The fences of a decided div are removed, its content kept or not."""
+    out: list[str] = []
+    stack: list[tuple[bool, bool]] = []  # (decided here, keep)
+    in_code = False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        keep_now = all(k for _, k in stack)
+        if not in_code and _FENCE_CLOSE_RE.match(line) and stack:
+            decided, _ = stack.pop()
+            if not decided and keep_now:
+                out.append(line)
+            continue
+        m = None if in_code else _FENCE_OPEN_RE.match(line)
+        if m:
+            attrs = m.group(2) or ""
+            conds = _COND_RE.findall(attrs)
+            kind = (
+                "visible"
+                if ".content-visible" in attrs
+                else "hidden"
+                if ".content-hidden" in attrs
+                else None
+            )
+            if kind and conds:
+                met = all(_meta_true(values, key) == (w == "when") for w, key in conds)
+                stack.append((True, met if kind == "visible" else not met))
+                continue
+            stack.append((False, True))
+        if keep_now:
+            out.append(line)
+    return "".join(out)
+
+
 def _lookup(values: dict, dotted: str) -> str:
     cur = values
     for part in dotted.split("."):
@@ -312,7 +369,7 @@ def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -
         trainperf.report.notebooks.CellOptionsError: an embedded cell's ``#|`` block is not YAML.
     """
     qmd = Path(qmd)
-    text = _inline_includes(qmd)
+    text = _conditional_content(_inline_includes(qmd), {"values": values})
     text = _META_RE.sub(lambda m: _lookup({"values": values}, m.group(1)), text)
     nb_dir = Path(notebooks_dir)
 

@@ -1,0 +1,117 @@
+"""From a cluster config to the main job's inputs: notebook parameters, the notebooks whose input
+is not given (with the sentence the book shows instead), and the values the chapters quote."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainperf.config.schema import ClusterConfig
+
+__all__ = ["DEMO_CONFIG", "ReportInputs", "config_values", "report_overrides"]
+
+DEMO_CONFIG = "configs/sakuraone.yaml"
+"""The demo's own config, relative to the repository root: ``trainperf report`` without
+``--config`` reads it (SAKURAONE's published rows against the bundled Eos logs, with the synthetic
+telemetry and sacct history, marked as such)."""
+
+_ABSENT = {
+    "telemetry": "No telemetry was given for {name} (config key `telemetry:`), so this chapter shows no cluster telemetry.",
+    "slurm_jobs": "No Slurm accounting was given for {name} (config key `sacct:`), so this chapter shows no job statistics.",
+}
+
+
+@dataclass
+class ReportInputs:
+    """What a config asks of the main job (:func:`report_overrides`).
+
+    Attributes:
+        overrides: ``{notebook: {parameter: value}}`` (absolute paths).
+        absent: ``{notebook: sentence}``: notebooks not executed because their input is not given;
+            the job writes a copy whose labelled cells show the sentence instead.
+        reference_mlperf: folder of the reference logs (the batch grid discovers it).
+    """
+
+    overrides: dict[str, dict] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+    reference_mlperf: str = ""
+
+
+def report_overrides(cfg: ClusterConfig) -> ReportInputs:
+    """The notebook parameters a config sets (the user's ``-p`` overrides still come last)."""
+    ref = cfg.reference
+    ov: dict[str, dict] = {
+        # the runs chapter shows the evaluated system's own logs, else the reference's
+        "mlperf_runs": {"mlperf_path": cfg.mlperf or ref.mlperf},
+        "eos_comparison": {
+            "evaluated": cfg.name,
+            "reference": ref.name,
+            "accelerator": cfg.accelerator,
+            "mlperf_path": ref.mlperf,
+            "published_given": cfg.published is not None,
+        },
+        "memory_model": {"accelerator": cfg.accelerator, "gpus_per_node": cfg.gpus_per_node},
+        "cluster": {
+            "evaluated": cfg.name,
+            "accelerator": cfg.accelerator,
+            "gpus_per_node": cfg.gpus_per_node,
+            "nodes": cfg.nodes or 0,
+            "description": cfg.description,
+        },
+    }
+    if cfg.published is not None:
+        ov["eos_comparison"]["published_path"] = cfg.published.path
+    absent: dict[str, str] = {}
+    tel = cfg.telemetry
+    if tel is None:
+        absent["telemetry"] = _ABSENT["telemetry"].format(name=cfg.name)
+    else:
+        ov["telemetry"] = {
+            "telemetry_source": "" if tel.synthetic else tel.source,
+            "mlperf_log": tel.mlperf_log,
+            "job_id": tel.job_id,
+            "nodelist": tel.nodelist,
+            "time_window": tel.time_window,
+            "accelerator": cfg.accelerator,
+        }
+    if not cfg.sacct:
+        absent["slurm_jobs"] = _ABSENT["slurm_jobs"].format(name=cfg.name)
+    elif not cfg.sacct_synthetic:
+        ov["slurm_jobs"] = {
+            "dump_paths": list(cfg.sacct),
+            "synthetic": False,
+            "gpus_per_node": cfg.gpus_per_node,
+        }
+        if cfg.nodes:
+            ov["slurm_jobs"]["cluster_nodes"] = cfg.nodes
+        if tel is not None and not tel.synthetic and Path(tel.source).exists():
+            ov["slurm_jobs"]["telemetry_source"] = tel.source  # per-job GPU utilisation
+    return ReportInputs(ov, absent, ref.mlperf)
+
+
+def config_values(cfg: ClusterConfig) -> dict:
+    """The config's values for the book (``values.config.*``) and which inputs were given
+    (``values.inputs.*``, booleans that chapters test with Quarto's ``when-meta``)."""
+    src = {
+        "mlperf": cfg.mlperf or "",
+        "published": cfg.published.path if cfg.published else "",
+        "telemetry": (cfg.telemetry.source if cfg.telemetry else ""),
+        "sacct": ", ".join(cfg.sacct),
+        "reference_mlperf": cfg.reference.mlperf,
+    }
+    return {
+        "config": {
+            "name": cfg.name,
+            "accelerator": cfg.accelerator,
+            "gpus_per_node": cfg.gpus_per_node,
+            "nodes": cfg.nodes if cfg.nodes else "n/a",
+            "description": cfg.description or "n/a",
+            "precision": (cfg.precision or "n/a").upper(),
+            "language": cfg.language,
+            "reference": cfg.reference.name,
+            "reference_round": cfg.reference.round or "all rounds",
+            "file": Path(cfg.source).name if cfg.source else "",
+            **{f"source_{k}": v or "not given" for k, v in src.items()},
+        },
+        "inputs": cfg.inputs(),
+    }

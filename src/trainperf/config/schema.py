@@ -1,0 +1,349 @@
+"""The cluster config: one YAML file naming the evaluated cluster and the inputs the report reads.
+
+Checked by a small validator of our own (a dozen keys, one level of nesting): the messages must
+name the key in one line (``telemetry.mlperf_log: no such file or folder: ...``), which a schema
+library's generic messages do not, and the environment has no pydantic. Every relative path is
+taken from the folder of the config file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainperf.errors import ConfigError
+
+__all__ = [
+    "LANGUAGES",
+    "PRECISIONS",
+    "SYNTHETIC",
+    "ClusterConfig",
+    "PublishedInput",
+    "ReferenceInput",
+    "TelemetryInput",
+    "load_config",
+    "parse_config",
+]
+
+LANGUAGES = ("en", "ja")
+PRECISIONS = ("bf16", "fp8")
+SYNTHETIC = "synthetic"
+"""Value of ``telemetry.source`` or ``sacct`` that asks for the generated demo data (the demo
+config uses it; the book marks every number from it as synthetic)."""
+
+
+@dataclass(frozen=True)
+class TelemetryInput:
+    """``telemetry:``: DCGM telemetry of one MLPerf run.
+
+    Attributes:
+        source: exposition file, Parquet store folder, ``http(s)://`` Prometheus URL, or
+            ``"synthetic"``.
+        mlperf_log: the ``result_*.txt`` of the run the telemetry covers (its phases).
+        job_id: Slurm job id of that run ("" if the telemetry holds one job only).
+        nodelist: Slurm host list for telemetry without job labels ("" if none).
+        time_window: ``START/END`` in ISO 8601 ("" if none).
+    """
+
+    source: str
+    mlperf_log: str
+    job_id: str = ""
+    nodelist: str = ""
+    time_window: str = ""
+
+    @property
+    def synthetic(self) -> bool:
+        return self.source == SYNTHETIC
+
+
+@dataclass(frozen=True)
+class PublishedInput:
+    """``published:``: the evaluated system's self-reported rows in the layout of
+    ``data/reference/published_results.csv`` (rows whose ``system`` is the config's ``name``)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ReferenceInput:
+    """``reference:``: the reference system and its MLPerf logs.
+
+    Attributes:
+        name: how the book names it (default ``Eos``).
+        mlperf: results folder of its logs (default: the bundled Eos logs, ``data/mlperf``).
+        round: only this MLPerf round counts as measured (e.g. ``v4.1``, the round the SAKURAONE
+            paper compared against); None: every round.
+        precision: datatype its runs trained in (default ``fp8``: every NVIDIA-stack H100 MLPerf
+            GPT-3 submission trained in FP8).
+    """
+
+    name: str = "Eos"
+    mlperf: str = ""
+    round: str | None = None
+    precision: str = "fp8"
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """A validated cluster config (:func:`load_config`). Paths are absolute strings.
+
+    Attributes:
+        name: the evaluated cluster's name, as the book shows it.
+        accelerator: canonical name from ``data/reference/accelerators.csv``.
+        gpus_per_node: GPUs per node (node counts of the comparison are GPUs / this).
+        nodes: nodes of the cluster (None if not given; Slurm occupancy needs it).
+        description: free text (interconnect, software), "" if none.
+        precision: datatype the evaluated MLPerf runs trained in (None: unknown, both peaks).
+        language: ``en`` or ``ja``, the language of the figures shown first.
+        mlperf: results folder of the evaluated system's MLPerf logs (None if not given).
+        published: published rows of the evaluated system (None if not given).
+        telemetry, sacct: the other inputs (None / empty if not given; ``sacct`` may be
+            ``("synthetic",)``).
+        reference: the reference system.
+        source: the config file read ("" when built from a mapping).
+    """
+
+    name: str
+    accelerator: str
+    gpus_per_node: int
+    nodes: int | None = None
+    description: str = ""
+    precision: str | None = None
+    language: str = "en"
+    mlperf: str | None = None
+    published: PublishedInput | None = None
+    telemetry: TelemetryInput | None = None
+    sacct: tuple[str, ...] = ()
+    reference: ReferenceInput = field(default_factory=ReferenceInput)
+    source: str = ""
+
+    @property
+    def sacct_synthetic(self) -> bool:
+        return self.sacct == (SYNTHETIC,)
+
+    def inputs(self) -> dict[str, bool]:
+        """Which inputs were given: the ``values.inputs`` flags chapters test with ``when-meta``."""
+        return {
+            "mlperf": self.mlperf is not None,
+            "published": self.published is not None,
+            "evaluated": self.mlperf is not None or self.published is not None,
+            "telemetry": self.telemetry is not None,
+            "telemetry_synthetic": self.telemetry is not None and self.telemetry.synthetic,
+            "telemetry_real": self.telemetry is not None and not self.telemetry.synthetic,
+            "sacct": bool(self.sacct),
+            "sacct_synthetic": self.sacct_synthetic,
+            "sacct_real": bool(self.sacct) and not self.sacct_synthetic,
+            "nodes": self.nodes is not None,
+        }
+
+
+# --------------------------------------------------------------------------- validation
+
+_TOP = {
+    "name",
+    "accelerator",
+    "gpus_per_node",
+    "nodes",
+    "description",
+    "precision",
+    "language",
+    "mlperf",
+    "published",
+    "telemetry",
+    "sacct",
+    "reference",
+}
+_REQUIRED = ("name", "accelerator", "gpus_per_node")
+_TELEMETRY = {"source", "mlperf_log", "job_id", "nodelist", "time_window"}
+_REFERENCE = {"name", "mlperf", "round", "precision"}
+_PUBLISHED = {"path"}
+
+
+def _unknown(keys, allowed: set[str], where: str) -> None:
+    bad = sorted(str(k) for k in keys if k not in allowed)
+    if bad:
+        raise ConfigError(f"{where}{bad[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
+
+
+def _text(value: Any, key: str, allow_empty: bool = False) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ConfigError(f"{key}: expected text, got {type(value).__name__}")
+    text = str(value).strip()
+    if not text and not allow_empty:
+        raise ConfigError(f"{key}: must not be empty")
+    return text
+
+
+def _int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{key}: expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def _choice(value: Any, key: str, choices: tuple[str, ...]) -> str:
+    text = _text(value, key).lower()
+    if text not in choices:
+        raise ConfigError(f"{key}: expected one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def _path(value: Any, key: str, base: Path, url_ok: bool = False) -> str:
+    text = _text(value, key)
+    if url_ok and text.startswith(("http://", "https://")):
+        return text
+    p = Path(text).expanduser()
+    p = p if p.is_absolute() else base / p
+    if not p.exists():
+        raise ConfigError(f"{key}: no such file or folder: {text}")
+    return str(p.resolve())
+
+
+def _results(value: Any, key: str, base: Path) -> str:
+    from trainperf.mlperf import find_result_files
+
+    path = _path(value, key, base)
+    try:
+        found = find_result_files(path)
+    except FileNotFoundError:
+        found = []
+    if not found:
+        raise ConfigError(f"{key}: no MLPerf result file (result_*.txt) under {value}")
+    return path
+
+
+def _mapping(value: Any, key: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: expected a mapping of keys, got {type(value).__name__}")
+    return value
+
+
+def _accelerator(value: Any) -> str:
+    from trainperf.flops import load_accelerators, resolve_accelerator
+
+    name = _text(value, "accelerator")
+    try:
+        return resolve_accelerator(name, load_accelerators())
+    except ValueError:
+        known = ", ".join(load_accelerators()["accelerator"].to_list())
+        raise ConfigError(
+            f"accelerator: {name!r} is not in data/reference/accelerators.csv; known: {known}"
+        ) from None
+
+
+def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig:
+    """Validate a config mapping (as YAML gives it) and return the :class:`ClusterConfig`.
+
+    Args:
+        data: the mapping.
+        base: folder relative paths are taken from (the config file's folder).
+        source: the file it came from, kept in :attr:`ClusterConfig.source`.
+
+    Raises:
+        ConfigError: one line naming the key: an unknown key, a missing required key, a value of
+            the wrong type, a path that does not exist, an accelerator not in
+            ``data/reference/accelerators.csv``.
+    """
+    from trainperf import project_root
+
+    base = Path(base)
+    if data is None:
+        data = {}
+    data = _mapping(data, "config")
+    _unknown(data, _TOP, "")
+    for key in _REQUIRED:
+        if key not in data or data[key] is None:
+            raise ConfigError(f"{key}: required key missing")
+    kw: dict[str, Any] = {
+        "name": _text(data["name"], "name"),
+        "accelerator": _accelerator(data["accelerator"]),
+        "gpus_per_node": _int(data["gpus_per_node"], "gpus_per_node"),
+        "source": source,
+    }
+    if data.get("nodes") is not None:
+        kw["nodes"] = _int(data["nodes"], "nodes")
+    if data.get("description") is not None:
+        kw["description"] = _text(data["description"], "description", allow_empty=True)
+    if data.get("precision") is not None:
+        kw["precision"] = _choice(data["precision"], "precision", PRECISIONS)
+    if data.get("language") is not None:
+        kw["language"] = _choice(data["language"], "language", LANGUAGES)
+    if data.get("mlperf") is not None:
+        kw["mlperf"] = _results(data["mlperf"], "mlperf", base)
+    if data.get("published") is not None:
+        pub = data["published"]
+        if isinstance(pub, str):
+            pub = {"path": pub}
+        pub = _mapping(pub, "published")
+        _unknown(pub, _PUBLISHED, "published.")
+        if "path" not in pub:
+            raise ConfigError("published.path: required key missing")
+        kw["published"] = PublishedInput(_path(pub["path"], "published.path", base))
+    if data.get("telemetry") is not None:
+        tel = _mapping(data["telemetry"], "telemetry")
+        _unknown(tel, _TELEMETRY, "telemetry.")
+        for key in ("source", "mlperf_log"):
+            if tel.get(key) is None:
+                raise ConfigError(f"telemetry.{key}: required key missing")
+        src = _text(tel["source"], "telemetry.source")
+        kw["telemetry"] = TelemetryInput(
+            source=src if src == SYNTHETIC else _path(src, "telemetry.source", base, url_ok=True),
+            mlperf_log=_path(tel["mlperf_log"], "telemetry.mlperf_log", base),
+            **{
+                k: _text(tel[k], f"telemetry.{k}", allow_empty=True)
+                for k in ("job_id", "nodelist", "time_window")
+                if tel.get(k) is not None
+            },
+        )
+    if data.get("sacct") is not None:
+        sacct = data["sacct"]
+        if sacct == SYNTHETIC:
+            kw["sacct"] = (SYNTHETIC,)
+        else:
+            if isinstance(sacct, str):
+                sacct = [sacct]
+            if not isinstance(sacct, list) or not sacct:
+                raise ConfigError("sacct: expected a list of sacct dumps (or 'synthetic')")
+            kw["sacct"] = tuple(_path(p, f"sacct[{i}]", base) for i, p in enumerate(sacct))
+            if kw.get("nodes") is None:
+                raise ConfigError(
+                    "nodes: required with sacct dumps (the occupancy table needs the cluster's size)"
+                )
+    ref = data.get("reference")
+    ref = {} if ref is None else _mapping(ref, "reference")
+    _unknown(ref, _REFERENCE, "reference.")
+    kw["reference"] = ReferenceInput(
+        name=_text(ref.get("name", "Eos"), "reference.name"),
+        mlperf=(
+            _results(ref["mlperf"], "reference.mlperf", base)
+            if ref.get("mlperf") is not None
+            else str(project_root() / "data" / "mlperf")
+        ),
+        round=_text(ref["round"], "reference.round") if ref.get("round") is not None else None,
+        precision=_choice(ref.get("precision", "fp8"), "reference.precision", PRECISIONS),
+    )
+    return ClusterConfig(**kw)
+
+
+def load_config(path: str | Path) -> ClusterConfig:
+    """Read and validate a cluster config file (YAML).
+
+    Raises:
+        ConfigError: the file is missing or not YAML, or :func:`parse_config` refuses it; the
+            message is one line and names the key (and the file).
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config {path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"config {path}{where}: not valid YAML") from None
+    try:
+        return parse_config(data, path.parent.resolve(), str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"config {path}: {exc}") from None

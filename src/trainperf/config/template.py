@@ -1,0 +1,60 @@
+"""``trainperf init FILE``: a commented cluster-config template."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainperf.atomic import write_text_atomic
+from trainperf.errors import ConfigError
+
+__all__ = ["TEMPLATE", "write_template"]
+
+TEMPLATE = """\
+# trainperf cluster config: `trainperf report --config THIS_FILE --out DIR` builds the book and
+# DIR/comparison.csv for this cluster. Relative paths are taken from this file's folder.
+# Unknown keys, missing paths and an unknown accelerator are refused before anything runs.
+
+name: My cluster             # how the book names the evaluated cluster
+accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv
+gpus_per_node: 8             # node counts in the comparison are GPUs / gpus_per_node
+# nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
+# description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"
+# precision: fp8             # datatype the MLPerf runs trained in: bf16 or fp8 (MFU against its peak first)
+language: en                 # en or ja: the figures of the preview site (the prose is English)
+
+# --- inputs (all optional; a chapter whose input is not given says so and shows nothing) ---
+
+# MLPerf Training logs of this cluster: a results folder in the MLCommons layout (found at any
+# depth: <submitter>/results/<system>/<benchmark>/result_*.txt, with systems/<system>.json and a
+# folder named like v4.1 above it for the round), or a folder of result_*.txt.
+# mlperf: path/to/training_results_v4.1
+
+# DCGM telemetry of one MLPerf run: a dcgm-exporter exposition file (.prom, .gz ok), a Parquet store
+# folder, or a Prometheus URL; with the MLPerf log of that run and its Slurm job id.
+# telemetry:
+#   source: http://prometheus:9090
+#   mlperf_log: path/to/results/.../result_0.txt
+#   job_id: "123456"
+
+# Slurm accounting: sacct --parsable2 or --json dumps (give nodes: above too).
+# sacct:
+#   - path/to/sacct.txt
+
+# The reference system (default: NVIDIA Eos, the MLPerf logs bundled in data/mlperf).
+# reference:
+#   name: Eos
+#   mlperf: path/to/reference/results
+#   round: v4.1              # only this round counts as measured (default: every round)
+"""
+
+
+def write_template(path: str | Path, force: bool = False) -> Path:
+    """Write :data:`TEMPLATE` to ``path`` (atomically).
+
+    Raises:
+        ConfigError: ``path`` exists and ``force`` is false.
+    """
+    path = Path(path)
+    if path.exists() and not force:
+        raise ConfigError(f"{path} exists; use --force to overwrite it")
+    return write_text_atomic(TEMPLATE, path)
