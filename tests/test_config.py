@@ -299,7 +299,7 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
 
 
 def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
-    from trainperf.report.preview import _conditional_content
+    from trainperf.report.preview.pages import _conditional_content
 
     text = (
         "a\n"

@@ -381,7 +381,7 @@ def _chapter_text(page_name: str, values: dict | None = None) -> str:
         lambda m: (qmd.parent / m.group(1)).read_text(),
         qmd.read_text(),
     )
-    return text if values is None else preview._conditional_content(text, {"values": values})
+    return text if values is None else preview.pages._conditional_content(text, {"values": values})
 
 
 def _expected_numbers(values: dict | None = None) -> dict[str, tuple[str, str]]:

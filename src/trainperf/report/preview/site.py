@@ -1,0 +1,295 @@
+"""The preview site itself: page template, navigation, and :func:`build_preview_site`."""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from trainperf.report.preview.book import book_structure
+from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
+from trainperf.report.preview.xref import (
+    _callouts,
+    _local_images,
+    _number_page,
+    _Page,
+    _resolve,
+    _Target,
+    _to_ast,
+    _to_html,
+)
+
+_STYLE = """
+:root { --tp-text: 50rem; --tp-accent: #1f4e79; }
+* { box-sizing: border-box; }
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 0; color: #222;
+  line-height: 1.5; display: grid; grid-template-columns: 17rem minmax(0, 1fr); min-height: 100vh; }
+#tp-sidebar { background: #f4f6f9; border-right: 1px solid #dde3ea; padding: 1rem 0.8rem;
+  font-size: 0.9rem; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
+#tp-sidebar .tp-book-title { font-weight: bold; font-size: 1.1rem; margin: 0 0 0.8rem 0.3rem; }
+#tp-sidebar .tp-book-title a { color: var(--tp-accent); text-decoration: none; }
+#tp-sidebar ol { list-style: none; padding: 0; margin: 0; }
+#tp-sidebar li a { display: block; padding: 0.2rem 0.3rem; color: #333; text-decoration: none; }
+#tp-sidebar li a:hover { background: #e6ebf1; }
+#tp-sidebar li a.active { color: var(--tp-accent); font-weight: bold; }
+#tp-sidebar .tp-num { display: inline-block; min-width: 1.8rem; color: #666; }
+#tp-sidebar .tp-section { margin: 1rem 0 0.3rem 0.3rem; font-weight: bold; color: #555;
+  text-transform: uppercase; font-size: 0.75rem; letter-spacing: 0.05em; }
+main { width: 100%; max-width: calc(var(--tp-text) + 3rem); padding: 1rem 1.5rem 3rem; }
+main > * { max-width: var(--tp-text); }
+.tp-banner { background: #fff4e0; border-left: 4px solid #d9822b; padding: 0.5rem 1rem; }
+h1 { font-size: 1.9rem; margin-top: 0.5rem; }
+.header-section-number { color: #555; margin-right: 0.3em; }
+table { border-collapse: collapse; font-size: 0.9rem; margin: 0.3rem 0 1rem; }
+th, td { padding: 0.25rem 0.5rem; border-bottom: 1px solid #dde3ea; vertical-align: top; }
+thead th { border-bottom: 2px solid #888; }
+.tp-float { margin: 1.2rem 0; }
+.tp-caption, figcaption { font-size: 0.92rem; color: #333; margin: 0.3rem 0; }
+.tp-float-number { font-weight: bold; }
+figure { margin: 1.2rem 0; }
+figure img, .tp-float img { max-width: 100%; height: auto; }
+pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; font-size: 0.85rem; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.9em; }
+details.tp-code summary { cursor: pointer; color: #666; font-size: 0.85rem; }
+.callout { border-left: 4px solid #d9822b; background: #fffaf2; padding: 0.4rem 1rem; margin: 1rem 0; }
+.callout-title { margin-bottom: 0.3rem; }
+.tp-csv { font-size: 0.85rem; }
+.tp-pager { display: flex; justify-content: space-between; margin-top: 3rem; border-top: 1px solid #dde3ea; padding-top: 0.8rem; }
+.tp-pager a { color: var(--tp-accent); text-decoration: none; }
+math { font-size: 1.05em; }
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} – {book}</title>
+<style>{style}</style>
+</head>
+<body>
+<nav id="tp-sidebar" aria-label="Contents">
+{nav}
+</nav>
+<main id="tp-main">
+{banner}{body}
+<nav class="tp-pager">{prev}{next}</nav>
+</main>
+</body>
+</html>
+"""
+
+
+def _page_label(page: _Page) -> str:
+    return page.number or ""
+
+
+def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
+    parts = [
+        f'<div class="tp-book-title"><a href="index.html">{html.escape(book_title)}</a></div>',
+        "<ol>",
+    ]
+    in_appendix = False
+    for p in pages:
+        if p.appendix and not in_appendix:
+            parts.append('</ol><div class="tp-section">Appendices</div><ol>')
+            in_appendix = True
+        cls = ' class="active"' if p.name == current else ""
+        num = f'<span class="tp-num">{html.escape(_page_label(p))}</span>' if p.number else ""
+        parts.append(f'<li><a href="{p.name}.html"{cls}>{num}{html.escape(p.title)}</a></li>')
+    parts.append("</ol>")
+    return "\n".join(parts)
+
+
+def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
+    def a(p: _Page, arrow: str, first: bool) -> str:
+        label = (f"{p.number} " if p.number else "") + p.title
+        text = f"{arrow} {html.escape(label)}" if first else f"{html.escape(label)} {arrow}"
+        return f'<a href="{p.name}.html">{text}</a>'
+
+    prev = a(pages[i - 1], "←", True) if i > 0 else "<span></span>"
+    nxt = a(pages[i + 1], "→", False) if i + 1 < len(pages) else "<span></span>"
+    return prev, nxt
+
+
+def _markdown_inline_html(text: str) -> str:
+    import pypandoc
+
+    return pypandoc.convert_text(
+        text, "html5", format="markdown", extra_args=["--wrap=none"]
+    ).strip()
+
+
+def build_preview_site(
+    root: str | Path,
+    notebooks_dir: str | Path,
+    figures_dir: str | Path,
+    values: dict,
+    site_dir: str | Path,
+    note: str = "",
+    log=None,
+) -> tuple[Path, list[str]]:
+    """Build the preview site of the book (no Quarto needed).
+
+    Pages, in ``_quarto.yml`` order: the chapters (the first one is ``index.html``, the others
+    ``<file stem>.html``), then the appendices (an executed notebook ``x.ipynb`` becomes
+    ``notebook-x.html``). Every page has the same sidebar (chapters, then "Appendices") and
+    previous/next links. Figures a chapter shows are copied to ``figures/``; full-detail tables
+    to ``tables/<notebook>/<file>.csv``.
+
+    Args:
+        root: the checkout holding ``_quarto.yml``, ``chapters/`` and ``notebooks/``.
+        notebooks_dir: folder of the executed notebooks (embeds and appendices are looked up by
+            file name there).
+        figures_dir: folder of the exported figures.
+        values: generated values for ``{{< meta values.* >}}``.
+        site_dir: output folder; replaced as a whole (built in a temporary folder, then renamed).
+        note: Markdown shown at the top of the first page (e.g. that this is the preview).
+        log: callable for one line per page left out (a chapter whose notebook did not run).
+
+    Returns:
+        (path of ``index.html``, problems: unresolved cross-references, duplicate ids, pages
+        left out).
+
+    Raises:
+        FileNotFoundError: ``_quarto.yml`` is missing.
+    """
+    import yaml
+
+    root, notebooks_dir, figures_dir = Path(root), Path(notebooks_dir), Path(figures_dir)
+    site_dir = Path(site_dir)
+    cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
+    book_title = str((cfg.get("book") or {}).get("title", "Book"))
+    structure = book_structure(root)
+    problems: list[str] = []
+    pages: list[_Page] = []
+
+    for qmd in structure.chapters:
+        try:
+            md = chapter_markdown(qmd, notebooks_dir, values)
+        except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
+            problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
+            continue
+        name = "index" if not pages else qmd.stem
+        doc = _to_ast(md)
+        pages.append(_Page(name, qmd, False, _callouts(doc["blocks"]), doc.get("meta", {})))
+    for nb_ref in structure.appendices:
+        nb = notebooks_dir / nb_ref.name if nb_ref.suffix == ".ipynb" else nb_ref
+        if not nb.is_file():
+            problems.append(f"{nb_ref.relative_to(root)} left out of the preview: no file {nb}")
+            continue
+        if nb.suffix == ".ipynb":
+            csvs = csv_outputs(nb)
+            links = {(ci, oi): f"tables/{nb.stem}/{fname}" for ci, oi, fname, _ in csvs}
+            md = notebook_markdown(nb, links)
+            files = {f"tables/{nb.stem}/{fname}": text for _, _, fname, text in csvs}
+            name = f"notebook-{nb.stem}"
+        else:
+            md, files, name = chapter_markdown(nb, notebooks_dir, values), {}, nb.stem
+        doc = _to_ast(md)
+        pages.append(
+            _Page(name, nb, True, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files)
+        )
+
+    # numbers: chapters 1.. (unless {.unnumbered}), appendices A..
+    n_chapter, n_appendix = 0, 0
+    for p in pages:
+        first = next((b for b in p.blocks if b.get("t") == "Header" and b["c"][0] == 1), None)
+        unnumbered = first is not None and (
+            "unnumbered" in first["c"][1][1] or "unlisted" in first["c"][1][1]
+        )
+        if first is None or unnumbered:
+            p.number = None
+        elif p.appendix:
+            p.number = chr(ord("A") + n_appendix)
+            n_appendix += 1
+        else:
+            n_chapter += 1
+            p.number = str(n_chapter)
+    index: dict[str, _Target] = {}
+    local: dict[str, dict[str, _Target]] = {}
+    for p in pages:
+        before = set(index)
+        page_index: dict[str, _Target] = {}
+        _number_page(p, page_index, problems)
+        local[p.name] = page_index
+        for k, v in page_index.items():
+            if k not in before:
+                index[k] = v
+        if not p.title:
+            p.title = p.source.stem
+
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
+    try:
+        copied: dict[Path, str] = {}
+
+        def figure_src(src: str, page: _Page) -> str:
+            if src.startswith(("data:", "http://", "https://", "#")):
+                return src
+            # an exported figure (../figures/x.svg) is taken from this run's figures folder
+            path = figures_dir / Path(src).name if "figures/" in src else page.source.parent / src
+            if not path.is_file():
+                problems.append(f"{page.source.name}: image {src} not found")
+                return src
+            if path not in copied:
+                (tmp / "figures").mkdir(exist_ok=True)
+                target = f"figures/{path.name}"
+                if target in copied.values():  # same name, another folder
+                    target = f"figures/{len(copied)}-{path.name}"
+                shutil.copyfile(path, tmp / target)
+                copied[path] = target
+            return copied[path]
+
+        banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
+        for i, p in enumerate(pages):
+            _resolve(p, index, problems, local[p.name])
+            if not p.appendix:
+                _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+            body = _to_html({"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks})
+            prev, nxt = _pager(pages, i)
+            (tmp / f"{p.name}.html").write_text(
+                _PAGE.format(
+                    title=html.escape(p.title),
+                    book=html.escape(book_title),
+                    style=_STYLE,
+                    nav=_nav_html(pages, p.name, book_title),
+                    banner=banner if i == 0 else "",
+                    body=body,
+                    prev=prev,
+                    next=nxt,
+                ),
+                encoding="utf-8",
+            )
+            for rel, text in p.csv_files.items():
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / rel).write_text(text, encoding="utf-8")
+        if not pages:
+            (tmp / "index.html").write_text(
+                _PAGE.format(
+                    title="Contents",
+                    book=html.escape(book_title),
+                    style=_STYLE,
+                    nav="",
+                    banner=banner,
+                    body="<p>No chapter could be built.</p>",
+                    prev="",
+                    next="",
+                ),
+                encoding="utf-8",
+            )
+        if site_dir.exists():
+            old = site_dir.with_name(f".{site_dir.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(site_dir, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, site_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if log:
+        for line in problems:
+            log(f"warning: {line}")
+    return site_dir / "index.html", problems

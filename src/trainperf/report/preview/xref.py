@@ -1,0 +1,373 @@
+"""Work on pandoc's JSON AST: numbering of chapters, sections, figures and tables as a Quarto book
+numbers them, cross-references, callouts, local images."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _to_ast(markdown: str) -> dict:
+    import pypandoc
+
+    return json.loads(pypandoc.convert_text(markdown, "json", format="markdown"))
+
+
+def _to_html(doc: dict) -> str:
+    import pypandoc
+
+    return pypandoc.convert_text(
+        json.dumps(doc), "html5", format="json", extra_args=["--mathml", "--wrap=none"]
+    )
+
+
+def _str(text: str) -> list:
+    out = []
+    for i, word in enumerate(text.split(" ")):
+        if i:
+            out.append({"t": "Space"})
+        if word:
+            out.append({"t": "Str", "c": word})
+    return out
+
+
+def _plain_text(inlines: list) -> str:
+    out = []
+    for el in inlines:
+        t, c = el.get("t"), el.get("c")
+        if t == "Str":
+            out.append(c)
+        elif t in ("Space", "SoftBreak", "LineBreak"):
+            out.append(" ")
+        elif t in (
+            "Emph",
+            "Strong",
+            "SmallCaps",
+            "Strikeout",
+            "Underline",
+            "Superscript",
+            "Subscript",
+        ):
+            out.append(_plain_text(c))
+        elif t in ("Span", "Link", "Quoted"):
+            out.append(_plain_text(c[1]))
+        elif t == "Code":
+            out.append(c[1])
+        elif t == "Math":
+            out.append(c[1])
+        elif t == "Cite":
+            out.append(_plain_text(c[1]))
+    return "".join(out)
+
+
+def _callouts(blocks: list) -> list:
+    """Quarto callouts: a div ``.callout-*`` whose first block is a heading gets it as its title."""
+    out = []
+    for b in blocks:
+        if b.get("t") == "Div":
+            (ident, classes, kvs), inner = b["c"]
+            kind = next((c for c in classes if c.startswith("callout-")), None)
+            inner = _callouts(inner)
+            if kind:
+                title = []
+                if inner and inner[0].get("t") == "Header":
+                    title = inner[0]["c"][2]
+                    inner = inner[1:]
+                if not title:
+                    title = _str(kind.removeprefix("callout-").capitalize())
+                head = {
+                    "t": "Div",
+                    "c": [
+                        ["", ["callout-title"], []],
+                        [{"t": "Plain", "c": [{"t": "Strong", "c": title}]}],
+                    ],
+                }
+                body = {"t": "Div", "c": [["", ["callout-body"], []], inner]}
+                b = {"t": "Div", "c": [[ident, ["callout", *classes], kvs], [head, body]]}
+            else:
+                b = {"t": "Div", "c": [[ident, classes, kvs], inner]}
+        out.append(b)
+    return out
+
+
+_XREF_KINDS = {"fig": "Figure", "tbl": "Table", "sec": "Section"}
+
+
+@dataclass
+class _Page:
+    name: str  # html file stem
+    source: Path
+    appendix: bool
+    blocks: list
+    meta: dict = field(default_factory=dict)
+    number: str | None = None  # "3", "A" or None (unnumbered)
+    title: str = ""
+    csv_files: dict[str, str] = field(default_factory=dict)  # site-relative path -> csv text
+
+
+@dataclass
+class _Target:
+    page: str
+    kind: str  # fig, tbl, sec
+    number: str | None
+    level: int = 0  # headings: 1 chapter
+
+
+def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) -> None:
+    """Number the page's headings and floats, record its ids in ``index`` (first one wins, so
+    chapters come before the appendix copies of the same cells)."""
+    counters = [0, 0, 0, 0, 0, 0, 0]
+    floats = {"fig": 0, "tbl": 0}
+    chap = page.number
+
+    def label(n: int, prefix: str | None) -> str:
+        return f"{prefix}.{n}" if prefix else str(n)
+
+    def record(ident: str, target: _Target) -> None:
+        if ident in index and index[ident].page == page.name:
+            warnings.append(f"{page.source.name}: duplicate id #{ident}")
+        index.setdefault(ident, target)
+
+    def walk(blocks: list) -> None:
+        for b in blocks:
+            t = b.get("t")
+            if t == "Header":
+                level, (ident, classes, kvs), inlines = b["c"]
+                if level == 1:
+                    if not page.title:
+                        page.title = _plain_text(inlines)
+                    number = chap
+                else:
+                    number = None
+                    if chap and "unnumbered" not in classes and level <= 4:
+                        counters[level] += 1
+                        for k in range(level + 1, len(counters)):
+                            counters[k] = 0
+                        number = ".".join([chap] + [str(counters[k]) for k in range(2, level + 1)])
+                if number and "unnumbered" not in classes:
+                    kvs = [kv for kv in kvs if kv[0] != "tp-number"] + [["tp-number", number]]
+                    b["c"][1][2] = kvs
+                if ident:
+                    record(ident, _Target(page.name, "sec", number, level))
+            elif t == "Figure":
+                ident = b["c"][0][0]
+                if ident.startswith("fig-"):
+                    floats["fig"] += 1
+                    num = label(floats["fig"], chap)
+                    b["c"][0][2] = b["c"][0][2] + [["tp-number", num]]
+                    record(ident, _Target(page.name, "fig", num))
+                walk(b["c"][2])
+            elif t == "Div":
+                (ident, classes, kvs), inner = b["c"]
+                kind = ident.split("-", 1)[0] if "-" in ident else ""
+                if "tp-float" in classes and kind in floats:
+                    floats[kind] += 1
+                    num = label(floats[kind], chap)
+                    b["c"][0][2] = kvs + [["tp-number", num]]
+                    record(ident, _Target(page.name, kind, num))
+                if "callout" not in classes:
+                    walk(inner)
+            elif t in ("BlockQuote",):
+                walk(b["c"])
+
+    walk(page.blocks)
+
+
+def _ref_text(target: _Target) -> str:
+    if target.kind == "sec" and target.level == 1:
+        if target.number is None:
+            return "the preface"
+        return ("Appendix " if target.number.isalpha() else "Chapter ") + target.number
+    return f"{_XREF_KINDS[target.kind]} {target.number or '?'}"
+
+
+def _number_of(kvs: list) -> str | None:
+    return next((v for k, v in kvs if k == "tp-number"), None)
+
+
+def _resolve(
+    page: _Page, index: dict[str, _Target], warnings: list[str], local: dict[str, _Target]
+) -> None:
+    """Headings and captions get their numbers, cross-references become links."""
+
+    def link(ident: str, suppress: bool) -> list:
+        target = local.get(ident) or index.get(ident)
+        if target is None:
+            warnings.append(f"{page.source.name}: unresolved cross-reference @{ident}")
+            return [{"t": "Strong", "c": [{"t": "Str", "c": f"?@{ident}"}]}]
+        text = target.number if (suppress and target.number) else _ref_text(target)
+        href = ("" if target.page == page.name else f"{target.page}.html") + f"#{ident}"
+        return [{"t": "Link", "c": [["", ["quarto-xref"], []], _str(text), [href, ""]]}]
+
+    def inlines(items: list) -> list:
+        out = []
+        for el in items:
+            t = el.get("t")
+            if t == "Cite":
+                cites = el["c"][0]
+                ids = [c["citationId"] for c in cites]
+                if all(i.split("-", 1)[0] in _XREF_KINDS and "-" in i for i in ids):
+                    for k, c in enumerate(cites):
+                        if k:
+                            out += [{"t": "Str", "c": ","}, {"t": "Space"}]
+                        out += inlines(c.get("citationPrefix", []))
+                        out += link(c["citationId"], c["citationMode"]["t"] == "SuppressAuthor")
+                        out += inlines(c.get("citationSuffix", []))
+                    continue
+            elif isinstance(el.get("c"), list):
+                el = dict(el)
+                el["c"] = _inlines_in(el["t"], el["c"], inlines, blocks)
+            out.append(el)
+        return out
+
+    def prefix_caption(blocks_: list, text: str) -> list:
+        for i, b in enumerate(blocks_):
+            if b.get("t") in ("Plain", "Para"):
+                new = dict(b)
+                new["c"] = [
+                    {"t": "Span", "c": [["", ["tp-float-number"], []], _str(text + ":")]},
+                    {"t": "Space"},
+                ] + b["c"]
+                return blocks_[:i] + [new] + blocks_[i + 1 :]
+        return [
+            {"t": "Plain", "c": [{"t": "Span", "c": [["", ["tp-float-number"], []], _str(text)]}]}
+        ] + blocks_
+
+    def blocks(items: list) -> list:
+        out = []
+        for b in items:
+            t = b.get("t")
+            if t == "Header":
+                level, (ident, classes, kvs), ins = b["c"]
+                number = _number_of(kvs)
+                ins = inlines(ins)
+                if number:
+                    if level == 1 and page.appendix:
+                        lead = _str(f"Appendix {number} —")
+                    else:
+                        lead = [{"t": "Str", "c": number}]
+                    ins = [
+                        {"t": "Span", "c": [["", ["header-section-number"], []], lead]},
+                        {"t": "Space"},
+                    ] + ins
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                b = {"t": "Header", "c": [level, [ident, classes, kvs], ins]}
+            elif t == "Figure":
+                (ident, classes, kvs), (short, cap), body = b["c"]
+                number = _number_of(kvs)
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                cap = blocks(cap)
+                if number:
+                    cap = prefix_caption(cap, f"Figure {number}")
+                b = {"t": "Figure", "c": [[ident, classes, kvs], [short, cap], blocks(body)]}
+            elif t == "Div":
+                (ident, classes, kvs), inner = b["c"]
+                number = _number_of(kvs)
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                inner = blocks(inner)
+                if number:
+                    kind = _XREF_KINDS[ident.split("-", 1)[0]]
+                    for i, sub in enumerate(inner):
+                        if sub.get("t") == "Div" and "tp-caption" in sub["c"][0][1]:
+                            inner[i] = {
+                                "t": "Div",
+                                "c": [sub["c"][0], prefix_caption(sub["c"][1], f"{kind} {number}")],
+                            }
+                            break
+                    else:
+                        cap = {
+                            "t": "Div",
+                            "c": [["", ["tp-caption"], []], prefix_caption([], f"{kind} {number}")],
+                        }
+                        inner = [cap] + inner if kind == "Table" else inner + [cap]
+                b = {"t": "Div", "c": [[ident, classes, kvs], inner]}
+            elif t in ("Para", "Plain"):
+                b = {"t": t, "c": inlines(b["c"])}
+            elif t == "BlockQuote":
+                b = {"t": t, "c": blocks(b["c"])}
+            elif t in ("BulletList",):
+                b = {"t": t, "c": [blocks(item) for item in b["c"]]}
+            elif t == "OrderedList":
+                b = {"t": t, "c": [b["c"][0], [blocks(item) for item in b["c"][1]]]}
+            elif t == "Table":
+                b = _walk_table(b, inlines, blocks)
+            out.append(b)
+        return out
+
+    page.blocks = blocks(page.blocks)
+
+
+def _inlines_in(t: str, c: list, inlines, blocks):
+    """Recurse into the inline content of an inline element (emphasis, spans, links, quotes)."""
+    if t in ("Emph", "Strong", "SmallCaps", "Strikeout", "Underline", "Superscript", "Subscript"):
+        return inlines(c)
+    if t in ("Span", "Link", "Image"):
+        return [c[0], inlines(c[1]), *c[2:]]
+    if t == "Quoted":
+        return [c[0], inlines(c[1])]
+    if t == "Note":
+        return blocks(c)
+    return c
+
+
+def _walk_table(b: dict, inlines, blocks) -> dict:
+    attr, caption, colspecs, head, bodies, foot = b["c"]
+
+    def rows(rs):
+        return [
+            [r[0], [[cell[0], cell[1], cell[2], cell[3], blocks(cell[4])] for cell in r[1]]]
+            for r in rs
+        ]
+
+    head = [head[0], rows(head[1])]
+    bodies = [[bd[0], bd[1], rows(bd[2]), rows(bd[3])] for bd in bodies]
+    foot = [foot[0], rows(foot[1])]
+    return {
+        "t": "Table",
+        "c": [attr, [caption[0], blocks(caption[1])], colspecs, head, bodies, foot],
+    }
+
+
+def _local_images(blocks: list, resolve) -> None:
+    """Rewrite the ``src`` of images in place with ``resolve(src)``."""
+
+    def inl(items):
+        for el in items:
+            t, c = el.get("t"), el.get("c")
+            if t == "Image":
+                c[2][0] = resolve(c[2][0])
+                inl(c[1])
+            elif t in (
+                "Emph",
+                "Strong",
+                "SmallCaps",
+                "Strikeout",
+                "Underline",
+                "Superscript",
+                "Subscript",
+            ):
+                inl(c)
+            elif t in ("Span", "Link", "Quoted"):
+                inl(c[1])
+
+    def blk(items):
+        for b in items:
+            t, c = b.get("t"), b.get("c")
+            if t in ("Para", "Plain"):
+                inl(c)
+            elif t == "Figure":
+                blk(c[1][1])
+                blk(c[2])
+            elif t == "Div":
+                blk(c[1])
+            elif t == "BlockQuote":
+                blk(c)
+            elif t == "BulletList":
+                for item in c:
+                    blk(item)
+            elif t == "OrderedList":
+                for item in c[1]:
+                    blk(item)
+
+    blk(blocks)
