@@ -61,7 +61,7 @@ def test_graph_sees_known_edges():
     g = _graph()
     # a hand-checked edge, so that an empty graph cannot pass the cycle test
     assert "trainperf.dcgm" in g["trainperf.telemetry"]
-    assert "trainperf.report.notebooks" in g["trainperf.report.batch"]
+    assert "trainperf.report.notebooks" in g["trainperf.report.batch.execute"]
 
 
 def test_no_import_cycle():
