@@ -162,10 +162,33 @@ def build_preview_site(
     site_dir = Path(site_dir)
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
     book_title = str((cfg.get("book") or {}).get("title", "Book"))
-    structure = book_structure(root)
     problems: list[str] = []
-    pages: list[_Page] = []
+    pages = _read_pages(root, notebooks_dir, values, problems)
+    index, local = _number_pages(pages, problems)
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
+    try:
+        _write_pages(tmp, pages, index, local, figures_dir, book_title, note, problems)
+        if site_dir.exists():
+            old = site_dir.with_name(f".{site_dir.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(site_dir, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, site_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if log:
+        for line in problems:
+            log(f"warning: {line}")
+    return site_dir / "index.html", problems
 
+
+def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[_Page]:
+    """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
+    is left out with a line in ``problems``)."""
+    structure = book_structure(root)
+    pages: list[_Page] = []
     for qmd in structure.chapters:
         try:
             md = chapter_markdown(qmd, notebooks_dir, values)
@@ -192,8 +215,14 @@ def build_preview_site(
         pages.append(
             _Page(name, nb, True, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files)
         )
+    return pages
 
-    # numbers: chapters 1.. (unless {.unnumbered}), appendices A..
+
+def _number_pages(
+    pages: list[_Page], problems: list[str]
+) -> tuple[dict[str, _Target], dict[str, dict[str, _Target]]]:
+    """Chapters 1.. (unless ``{.unnumbered}``), appendices A..; then sections, figures and tables
+    per page. Returns the book-wide index of ids and each page's own."""
     n_chapter, n_appendix = 0, 0
     for p in pages:
         first = next((b for b in p.blocks if b.get("t") == "Header" and b["c"][0] == 1), None)
@@ -220,76 +249,74 @@ def build_preview_site(
                 index[k] = v
         if not p.title:
             p.title = p.source.stem
+    return index, local
 
-    site_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
-    try:
-        copied: dict[Path, str] = {}
 
-        def figure_src(src: str, page: _Page) -> str:
-            if src.startswith(("data:", "http://", "https://", "#")):
-                return src
-            # an exported figure (../figures/x.svg) is taken from this run's figures folder
-            path = figures_dir / Path(src).name if "figures/" in src else page.source.parent / src
-            if not path.is_file():
-                problems.append(f"{page.source.name}: image {src} not found")
-                return src
-            if path not in copied:
-                (tmp / "figures").mkdir(exist_ok=True)
-                target = f"figures/{path.name}"
-                if target in copied.values():  # same name, another folder
-                    target = f"figures/{len(copied)}-{path.name}"
-                shutil.copyfile(path, tmp / target)
-                copied[path] = target
-            return copied[path]
+def _write_pages(
+    tmp: Path,
+    pages: list[_Page],
+    index: dict[str, _Target],
+    local: dict[str, dict[str, _Target]],
+    figures_dir: Path,
+    book_title: str,
+    note: str,
+    problems: list[str],
+) -> None:
+    """Write every page (cross-references resolved, figures copied next to the pages) and its
+    full-detail CSV files into ``tmp``."""
+    copied: dict[Path, str] = {}
 
-        banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
-        for i, p in enumerate(pages):
-            _resolve(p, index, problems, local[p.name])
-            if not p.appendix:
-                _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
-            body = _to_html({"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks})
-            prev, nxt = _pager(pages, i)
-            (tmp / f"{p.name}.html").write_text(
-                _PAGE.format(
-                    title=html.escape(p.title),
-                    book=html.escape(book_title),
-                    style=_STYLE,
-                    nav=_nav_html(pages, p.name, book_title),
-                    banner=banner if i == 0 else "",
-                    body=body,
-                    prev=prev,
-                    next=nxt,
-                ),
-                encoding="utf-8",
-            )
-            for rel, text in p.csv_files.items():
-                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / rel).write_text(text, encoding="utf-8")
-        if not pages:
-            (tmp / "index.html").write_text(
-                _PAGE.format(
-                    title="Contents",
-                    book=html.escape(book_title),
-                    style=_STYLE,
-                    nav="",
-                    banner=banner,
-                    body="<p>No chapter could be built.</p>",
-                    prev="",
-                    next="",
-                ),
-                encoding="utf-8",
-            )
-        if site_dir.exists():
-            old = site_dir.with_name(f".{site_dir.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(site_dir, old)
-            shutil.rmtree(old, ignore_errors=True)
-        os.replace(tmp, site_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if log:
-        for line in problems:
-            log(f"warning: {line}")
-    return site_dir / "index.html", problems
+    def figure_src(src: str, page: _Page) -> str:
+        if src.startswith(("data:", "http://", "https://", "#")):
+            return src
+        # an exported figure (../figures/x.svg) is taken from this run's figures folder
+        path = figures_dir / Path(src).name if "figures/" in src else page.source.parent / src
+        if not path.is_file():
+            problems.append(f"{page.source.name}: image {src} not found")
+            return src
+        if path not in copied:
+            (tmp / "figures").mkdir(exist_ok=True)
+            target = f"figures/{path.name}"
+            if target in copied.values():  # same name, another folder
+                target = f"figures/{len(copied)}-{path.name}"
+            shutil.copyfile(path, tmp / target)
+            copied[path] = target
+        return copied[path]
+
+    banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
+    for i, p in enumerate(pages):
+        _resolve(p, index, problems, local[p.name])
+        if not p.appendix:
+            _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+        body = _to_html({"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks})
+        prev, nxt = _pager(pages, i)
+        (tmp / f"{p.name}.html").write_text(
+            _PAGE.format(
+                title=html.escape(p.title),
+                book=html.escape(book_title),
+                style=_STYLE,
+                nav=_nav_html(pages, p.name, book_title),
+                banner=banner if i == 0 else "",
+                body=body,
+                prev=prev,
+                next=nxt,
+            ),
+            encoding="utf-8",
+        )
+        for rel, text in p.csv_files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(text, encoding="utf-8")
+    if not pages:
+        (tmp / "index.html").write_text(
+            _PAGE.format(
+                title="Contents",
+                book=html.escape(book_title),
+                style=_STYLE,
+                nav="",
+                banner=banner,
+                body="<p>No chapter could be built.</p>",
+                prev="",
+                next="",
+            ),
+            encoding="utf-8",
+        )
