@@ -24,6 +24,38 @@ from trainperf.report.batch.summary import _key_numbers, _summary_frame, _write_
 # the batch
 
 
+def _plan_runs(
+    grid: Grid, declared: dict, has_results: bool, force: bool
+) -> tuple[dict[str, dict], list[dict]]:
+    """Records of the runs done in an earlier batch (reused, status ``skipped``) and the tasks of
+    the others."""
+    records: dict[str, dict] = {}
+    tasks = []
+    for run in grid.runs:
+        done = None if force else _done_record(grid, run, has_results)
+        if done is not None:
+            results = grid.runs_dir / f"{run.slug}.parquet"
+            records[run.slug] = {
+                **done,
+                "status": "skipped",
+                "notebook": str(grid.runs_dir / f"{run.slug}.ipynb"),
+                "results": str(results) if has_results else None,
+            }
+            continue
+        tasks.append(
+            {
+                "slug": run.slug,
+                "name": run.name,
+                "parameters": run.parameters,
+                "notebook": str(grid.notebook),
+                "runs_dir": str(grid.runs_dir),
+                "base": str(grid.base),
+                "declared": sorted(declared),
+            }
+        )
+    return records, tasks
+
+
 def run_batch(
     grid: Grid | str | Path,
     workers: int | None = None,
@@ -83,30 +115,7 @@ def run_batch(
     has_results = RESULTS_PARAMETER in declared
     grid.runs_dir.mkdir(parents=True, exist_ok=True)
 
-    records: dict[str, dict] = {}
-    tasks = []
-    for run in grid.runs:
-        done = None if force else _done_record(grid, run, has_results)
-        if done is not None:
-            results = grid.runs_dir / f"{run.slug}.parquet"
-            records[run.slug] = {
-                **done,
-                "status": "skipped",
-                "notebook": str(grid.runs_dir / f"{run.slug}.ipynb"),
-                "results": str(results) if has_results else None,
-            }
-            continue
-        tasks.append(
-            {
-                "slug": run.slug,
-                "name": run.name,
-                "parameters": run.parameters,
-                "notebook": str(grid.notebook),
-                "runs_dir": str(grid.runs_dir),
-                "base": str(grid.base),
-                "declared": sorted(declared),
-            }
-        )
+    records, tasks = _plan_runs(grid, declared, has_results, force)
 
     from tqdm.auto import tqdm
 
