@@ -2,6 +2,11 @@
 
 * :mod:`~trainperf.report.job` the main job (``trainperf report``): batch grids, notebooks, book;
 * :mod:`~trainperf.report.notebooks` executes one notebook with papermill, atomically;
+* :mod:`~trainperf.report.rerun` re-runs do only what changed (a notebook whose inputs did not
+  change is skipped);
+* :mod:`~trainperf.report.absent` the page of a notebook whose input the cluster config does not give;
+* :mod:`~trainperf.report.display` tables for people (Markdown, rounded, human headers, CSV detail);
+* :mod:`~trainperf.report.runs_cli` ``trainperf runs`` (MLPerf runs of a folder as table, CSV or JSON);
 * :mod:`~trainperf.report.values` numbers for the book's prose (``values.yml``);
 * :mod:`~trainperf.report.preview` the static preview site (no Quarto needed);
 * :mod:`~trainperf.report.batch` one notebook over a grid of parameter sets (``trainperf batch``);
