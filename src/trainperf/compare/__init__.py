@@ -527,3 +527,13 @@ def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
         FileNotFoundError: no such table (the message lists the tables there are).
     """
     return read_table(name, path)
+
+
+# Caveat checks and the candidate meanings of a quoted ratio (issue 18) live in their own module.
+from trainperf.compare.checks import (  # noqa: E402
+    caveats_by_scale,
+    consistency_checks,
+    ratio_candidates,
+)
+
+__all__ += ["caveats_by_scale", "consistency_checks", "ratio_candidates"]
