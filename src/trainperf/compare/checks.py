@@ -55,6 +55,8 @@ CHECKS_SCHEMA: dict[str, pl.DataType] = {
     "detail": pl.String,
     "source": pl.String,
     "verified": pl.Boolean,
+    "value_text": pl.String,
+    "expected_text": pl.String,
 }
 """Columns of :func:`consistency_checks`."""
 
@@ -126,7 +128,8 @@ def consistency_checks(
         expected (Float64, in ``unit``: FLOP/token, tokens, min), unit (String), rel_diff (Float64,
         ``value/expected − 1``; null when not checked), verdict (String: ``consistent``,
         ``inconsistent``, ``not checked``), detail (String, one sentence a chapter can quote),
-        source (String, where ``expected`` comes from), verified (Boolean, the row's flag). Rows
+        source (String, where ``expected`` comes from), verified (Boolean, the row's flag),
+        value_text, expected_text (String, the two with their unit, rounded for a reader). Rows
         in the input order, three per result.
 
     Raises:
@@ -172,8 +175,7 @@ def consistency_checks(
                     "rel_diff": rel,
                     "verdict": VERDICTS[1] if bad else VERDICTS[0],
                     "detail": detail,
-                    "source": "F_tok: Narayanan et al. SC21 (arXiv:2104.04473) eq. (3), dense, "
-                    "no recompute (trainperf.flops.model_flops_per_token)",
+                    "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
                 }
             )
         else:
@@ -187,7 +189,7 @@ def consistency_checks(
                     "rel_diff": None,
                     "verdict": VERDICTS[2],
                     "detail": f"{where}: no tokens/s or TFLOP/s published",
-                    "source": "F_tok: Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
+                    "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
                 }
             )
 
@@ -223,8 +225,8 @@ def consistency_checks(
                     "detail": detail,
                     "source": "tokens_to_converge of the row"
                     if stated
-                    else "23 evaluations × 24,576 sequences × 2048 tokens "
-                    "(training_policies@ad8c1ace:training_rules.adoc:477; the fewest at GBS 2048)",
+                    else "23 evaluations × 24,576 × 2048 tokens "
+                    "(mlcommons/training_policies@ad8c1ace training_rules.adoc:477)",
                 }
             )
         else:
@@ -279,10 +281,26 @@ def consistency_checks(
                     "rel_diff": None,
                     "verdict": VERDICTS[0],
                     "detail": f"{where}: no other system's row has {_fmt_min(r['minutes'])} min",
-                    "source": "published_results.csv",
+                    "source": "",
                 }
             )
+    for row in out:
+        row["value_text"] = _quantity(row["value"], row["unit"])
+        row["expected_text"] = _quantity(row["expected"], row["unit"])
     return pl.DataFrame(out, schema=CHECKS_SCHEMA)
+
+
+def _quantity(value: float | None, unit: str) -> str | None:
+    """A check's value as a reader reads it: ``0.995e12 FLOP/token``, ``1.145e9 tokens``, ``58.30 min``."""
+    if value is None:
+        return None
+    if unit == "FLOP/token":
+        return f"{_fmt_e12(value)} {unit}"
+    if unit == "tokens":
+        return f"{value / 1e9:.3f}e9 {unit}"
+    if unit == "min":
+        return f"{_fmt_min(value)} {unit}"
+    return f"{value:g} {unit}"
 
 
 def _twin_runs(row: dict, runs: pl.DataFrame | None) -> str:
