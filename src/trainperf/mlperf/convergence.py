@@ -122,7 +122,7 @@ def convergence_hyperparameters(results: Results, benchmark: str | None = None) 
             out.append(
                 {
                     "benchmark": bench,
-                    "key": "parallelism (" + ", ".join(PARALLELISM_KEYS.values()) + ")",
+                    "key": "parallelism (TP, PP, VP, CP, EP, micro-batch)",
                     "unit": "GPUs",
                     "fixed_by_rules": False,
                     "allowed": None,

@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["LAYOUT_SCHEMA", "LINKS_SCHEMA", "group_links", "rank_layout"]
+__all__ = [
+    "LAYOUTS_SCHEMA",
+    "LAYOUT_SCHEMA",
+    "LINKS_SCHEMA",
+    "group_links",
+    "job_parameters",
+    "load_layouts",
+    "pick_job",
+    "rank_layout",
+]
 
 LAYOUT_SCHEMA: dict[str, pl.DataType] = {
     "rank": pl.Int64,
@@ -168,3 +177,134 @@ def group_links(layout: pl.DataFrame) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows, schema=LINKS_SCHEMA)
+
+
+LAYOUTS_SCHEMA: dict[str, pl.DataType] = {
+    "system": pl.String,
+    "round": pl.String,
+    "benchmark": pl.String,
+    "n_nodes": pl.Int64,
+    "gpus_per_node": pl.Int64,
+    "tp": pl.Int64,
+    "pp": pl.Int64,
+    "vp": pl.Int64,
+    "micro_batch_size": pl.Int64,
+    "source": pl.String,
+}
+"""Schema of ``data/reference/parallel_layouts.csv``: the parallel layout of a submission whose log
+and systems JSON do not give it, with the public source that does."""
+
+
+def load_layouts(path=None) -> pl.DataFrame:
+    """Load ``data/reference/parallel_layouts.csv`` (:data:`LAYOUTS_SCHEMA`).
+
+    Raises:
+        FileNotFoundError: missing file.
+    """
+    from trainperf.tables import read_table
+
+    return read_table("parallel_layouts", path, LAYOUTS_SCHEMA)
+
+
+def job_parameters(
+    hyperparameters_row: dict,
+    n_nodes: int,
+    layouts: pl.DataFrame | None = None,
+    gpus_per_node: int | None = None,
+) -> dict:
+    """The parallel layout of one submission: from its log or systems JSON, else a cited table row.
+
+    Args:
+        hyperparameters_row: one row of :func:`trainperf.mlperf.hyperparameters` (round, system,
+            benchmark, n_accelerators, tp, pp, vp, cp, micro_batch_size, dp_x_micro_batch,
+            parallelism_source).
+        n_nodes: nodes of the submission (``runs.n_nodes``).
+        layouts: :func:`load_layouts` rows, used when the log and systems JSON give no TP/PP.
+        gpus_per_node: default ``n_accelerators / n_nodes``.
+
+    Returns:
+        dict: system, round, benchmark (str); n_nodes, gpus_per_node, n_gpus, tp, pp, cp, dp (int);
+        vp, micro_batch_size (int or None); implied_micro_batch_size (int or None: the log's
+        ``global_batch_size / gradient_accumulation_steps / dp``, when it divides); consistent
+        (bool or None: the stated micro-batch equals the implied one); source (str: "log",
+        "systems JSON" or the table row's source).
+
+    Raises:
+        ValueError: no TP/PP in the log, the systems JSON or ``layouts`` for this submission, or
+            sizes that do not divide the GPUs.
+    """
+    h = hyperparameters_row
+    n_gpus = int(h["n_accelerators"])
+    gpn = gpus_per_node or n_gpus // n_nodes
+    tp, pp, vp, mbs = h.get("tp"), h.get("pp"), h.get("vp"), h.get("micro_batch_size")
+    cp = h.get("cp") or 1
+    source = h.get("parallelism_source")
+    if not (tp and pp) and layouts is not None:
+        rows = layouts.filter(
+            (pl.col("system") == h["system"])
+            & (pl.col("round") == h["round"])
+            & (pl.col("benchmark") == h["benchmark"])
+        )
+        if rows.height:
+            r = rows.row(0, named=True)
+            tp, pp, vp, mbs, source = r["tp"], r["pp"], r["vp"], r["micro_batch_size"], r["source"]
+            gpn = gpus_per_node or r["gpus_per_node"] or gpn
+    if not (tp and pp):
+        raise ValueError(
+            f"no tensor/pipeline parallel sizes for {h['round']} {h['system']} {h['benchmark']}: "
+            "not in its log or systems JSON, and no row in parallel_layouts.csv"
+        )
+    if n_gpus % (tp * pp * cp):
+        raise ValueError(f"tp x pp x cp = {tp * pp * cp} does not divide {n_gpus} GPUs")
+    dp = n_gpus // (tp * pp * cp)
+    per_step = h.get("dp_x_micro_batch")
+    implied = per_step // dp if per_step and per_step % dp == 0 else None
+    return {
+        "system": h["system"],
+        "round": h["round"],
+        "benchmark": h["benchmark"],
+        "n_nodes": n_nodes,
+        "gpus_per_node": gpn,
+        "n_gpus": n_gpus,
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "dp": dp,
+        "vp": vp,
+        "micro_batch_size": mbs,
+        "implied_micro_batch_size": implied,
+        "consistent": None if mbs is None or implied is None else mbs == implied,
+        "source": source,
+    }
+
+
+def pick_job(
+    hyperparameters: pl.DataFrame,
+    runs: pl.DataFrame,
+    layouts: pl.DataFrame | None = None,
+    system: str | None = None,
+) -> dict | None:
+    """:func:`job_parameters` of the first submission whose layout is known (or of ``system``).
+
+    Args:
+        hyperparameters: :func:`trainperf.mlperf.hyperparameters` output.
+        runs: the results' ``runs`` frame (system, round, benchmark, n_nodes).
+        layouts: :func:`load_layouts` rows.
+        system: only this submission (a results folder name).
+
+    Returns:
+        The parameters dict, or None when no submission's layout is known.
+    """
+    for h in hyperparameters.iter_rows(named=True):
+        if system is not None and h["system"] != system:
+            continue
+        nodes = runs.filter((pl.col("system") == h["system"]) & (pl.col("round") == h["round"]))[
+            "n_nodes"
+        ].drop_nulls()
+        if nodes.len() == 0 or not h.get("n_accelerators"):
+            continue
+        try:
+            return job_parameters(h, int(nodes[0]), layouts)
+        except ValueError:
+            continue
+    return None
