@@ -161,9 +161,14 @@ def consistency_checks(
             rel = implied / f_tok - 1
             bad = abs(rel) > tolerance
             detail = (
-                f"{where}: {tflops:g} TFLOP/s ÷ {tps:g} tokens/s per GPU = "
+                f"{tflops:g} TFLOP/s ÷ {tps:g} tokens/s per GPU = "
                 f"{_fmt_e12(implied)} FLOP/token, {rel:+.1%} from F_tok = {_fmt_e12(f_tok)}"
-                + (f" (beyond the ±{tolerance:.0%} that rounding explains)" if bad else "")
+                + (
+                    f", beyond the ±{tolerance:.0%} that rounding explains: the two throughputs "
+                    "cannot both be this model's, at least one is from another run or definition"
+                    if bad
+                    else ""
+                )
             )
             out.append(
                 {
@@ -203,12 +208,13 @@ def consistency_checks(
             what = "its tokens to converge" if stated else "the smallest GBS-2048 token budget"
             hours_needed = needed / (r["n_gpus"] * tps) / 60
             detail = (
-                f"{where}: {tps:g} tokens/s per GPU × {r['n_gpus']} GPUs × {_fmt_min(r['minutes'])} min "
+                f"{tps:g} tokens/s per GPU × {r['n_gpus']} GPUs × {_fmt_min(r['minutes'])} min "
                 f"= {implied_tok / 1e9:.3f}e9 tokens, {rel:+.1%} against {what} "
                 f"({needed / 1e9:.3f}e9)"
                 + (
                     f"; at that throughput the tokens alone take {hours_needed:.1f} min, "
-                    "longer than the time to train"
+                    "longer than the time to train, so the throughput is not the timed run's "
+                    "(another run or another definition)"
                     if bad
                     else ""
                 )
@@ -253,9 +259,10 @@ def consistency_checks(
             t = twins.row(0, named=True)
             runs_txt = _twin_runs(t, runs)
             detail = (
-                f"{where}: {_fmt_min(r['minutes'])} min equals the {t['system']} {t['round']} "
-                f"{t['n_nodes']}-node score ({_fmt_min(t['minutes'])} min{runs_txt}), "
-                "a possible transcription mix-up"
+                f"{_fmt_min(r['minutes'])} min equals the {t['system']} {t['round']} "
+                f"{t['n_nodes']}-node score ({_fmt_min(t['minutes'])} min{runs_txt}): a possible "
+                f"transcription mix-up, in which case a ratio to {t['system']} at this scale "
+                f"compares two {t['system']} results"
             )
             out.append(
                 {
