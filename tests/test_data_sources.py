@@ -139,6 +139,7 @@ def _source_cells():
         ("memory_wall", ["source"]),
         ("systems", ["source_sakuraone", "source_eos"]),
         ("top500", ["source"]),
+        ("parallel_layouts", ["source"]),
     ]:
         for i, row in enumerate(_rows(name), 2):
             for col in cols:
