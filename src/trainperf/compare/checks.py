@@ -72,6 +72,11 @@ def _fmt_e12(x: float) -> str:
     return f"{x / 1e12:.3f}e12"
 
 
+def _pct(rel: float) -> str:
+    """A signed percentage with a true minus sign, as the book's tables print it: ``−1.1%``."""
+    return f"{rel:+.1%}".replace("-", "−")
+
+
 def _fmt_min(x: float) -> str:
     """Minutes as published: at least two decimals, three when the third is not zero."""
     text = f"{x:.3f}"
@@ -162,7 +167,7 @@ def consistency_checks(
             bad = abs(rel) > tolerance
             detail = (
                 f"{tflops:g} TFLOP/s ÷ {tps:g} tokens/s per GPU = "
-                f"{_fmt_e12(implied)} FLOP/token, {rel:+.1%} from F_tok = {_fmt_e12(f_tok)}"
+                f"{_fmt_e12(implied)} FLOP/token, {_pct(rel)} from F_tok = {_fmt_e12(f_tok)}"
                 + (
                     f", beyond the ±{tolerance:.0%} that rounding explains: the two throughputs "
                     "cannot both be this model's, at least one is from another run or definition"
@@ -209,7 +214,7 @@ def consistency_checks(
             hours_needed = needed / (r["n_gpus"] * tps) / 60
             detail = (
                 f"{tps:g} tokens/s per GPU × {r['n_gpus']} GPUs × {_fmt_min(r['minutes'])} min "
-                f"= {implied_tok / 1e9:.3f}e9 tokens, {rel:+.1%} against {what} "
+                f"= {implied_tok / 1e9:.3f}e9 tokens, {_pct(rel)} against {what} "
                 f"({needed / 1e9:.3f}e9)"
                 + (
                     f"; at that throughput the tokens alone take {hours_needed:.1f} min, "
