@@ -89,7 +89,7 @@ def test_every_page_renders_offline(built_site, browser, tmp_path_factory):
     site = built_site
     shots = tmp_path_factory.mktemp("screenshots")
     pages = _pages(site)
-    assert len(pages) >= 15  # preface, 7 chapters, 7 notebook appendices
+    assert len(pages) >= 16  # preface, 7 chapters, 8 notebook appendices
     visited: dict[Path, dict] = {}
     n_images = n_xrefs = 0
     for page in pages:

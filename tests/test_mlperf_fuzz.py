@@ -42,7 +42,9 @@ EVENT = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(events=st.lists(st.tuples(EVENT, st.integers(1, 4), st.booleans()), min_size=1, max_size=12))
 def test_well_formed_events_parse_as_the_reference(tmp_path_factory, events):
     t, lines = 1_700_000_000_000, []
@@ -67,11 +69,15 @@ def _mutate(data: bytes, flips: list[tuple[int, int]], cut: int | None) -> bytes
     return bytes(b[:cut] if cut is not None else b)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=12),
     cut=st.none() | st.integers(0, 3000),
-    extra=st.lists(st.sampled_from(["NaN", "1e400", '"x"', "[]", "-1", "0", str(2**64)]), max_size=3),
+    extra=st.lists(
+        st.sampled_from(["NaN", "1e400", '"x"', "[]", "-1", "0", str(2**64)]), max_size=3
+    ),
 )
 def test_damaged_bytes_never_raise(tmp_path_factory, flips, cut, extra):
     lines = gpt3_run(minutes=7.7)

@@ -45,15 +45,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import platform
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
+
+from trainperf.capture import training
 
 NVLS_OFF = {
     "NCCL_NVLS_ENABLE": "0",
@@ -209,11 +209,27 @@ def traffic_per_step(
 
 def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tuple[Any, dict]:
     """The stage module of this rank and counts of its parameters (sharded, replicated)."""
-    import torch.distributed as dist
-    import torch.nn.functional as F
-    from torch import nn
+    h, a = cfg.hidden, cfg.n_heads
+    if a % lay.tp or (4 * h) % lay.tp or cfg.vocab_padded % lay.tp:
+        raise ValueError(
+            f"tp={lay.tp} must divide heads ({a}), 4h ({4 * h}) and vocab ({cfg.vocab_padded})"
+        )
+    if cfg.n_layers % lay.pp:
+        raise ValueError(f"pp={lay.pp} must divide the {cfg.n_layers} layers")
+    sharded: list[Any] = []
+    stage = _stage_class(torch, cfg, lay, _tp_ops(torch, lay, groups["tp"]), sharded)
+    torch.manual_seed(1234 + 7919 * lay.pp_rank + 104729 * lay.tp_rank)  # same across dp
+    model = stage().to(device)
+    _init_weights(torch, model, first=lay.pp_rank == 0)
+    sid = {id(p) for p in sharded}
+    n_sh = sum(p.numel() for p in model.parameters() if id(p) in sid)
+    n_rep = sum(p.numel() for p in model.parameters() if id(p) not in sid)
+    return model, {"sharded": n_sh, "replicated": n_rep}
 
-    tp_group = groups["tp"]
+
+def _tp_ops(torch: Any, lay: Layout, tp_group: Any) -> tuple[Any, Any, Any]:
+    """Megatron-LM's tensor-parallel autograd functions over ``tp_group``: f, g, vocab-parallel CE."""
+    import torch.distributed as dist
 
     class _CopyToTP(torch.autograd.Function):  # f: identity forward, all-reduce backward
         @staticmethod
@@ -269,15 +285,17 @@ def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tupl
             grad.scatter_add_(-1, idx.unsqueeze(-1), -local.unsqueeze(-1).to(grad.dtype))
             return (grad * (g / p.shape[0])).to(ctx.in_dtype), None, None
 
+    return _CopyToTP, _ReduceFromTP, _VocabParallelCE
+
+
+def _stage_class(torch: Any, cfg: Any, lay: Layout, ops: tuple, sharded: list) -> Any:
+    """The module class of this rank's pipeline stage; its tp-split parameters go to ``sharded``."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    _CopyToTP, _ReduceFromTP, _VocabParallelCE = ops
     h, a = cfg.hidden, cfg.n_heads
-    if a % lay.tp or (4 * h) % lay.tp or cfg.vocab_padded % lay.tp:
-        raise ValueError(
-            f"tp={lay.tp} must divide heads ({a}), 4h ({4 * h}) and vocab ({cfg.vocab_padded})"
-        )
-    if cfg.n_layers % lay.pp:
-        raise ValueError(f"pp={lay.pp} must divide the {cfg.n_layers} layers")
     a_loc, h_loc = a // lay.tp, h // lay.tp
-    sharded: list[Any] = []
 
     def col(i: int, o: int) -> Any:  # output columns split: weight [o/tp, i], bias [o/tp]
         lin = nn.Linear(i, o // lay.tp)
@@ -335,8 +353,13 @@ def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tupl
                 logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), self.v_start
             )
 
-    torch.manual_seed(1234 + 7919 * lay.pp_rank + 104729 * lay.tp_rank)  # same across dp
-    model = Stage().to(device)
+    return Stage
+
+
+def _init_weights(torch: Any, model: Any, *, first: bool) -> None:
+    """GPT-2 initialisation; the first stage's embeddings from one seed on all tp ranks."""
+    from torch import nn
+
     for m in model.modules():
         if isinstance(m, nn.Linear):
             nn.init.normal_(m.weight, std=0.02)
@@ -349,10 +372,6 @@ def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tupl
         with torch.no_grad():
             for emb in (model.wte, model.wpe):
                 emb.weight.copy_(torch.randn(emb.weight.shape, generator=g) * 0.02)
-    sid = {id(p) for p in sharded}
-    n_sh = sum(p.numel() for p in model.parameters() if id(p) in sid)
-    n_rep = sum(p.numel() for p in model.parameters() if id(p) not in sid)
-    return model, {"sharded": n_sh, "replicated": n_rep}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -364,126 +383,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """
     os.environ.update(NVLS_OFF)
     from trainperf.capture import smoke
-    from trainperf.capture.profile import StepProfiler
-    from trainperf.flops import model_flops_per_token, narayanan_flops_per_token
+    from trainperf.flops import narayanan_flops_per_token
 
     try:
         import torch
         import torch.distributed as dist
     except ImportError as exc:  # pragma: no cover
-        raise smoke.SmokeError("PyTorch is not installed: pip install torch") from exc
+        raise training.SmokeError("PyTorch is not installed: pip install torch") from exc
     cfg = smoke.PRESETS[args.preset]
     if args.micro_batch_size:
         cfg = dataclasses.replace(cfg, micro_batch_size=args.micro_batch_size)
-    rank, local_rank, world = smoke._dist_env()
-    tp, pp, dp = (args.tp, args.pp, args.dp)
-    if args.layout == "auto" and not (tp or pp or dp):
-        tp, pp, dp = auto_layout(world)
-    tp, pp = tp or 1, pp or 1
-    dp = dp or max(1, world // (tp * pp))
-    lay = Layout(tp, pp, dp, rank)
-    if lay.world != world:
-        raise ValueError(
-            f"layout tp={tp} x pp={pp} x dp={dp} = {lay.world} ranks, but WORLD_SIZE={world}"
-        )
-    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise smoke.SmokeError("--device cuda: PyTorch sees no CUDA GPU")
-    device = torch.device(f"cuda:{local_rank}" if use_cuda else "cpu")
-    if use_cuda:
-        torch.cuda.set_device(device)
-        torch.backends.cuda.matmul.allow_tf32 = True
+    rank, local_rank, world = training.dist_env()
+    lay = _layout(args, world, rank)
+    use_cuda, device = training.select_device(torch, args.device, local_rank)
     if world > 1:
         dist.init_process_group(
             backend="nccl" if use_cuda else "gloo", device_id=device if use_cuda else None
         )
-    groups: dict[str, Any] = {"tp": None, "dp": None}
-    if world > 1:
-        for g in lay.tp_groups():
-            pg = dist.new_group(g)
-            if rank in g:
-                groups["tp"] = pg
-        for g in lay.dp_groups():
-            pg = dist.new_group(g)
-            if rank in g:
-                groups["dp"] = pg
-
-    out_dir = Path(args.out_dir)
-    result = out_dir / args.result_name
-    log: Any = smoke._NullLogger()
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if result.exists() and result.stat().st_size and not args.overwrite:
-            raise smoke.SmokeError(f"{result} exists; pass --overwrite or choose another --out-dir")
-        log = smoke._ResultLog(result)
+    groups = _groups(dist, lay)
+    result, log = training.open_result_log(args, rank)
     spec = dataclasses.replace(smoke.model_spec(cfg), tied_embeddings=False)
     m = args.micro_batches
-    global_batch = cfg.micro_batch_size * m * dp
-    tokens_per_step = global_batch * cfg.seq_len
+    tokens_per_step = cfg.micro_batch_size * m * lay.dp * cfg.seq_len
     f_tok = narayanan_flops_per_token(spec)
     accel = torch.cuda.get_device_name(device) if use_cuda else (platform.processor() or "cpu")
-    layout = {"tp": tp, "pp": pp, "dp": dp, "micro_batches": m}
-    log.raw(
-        ":::SYSJSON "
-        + json.dumps(
-            {
-                "submitter": "trainperf",
-                "division": "open",
-                "status": "research",
-                "system_name": f"{platform.node()} parallel smoke",
-                "number_of_nodes": "1",
-                "accelerators_per_node": str(world),
-                "accelerator_model_name": accel,
-                "framework": f"PyTorch {torch.__version__}",
-            }
-        )
-    )
-    for key, val in (
-        ("submission_benchmark", smoke.BENCHMARK),
-        ("submission_org", "trainperf"),
-        ("submission_division", "open"),
-        ("submission_status", "research"),
-        ("submission_platform", accel),
-    ):
-        log.event(key, val)
-    log.start("init_start")
-    for key, val in (
-        ("global_batch_size", global_batch),
-        ("max_sequence_length", cfg.seq_len),
-        ("seed", args.seed),
-        ("gradient_accumulation_steps", m),
-        ("opt_name", "adamw"),
-        ("opt_base_learning_rate", cfg.lr),
-        ("opt_adamw_beta_1", 0.9),
-        ("opt_adamw_beta_2", 0.95),
-        ("opt_adamw_weight_decay", 0.1),
-    ):
-        log.event(key, val)
-    log.event("parallel_layout", layout)
-    log.event("model_spec", dataclasses.asdict(spec), {"preset": cfg.name})
-    log.event(
-        "model_flops_per_token",
-        f_tok,
-        {
-            "formula": "Narayanan et al. SC21 eq. (3): 72*l*h^2*(1+s/(6h)+V/(12*l*h))",
-            "causal": False,
-        },
-    )
-    log.event(
-        "model_flops_per_token_causal",
-        model_flops_per_token(spec, causal=True),
-        {"formula": "trainperf.flops.model_flops_per_token(causal=True)", "causal": True},
-    )
+    layout = {"tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "micro_batches": m}
+    _log_header(log, torch, args, cfg, spec, accel, world, layout)
     model, counts = _build(torch, cfg, lay, groups, device)
-    own = (
-        counts["sharded"] * tp + counts["replicated"]
-        if (lay.tp_rank == 0 and lay.dp_rank == 0)
-        else 0
-    )
-    n = torch.tensor([float(own)], device=device, dtype=torch.float64)
-    if world > 1:
-        dist.all_reduce(n)
-    n_params = int(n.item())
+    n_params = _param_count(torch, dist, counts, lay, device)
     log.event("model_param_count", n_params)
     log.event(
         "smoke_config",
@@ -500,31 +427,187 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if rank == 0:
         print(
             f"trainperf.capture.parallel: preset {cfg.name}, {n_params:,} parameters, "
-            f"tp={tp} pp={pp} dp={dp}, {m} micro-batches of {cfg.micro_batch_size} x {cfg.seq_len}; {accel}",
+            f"tp={lay.tp} pp={lay.pp} dp={lay.dp}, {m} micro-batches of {cfg.micro_batch_size} x {cfg.seq_len}; {accel}",
             flush=True,
         )
-    opt = torch.optim.AdamW(
-        model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=use_cuda
-    )
-    gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + lay.dp_rank)
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16)
-        if use_cuda
-        else torch.autocast("cpu", enabled=False)
-    )
-    act_dtype = torch.bfloat16 if use_cuda else torch.float32
-    prev, nxt = lay.peer(-1), lay.peer(+1)
-    first, last = prev is None, nxt is None
-    shape = (cfg.micro_batch_size, cfg.seq_len, cfg.hidden)
+    pipe = _Pipeline(torch, dist, model, cfg, lay, groups, m, args.seed, use_cuda, device)
+    meta = {
+        "run_id": training.shared_run_id(dist if world > 1 else None),
+        "benchmark": smoke.BENCHMARK,
+        "world_size": world,
+        **layout,
+        "tp_rank": lay.tp_rank,
+        "pp_rank": lay.pp_rank,
+        "dp_rank": lay.dp_rank,
+        "local_params": counts["sharded"] + counts["replicated"],
+    }
+    prof = training.profiler(args, rank, use_cuda, meta, log)
+    if use_cuda:
+        torch.cuda.synchronize(device)
+    log.end("init_stop")
+    if world > 1:
+        dist.barrier()
+    log.start("run_start")
+    t_run = time.time()
+    pipe.train(prof, log, args, tokens_per_step, t_run)
+    training.log_run_stop(log, torch, use_cuda, device, rank)
+    seconds = time.time() - t_run
+    tok_s = training.steady_tokens_per_s(pipe.times, tokens_per_step)
+    summary = {
+        "result_file": str(result) if rank == 0 else None,
+        "trace_file": str(prof.path) if prof.written else None,
+        "steps": pipe.step,
+        "tokens": pipe.step * tokens_per_step,
+        "param_count": n_params,
+        "layout": layout,
+        "tokens_per_s": tok_s,
+        "model_tflops_per_gpu": tok_s * f_tok / world / 1e12,
+        "train_loss": pipe.loss,
+        "seconds": seconds,
+    }
+    log.event("smoke_summary", summary)
+    log.close()
+    if rank == 0:
+        print(
+            f"trainperf.capture.parallel: done: {pipe.step} steps in {seconds:.1f} s; {tok_s:,.0f} tokens/s, "
+            f"{summary['model_tflops_per_gpu']:.1f} model TFLOP/s per GPU, loss {pipe.loss:.4f}; log {result}",
+            flush=True,
+        )
+    if world > 1:
+        dist.destroy_process_group()
+    return summary
 
-    def train_step() -> float:
+
+def _layout(args: argparse.Namespace, world: int, rank: int) -> Layout:
+    """``--layout``/``--tp``/``--pp``/``--dp`` as a :class:`Layout` of this rank.
+
+    Raises:
+        ValueError: tp x pp x dp is not the world size.
+    """
+    tp, pp, dp = (args.tp, args.pp, args.dp)
+    if args.layout == "auto" and not (tp or pp or dp):
+        tp, pp, dp = auto_layout(world)
+    tp, pp = tp or 1, pp or 1
+    dp = dp or max(1, world // (tp * pp))
+    lay = Layout(tp, pp, dp, rank)
+    if lay.world != world:
+        raise ValueError(
+            f"layout tp={tp} x pp={pp} x dp={dp} = {lay.world} ranks, but WORLD_SIZE={world}"
+        )
+    return lay
+
+
+def _groups(dist: Any, lay: Layout) -> dict[str, Any]:
+    """This rank's ``tp`` and ``dp`` process groups (None in a world of one)."""
+    groups: dict[str, Any] = {"tp": None, "dp": None}
+    if lay.world > 1:
+        for g in lay.tp_groups():
+            pg = dist.new_group(g)
+            if lay.rank in g:
+                groups["tp"] = pg
+        for g in lay.dp_groups():
+            pg = dist.new_group(g)
+            if lay.rank in g:
+                groups["dp"] = pg
+    return groups
+
+
+def _log_header(
+    log: Any,
+    torch: Any,
+    args: argparse.Namespace,
+    cfg: Any,
+    spec: Any,
+    accel: str,
+    world: int,
+    layout: dict,
+) -> None:
+    """The events before the model exists: system, submission, hyperparameters, layout, FLOPs."""
+    from trainperf.flops import model_flops_per_token, narayanan_flops_per_token
+
+    m = layout["micro_batches"]
+    training.log_system(
+        log, torch, accel, system_name=f"{platform.node()} parallel smoke", nodes=1, per_node=world
+    )
+    log.start("init_start")
+    training.log_hyperparameters(
+        log,
+        global_batch=cfg.micro_batch_size * m * layout["dp"],
+        seq_len=cfg.seq_len,
+        seed=args.seed,
+        grad_accum=m,
+        lr=cfg.lr,
+    )
+    log.event("parallel_layout", layout)
+    training.log_model(
+        log,
+        spec,
+        cfg.name,
+        narayanan_flops_per_token(spec),
+        model_flops_per_token(spec, causal=True),
+    )
+
+
+def _param_count(torch: Any, dist: Any, counts: dict, lay: Layout, device: Any) -> int:
+    """Parameters of the whole model: each stage's sharded ones x tp plus its replicated ones."""
+    own = (
+        counts["sharded"] * lay.tp + counts["replicated"]
+        if (lay.tp_rank == 0 and lay.dp_rank == 0)
+        else 0
+    )
+    n = torch.tensor([float(own)], device=device, dtype=torch.float64)
+    if lay.world > 1:
+        dist.all_reduce(n)
+    return int(n.item())
+
+
+class _Pipeline:
+    """This rank's part of a training step: GPipe forwards and backwards, dp all-reduce, AdamW."""
+
+    def __init__(
+        self,
+        torch: Any,
+        dist: Any,
+        model: Any,
+        cfg: Any,
+        lay: Layout,
+        groups: dict,
+        micro_batches: int,
+        seed: int,
+        use_cuda: bool,
+        device: Any,
+    ) -> None:
+        self.torch, self.dist, self.model, self.cfg, self.lay = torch, dist, model, cfg, lay
+        self.groups, self.m, self.device = groups, micro_batches, device
+        self.opt = torch.optim.AdamW(
+            model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=use_cuda
+        )
+        self.gen = torch.Generator(device=device).manual_seed(seed * 1000 + lay.dp_rank)
+        self.autocast = (
+            torch.autocast("cuda", dtype=torch.bfloat16)
+            if use_cuda
+            else torch.autocast("cpu", enabled=False)
+        )
+        self.act_dtype = torch.bfloat16 if use_cuda else torch.float32
+        self.prev, self.nxt = lay.peer(-1), lay.peer(+1)
+        self.first, self.last = self.prev is None, self.nxt is None
+        self.shape = (cfg.micro_batch_size, cfg.seq_len, cfg.hidden)
+        self.step = 0
+        self.times: list[float] = []
+        self.loss = float("nan")
+
+    def train_step(self) -> float:
+        """One optimizer step; the mean loss of the micro-batches (last stage), else 0."""
+        torch, dist, model, cfg, m = self.torch, self.dist, self.model, self.cfg, self.m
+        first, last, prev, nxt, shape = self.first, self.last, self.prev, self.nxt, self.shape
+        device, act_dtype = self.device, self.act_dtype
         batches = [
             torch.randint(
                 0,
                 cfg.vocab_raw,
                 (cfg.micro_batch_size, cfg.seq_len + 1),
                 device=device,
-                generator=gen,
+                generator=self.gen,
             )
             for _ in range(m)
         ]
@@ -535,7 +618,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 x_in = torch.empty(shape, device=device, dtype=act_dtype)
                 dist.recv(x_in, src=prev)
                 x_in.requires_grad_(True)
-            with autocast:
+            with self.autocast:
                 y = model(x_in, idx=batches[i][:, :-1], targets=batches[i][:, 1:])
             if not last:
                 dist.send(y.detach().to(act_dtype).contiguous(), dst=nxt)
@@ -551,128 +634,48 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 outs[i].backward(g.to(outs[i].dtype))
             if not first:
                 dist.send(ins[i].grad.to(act_dtype).contiguous(), dst=prev)
+        dp = self.lay.dp
         if dp > 1:
             grads = [p.grad for p in model.parameters() if p.grad is not None]
             flat = torch.cat([g.reshape(-1).float() for g in grads])
-            dist.all_reduce(flat, group=groups["dp"])
+            dist.all_reduce(flat, group=self.groups["dp"])
             flat /= dp
             off = 0
             for g in grads:
                 g.copy_(flat[off : off + g.numel()].view_as(g))
                 off += g.numel()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
         return sum(losses) / len(losses) if losses else 0.0
 
-    run_id = (
-        os.environ.get("TORCHELASTIC_RUN_ID") or f"{platform.node()}-{os.getpid()}-{time.time_ns()}"
-    )
-    if world > 1:
-        box = [run_id]
-        dist.broadcast_object_list(box, src=0)
-        run_id = box[0]
-    meta = {
-        "run_id": run_id,
-        "benchmark": smoke.BENCHMARK,
-        "world_size": world,
-        **layout,
-        "tp_rank": lay.tp_rank,
-        "pp_rank": lay.pp_rank,
-        "dp_rank": lay.dp_rank,
-        "local_params": counts["sharded"] + counts["replicated"],
-    }
-    prof = StepProfiler(
-        args.profile_dir,
-        rank=rank,
-        cuda=use_cuda,
-        metadata=meta,
-        **(
-            {
-                "skip_first": args.profile_skip,
-                "warmup": args.profile_warmup,
-                "active": args.profile_active,
-            }
-            if args.profile_dir
-            else {}
-        ),
-    )
-    if args.profile_dir:
-        log.event(
-            "profiler_trace",
-            str(Path(args.profile_dir) / "rank*.pt.trace.json.gz"),
-            {**meta, **prof.schedule},
-        )
-    if use_cuda:
-        torch.cuda.synchronize(device)
-    log.end("init_stop")
-    if world > 1:
-        dist.barrier()
-    log.start("run_start")
-    t_run = time.time()
-    deadline = t_run + args.minutes * 60 if args.minutes else math.inf
-    step = 0
-    times: list[float] = []
-    loss = float("nan")
-    log.start("block_start", metadata={"first_epoch_num": 0, "epoch_count": tokens_per_step})
-    with prof:
-        while True:
-            t0 = time.perf_counter()
-            local_loss = train_step()
-            step += 1
-            done = (args.steps and step >= args.steps) or time.time() >= deadline
-            flag = torch.tensor(
-                [1.0 if done else 0.0, local_loss if (last and lay.tp_rank == 0) else 0.0],
-                device=device,
-                dtype=torch.float32,
-            )
-            if world > 1:
-                dist.all_reduce(flag)
-            done, loss = bool(flag[0].item() > 0), float(flag[1].item()) / dp
-            dt = time.perf_counter() - t0
-            times.append(dt)
-            log.event(
-                "tracked_stats",
-                {
-                    "train_step_timing in s": dt,
-                    "throughput in tokens/s": tokens_per_step / dt,
-                    "train_loss": loss,
-                },
-                {"step": step * tokens_per_step},
-            )
-            prof.step()
-            if done:
-                break
-    log.end("block_stop", metadata={"first_epoch_num": 0})
-    peak = torch.cuda.max_memory_allocated(device) if use_cuda else None
-    if peak is not None:
-        log.event("peak_memory_allocated", peak, {"unit": "bytes", "rank": rank})
-    log.end("run_stop", metadata={"status": "success"})
-    seconds = time.time() - t_run
-    steady = times[1:] or times
-    tok_s = tokens_per_step * len(steady) / sum(steady)
-    summary = {
-        "result_file": str(result) if rank == 0 else None,
-        "trace_file": str(prof.path) if prof.written else None,
-        "steps": step,
-        "tokens": step * tokens_per_step,
-        "param_count": n_params,
-        "layout": layout,
-        "tokens_per_s": tok_s,
-        "model_tflops_per_gpu": tok_s * f_tok / world / 1e12,
-        "train_loss": loss,
-        "seconds": seconds,
-    }
-    log.event("smoke_summary", summary)
-    log.close()
-    if rank == 0:
-        print(
-            f"trainperf.capture.parallel: done: {step} steps in {seconds:.1f} s; {tok_s:,.0f} tokens/s, "
-            f"{summary['model_tflops_per_gpu']:.1f} model TFLOP/s per GPU, loss {loss:.4f}; log {result}",
-            flush=True,
-        )
-    if world > 1:
-        dist.destroy_process_group()
-    return summary
+    def train(
+        self, prof: Any, log: Any, args: argparse.Namespace, tokens_per_step: int, t_run: float
+    ) -> None:
+        """Steps in one block up to ``--steps``/``--minutes`` (all ranks agree), each logged."""
+        torch, dist, lay = self.torch, self.dist, self.lay
+        deadline = t_run + args.minutes * 60 if args.minutes else math.inf
+        log.start("block_start", metadata={"first_epoch_num": 0, "epoch_count": tokens_per_step})
+        with prof:
+            while True:
+                t0 = time.perf_counter()
+                local_loss = self.train_step()
+                self.step += 1
+                done = (args.steps and self.step >= args.steps) or time.time() >= deadline
+                flag = torch.tensor(
+                    [1.0 if done else 0.0, local_loss if (self.last and lay.tp_rank == 0) else 0.0],
+                    device=self.device,
+                    dtype=torch.float32,
+                )
+                if lay.world > 1:
+                    dist.all_reduce(flag)
+                done, self.loss = bool(flag[0].item() > 0), float(flag[1].item()) / lay.dp
+                dt = time.perf_counter() - t0
+                self.times.append(dt)
+                training.log_step(log, dt, tokens_per_step, self.loss, self.step * tokens_per_step)
+                prof.step()
+                if done:
+                    break
+        log.end("block_stop", metadata={"first_epoch_num": 0})
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -60,8 +60,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import logging
 import math
 import os
 import platform
@@ -69,11 +67,26 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from trainperf.capture.profile import StepProfiler, add_profiler_arguments
-from trainperf.errors import TrainperfError
+from trainperf.capture.training import (
+    BENCHMARK,
+    NullLog,
+    ResultLog,
+    SmokeError,
+    dist_env,
+    log_hyperparameters,
+    log_model,
+    log_run_stop,
+    log_step,
+    log_system,
+    open_result_log,
+    profiler,
+    select_device,
+    shared_run_id,
+    steady_tokens_per_s,
+)
 from trainperf.flops import ModelSpec, model_flops_per_token, narayanan_flops_per_token
 
 try:
@@ -84,14 +97,6 @@ except ImportError:  # pragma: no cover - exercised only without torch
     torch = None  # type: ignore[assignment]
 
 __all__ = ["PRESETS", "SmokeConfig", "SmokeError", "main", "model_spec", "run"]
-
-
-class SmokeError(TrainperfError, RuntimeError):
-    """A usage or environment problem (no torch, no GPU, result file exists)."""
-
-
-BENCHMARK = "gpt_smoke"
-"""Value of ``submission_benchmark``."""
 
 
 @dataclass(frozen=True)
@@ -205,68 +210,8 @@ if torch is not None:
 
 
 # --------------------------------------------------------------------------------------------
-# Logging
+# Training run
 # --------------------------------------------------------------------------------------------
-
-
-class _NullLogger:
-    """Stands in for the MLLogger on ranks other than 0."""
-
-    def event(self, *a: Any, **k: Any) -> None:
-        pass
-
-    start = end = event
-
-    def raw(self, line: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _ResultLog:
-    """An ``mlperf_logging.mllog.MLLogger`` writing to one result file (rank 0 only)."""
-
-    def __init__(self, path: Path) -> None:
-        from mlperf_logging.mllog import mllog
-
-        self._logger = logging.getLogger(f"trainperf.capture.smoke.{id(self)}")
-        self._logger.propagate = False
-        self._logger.setLevel(logging.INFO)
-        self._handler = logging.FileHandler(path, mode="w", encoding="utf-8")
-        self._handler.setFormatter(logging.Formatter("%(message)s"))
-        self._logger.addHandler(self._handler)
-        self._ml = mllog.MLLogger(
-            logger=self._logger, default_stack_offset=2, root_dir=str(Path(__file__).parent)
-        )
-
-    def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._ml.event(key=key, value=value, metadata=metadata)
-
-    def start(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._ml.start(key=key, value=value, metadata=metadata)
-
-    def end(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._ml.end(key=key, value=value, metadata=metadata)
-
-    def raw(self, line: str) -> None:
-        self._logger.info(line)
-
-    def close(self) -> None:
-        self._handler.flush()
-        self._handler.close()
-        self._logger.removeHandler(self._handler)
-
-
-# --------------------------------------------------------------------------------------------
-# Training loop
-# --------------------------------------------------------------------------------------------
-
-
-def _dist_env() -> tuple[int, int, int]:
-    """(rank, local_rank, world_size) from torchrun's environment (1 process without it)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    return int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0")), world
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -283,15 +228,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cfg = dataclasses.replace(cfg, micro_batch_size=args.micro_batch_size)
     if args.lr:
         cfg = dataclasses.replace(cfg, lr=args.lr)
-    rank, local_rank, world = _dist_env()
-    use_cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SmokeError("--device cuda: PyTorch sees no CUDA GPU")
-    device = torch.device(f"cuda:{local_rank}" if use_cuda else "cpu")
-    if use_cuda:
-        torch.cuda.set_device(device)
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    rank, local_rank, world = dist_env()
+    use_cuda, device = select_device(torch, args.device, local_rank)
     dist = None
     if world > 1:
         import torch.distributed as dist
@@ -299,227 +237,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         dist.init_process_group(
             backend="nccl" if use_cuda else "gloo", device_id=device if use_cuda else None
         )
-
-    out_dir = Path(args.out_dir)
-    result = out_dir / args.result_name
-    log: _ResultLog | _NullLogger = _NullLogger()
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if result.exists() and result.stat().st_size and not args.overwrite:
-            raise SmokeError(f"{result} exists; pass --overwrite or choose another --out-dir")
-        log = _ResultLog(result)
-
-    spec = model_spec(cfg)
-    global_batch = cfg.micro_batch_size * args.grad_accum * world
-    tokens_per_step = global_batch * cfg.seq_len
-    f_tok = narayanan_flops_per_token(spec)
-    f_tok_causal = model_flops_per_token(spec, causal=True)
-    accel = torch.cuda.get_device_name(device) if use_cuda else (platform.processor() or "cpu")
-    nodes = int(os.environ.get("SLURM_NNODES", "1"))
-    log.raw(
-        ":::SYSJSON "
-        + json.dumps(
-            {
-                "submitter": "trainperf",
-                "division": "open",
-                "status": "research",
-                "system_name": f"{platform.node()} smoke",
-                "number_of_nodes": str(nodes),
-                "accelerators_per_node": str(max(world // nodes, 1)),
-                "accelerator_model_name": accel,
-                "framework": f"PyTorch {torch.__version__}",
-            }
-        )
-    )
-    log.event("submission_benchmark", BENCHMARK)
-    log.event("submission_org", "trainperf")
-    log.event("submission_division", "open")
-    log.event("submission_status", "research")
-    log.event("submission_platform", accel)
-    log.start("init_start")
-    log.event("global_batch_size", global_batch)
-    log.event("max_sequence_length", cfg.seq_len)
-    log.event("seed", args.seed)
-    log.event("gradient_accumulation_steps", args.grad_accum)
-    log.event("opt_name", "adamw")
-    log.event("opt_base_learning_rate", cfg.lr)
-    log.event("opt_adamw_beta_1", 0.9)
-    log.event("opt_adamw_beta_2", 0.95)
-    log.event("opt_adamw_weight_decay", 0.1)
-    log.event("opt_gradient_clip_norm", 1.0)
-    log.event("model_spec", dataclasses.asdict(spec), {"preset": cfg.name})
-    log.event(
-        "model_flops_per_token",
-        f_tok,
-        {
-            "formula": "Narayanan et al. SC21 eq. (3): 72*l*h^2*(1+s/(6h)+V/(12*l*h))",
-            "causal": False,
-        },
-    )
-    log.event(
-        "model_flops_per_token_causal",
-        f_tok_causal,
-        {"formula": "trainperf.flops.model_flops_per_token(causal=True)", "causal": True},
-    )
-    log.event(
-        "smoke_config",
-        {
-            "preset": cfg.name,
-            "micro_batch_size": cfg.micro_batch_size,
-            "world_size": world,
-            "device": accel,
-            "dtype": "bf16 autocast" if use_cuda else "fp32",
-            "compile": bool(args.compile),
-            "torch": torch.__version__,
-        },
-    )
-
-    torch.manual_seed(args.seed)
-    model = GPT(cfg).to(device)
-    n_params = sum(p.numel() for p in model.parameters())
-    log.event("model_param_count", n_params)
-    if rank == 0:
-        print(
-            f"trainperf.capture.smoke: preset {cfg.name}: {n_params:,} parameters; model FLOPs/token "
-            f"{f_tok:.4e} (Narayanan SC21, dense attention), {f_tok_causal:.4e} (causal); "
-            f"global batch {global_batch} x {cfg.seq_len} tokens; world {world}; {accel}",
-            flush=True,
-        )
-    train_model: Any = model
-    if args.compile:
-        train_model = torch.compile(model)
-    if dist is not None:
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        train_model = DDP(train_model, device_ids=[local_rank] if use_cuda else None)
-    opt = torch.optim.AdamW(
-        model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=use_cuda
-    )
-    gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + rank)
-    eval_gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + 999_983)
-    eval_batches = [
-        torch.randint(
-            0,
-            cfg.vocab_raw,
-            (cfg.micro_batch_size, cfg.seq_len + 1),
-            device=device,
-            generator=eval_gen,
-        )
-        for _ in range(args.eval_batches)
-    ]
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16)
-        if use_cuda
-        else torch.autocast("cpu", enabled=False)
-    )
-
-    def sync() -> None:
-        if use_cuda:
-            torch.cuda.synchronize(device)
-
-    def evaluate() -> float:
-        model.eval()
-        total = 0.0
-        with torch.no_grad(), autocast:
-            for b in eval_batches:
-                total += float(model(b[:, :-1], b[:, 1:]))
-        model.train()
-        return total / len(eval_batches)
-
-    sync()
+    result, log = open_result_log(args, rank)
+    r = _Run(args, cfg, rank, local_rank, world, use_cuda, device, dist, log)
+    r.log_header()
+    r.build()
+    r.sync()
     log.end("init_stop")
     if dist is not None:
         dist.barrier()
     prof = _profiler(args, rank, world, use_cuda, dist, log)
     log.start("run_start")
     t_run = time.time()
-    deadline = t_run + args.minutes * 60 if args.minutes else math.inf
-    max_steps = args.steps if args.steps else None
-    step = 0
-    tokens = 0
-    times: list[float] = []
-    eval_loss = float("nan")
-    stop = False
-    while not stop:
-        block_first = tokens
-        log.start(
-            "block_start",
-            metadata={
-                "first_epoch_num": block_first,
-                "epoch_count": args.eval_every * tokens_per_step,
-            },
-        )
-        for _ in range(args.eval_every):
-            t0 = time.perf_counter()
-            for micro in range(args.grad_accum):
-                batch = torch.randint(
-                    0,
-                    cfg.vocab_raw,
-                    (cfg.micro_batch_size, cfg.seq_len + 1),
-                    device=device,
-                    generator=gen,
-                )
-                last = micro == args.grad_accum - 1
-                ctx = train_model.no_sync() if (dist is not None and not last) else _nullcontext()
-                with ctx, autocast:
-                    loss = train_model(batch[:, :-1], batch[:, 1:])
-                (loss / args.grad_accum).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            train_loss = float(loss.detach())  # synchronises with the device
-            sync()
-            dt = time.perf_counter() - t0
-            step += 1
-            tokens += tokens_per_step
-            times.append(dt)
-            log.event(
-                "tracked_stats",
-                {
-                    "train_step_timing in s": dt,
-                    "throughput in tokens/s": tokens_per_step / dt,
-                    "train_loss": train_loss,
-                },
-                {"step": tokens},
-            )
-            prof.step()
-            done = (max_steps is not None and step >= max_steps) or time.time() >= deadline
-            if dist is not None:
-                flag = torch.tensor([1.0 if done else 0.0], device=device)
-                dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-                done = bool(flag.item())
-            if done:
-                stop = True
-                break
-        log.end("block_stop", metadata={"first_epoch_num": block_first})
-        log.start("eval_start", metadata={"epoch_num": tokens})
-        eval_loss = evaluate()
-        log.end("eval_stop", metadata={"epoch_num": tokens})
-        log.event("eval_accuracy", eval_loss, {"epoch_num": tokens})
-        if rank == 0:
-            recent = times[-min(len(times), args.eval_every) :]
-            print(
-                f"trainperf.capture.smoke: step {step} tokens {tokens:,} train_loss {train_loss:.4f} "
-                f"eval_loss {eval_loss:.4f} step_time {sum(recent) / len(recent):.4f} s",
-                flush=True,
-            )
+    r.train(prof, t_run)
     prof.__exit__(None, None, None)
-    peak = torch.cuda.max_memory_allocated(device) if use_cuda else None
-    if peak is not None:
-        log.event("peak_memory_allocated", peak, {"unit": "bytes", "rank": rank})
-    log.end("run_stop", metadata={"status": "success"})
+    peak = log_run_stop(log, torch, use_cuda, device, rank)
     seconds = time.time() - t_run
-    steady = times[1:] or times
-    tok_s = tokens_per_step * len(steady) / sum(steady)
+    tok_s = steady_tokens_per_s(r.times, r.tokens_per_step)
     summary = {
         "result_file": str(result) if rank == 0 else None,
-        "steps": step,
-        "tokens": tokens,
-        "param_count": n_params,
-        "model_flops_per_token": f_tok,
+        "steps": r.step,
+        "tokens": r.tokens,
+        "param_count": r.n_params,
+        "model_flops_per_token": r.f_tok,
         "tokens_per_s": tok_s,
-        "model_tflops_per_gpu": tok_s * f_tok / world / 1e12,
-        "eval_loss": eval_loss,
+        "model_tflops_per_gpu": tok_s * r.f_tok / world / 1e12,
+        "eval_loss": r.eval_loss,
         "seconds": seconds,
         "peak_memory_allocated": peak,
     }
@@ -527,7 +269,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     log.close()
     if rank == 0:
         print(
-            f"trainperf.capture.smoke: done: {step} steps, {tokens:,} tokens in {seconds:.1f} s; "
+            f"trainperf.capture.smoke: done: {r.step} steps, {r.tokens:,} tokens in {seconds:.1f} s; "
             f"{tok_s:,.0f} tokens/s (steps 2..), {summary['model_tflops_per_gpu']:.1f} model "
             f"TFLOP/s per GPU; log {result}",
             flush=True,
@@ -537,37 +279,206 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return summary
 
 
+class _Run:
+    """One training run's state, in the steps :func:`run` takes: header, model, training loop."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        cfg: SmokeConfig,
+        rank: int,
+        local_rank: int,
+        world: int,
+        use_cuda: bool,
+        device: Any,
+        dist: Any,
+        log: ResultLog | NullLog,
+    ) -> None:
+        self.args, self.cfg, self.log = args, cfg, log
+        self.rank, self.local_rank, self.world = rank, local_rank, world
+        self.use_cuda, self.device, self.dist = use_cuda, device, dist
+        self.spec = model_spec(cfg)
+        self.global_batch = cfg.micro_batch_size * args.grad_accum * world
+        self.tokens_per_step = self.global_batch * cfg.seq_len
+        self.f_tok = narayanan_flops_per_token(self.spec)
+        self.f_tok_causal = model_flops_per_token(self.spec, causal=True)
+        self.accel = (
+            torch.cuda.get_device_name(device) if use_cuda else (platform.processor() or "cpu")
+        )
+        self.step = 0
+        self.tokens = 0
+        self.times: list[float] = []
+        self.eval_loss = float("nan")
+
+    def log_header(self) -> None:
+        """The events before the model exists: system, submission, hyperparameters, model FLOPs."""
+        args, cfg, log = self.args, self.cfg, self.log
+        nodes = int(os.environ.get("SLURM_NNODES", "1"))
+        log_system(
+            log,
+            torch,
+            self.accel,
+            system_name=f"{platform.node()} smoke",
+            nodes=nodes,
+            per_node=max(self.world // nodes, 1),
+        )
+        log.start("init_start")
+        log_hyperparameters(
+            log,
+            global_batch=self.global_batch,
+            seq_len=cfg.seq_len,
+            seed=args.seed,
+            grad_accum=args.grad_accum,
+            lr=cfg.lr,
+        )
+        log.event("opt_gradient_clip_norm", 1.0)
+        log_model(log, self.spec, cfg.name, self.f_tok, self.f_tok_causal)
+        log.event(
+            "smoke_config",
+            {
+                "preset": cfg.name,
+                "micro_batch_size": cfg.micro_batch_size,
+                "world_size": self.world,
+                "device": self.accel,
+                "dtype": "bf16 autocast" if self.use_cuda else "fp32",
+                "compile": bool(args.compile),
+                "torch": torch.__version__,
+            },
+        )
+
+    def build(self) -> None:
+        """The model (seeded), its DDP/compiled wrapper, AdamW, the data generators, autocast."""
+        args, cfg, device, use_cuda = self.args, self.cfg, self.device, self.use_cuda
+        torch.manual_seed(args.seed)
+        self.model = model = GPT(cfg).to(device)
+        self.n_params = n_params = sum(p.numel() for p in model.parameters())
+        self.log.event("model_param_count", n_params)
+        if self.rank == 0:
+            print(
+                f"trainperf.capture.smoke: preset {cfg.name}: {n_params:,} parameters; model FLOPs/token "
+                f"{self.f_tok:.4e} (Narayanan SC21, dense attention), {self.f_tok_causal:.4e} (causal); "
+                f"global batch {self.global_batch} x {cfg.seq_len} tokens; world {self.world}; "
+                f"{self.accel}",
+                flush=True,
+            )
+        train_model: Any = model
+        if args.compile:
+            train_model = torch.compile(model)
+        if self.dist is not None:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            train_model = DDP(train_model, device_ids=[self.local_rank] if use_cuda else None)
+        self.train_model = train_model
+        self.opt = torch.optim.AdamW(
+            model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=use_cuda
+        )
+        self.gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + self.rank)
+        eval_gen = torch.Generator(device=device).manual_seed(args.seed * 1000 + 999_983)
+        self.eval_batches = [self._batch(eval_gen) for _ in range(args.eval_batches)]
+        self.autocast = (
+            torch.autocast("cuda", dtype=torch.bfloat16)
+            if use_cuda
+            else torch.autocast("cpu", enabled=False)
+        )
+
+    def _batch(self, gen: Any) -> Any:
+        """Uniform random token ids, one more per sequence than the model reads (the targets)."""
+        cfg = self.cfg
+        return torch.randint(
+            0,
+            cfg.vocab_raw,
+            (cfg.micro_batch_size, cfg.seq_len + 1),
+            device=self.device,
+            generator=gen,
+        )
+
+    def sync(self) -> None:
+        if self.use_cuda:
+            torch.cuda.synchronize(self.device)
+
+    def evaluate(self) -> float:
+        """Mean cross-entropy over the held-out micro-batches (nats/token)."""
+        model = self.model
+        model.eval()
+        total = 0.0
+        with torch.no_grad(), self.autocast:
+            for b in self.eval_batches:
+                total += float(model(b[:, :-1], b[:, 1:]))
+        model.train()
+        return total / len(self.eval_batches)
+
+    def train_step(self) -> tuple[float, float]:
+        """One optimizer step over ``--grad-accum`` micro-batches; (train loss, seconds)."""
+        args, dist, train_model = self.args, self.dist, self.train_model
+        t0 = time.perf_counter()
+        for micro in range(args.grad_accum):
+            batch = self._batch(self.gen)
+            last = micro == args.grad_accum - 1
+            ctx = train_model.no_sync() if (dist is not None and not last) else _nullcontext()
+            with ctx, self.autocast:
+                loss = train_model(batch[:, :-1], batch[:, 1:])
+            (loss / args.grad_accum).backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        train_loss = float(loss.detach())  # synchronises with the device
+        self.sync()
+        return train_loss, time.perf_counter() - t0
+
+    def done(self, deadline: float) -> bool:
+        """The step or time limit reached (on any rank: all ranks agree)."""
+        max_steps = self.args.steps if self.args.steps else None
+        done = (max_steps is not None and self.step >= max_steps) or time.time() >= deadline
+        if self.dist is not None:
+            flag = torch.tensor([1.0 if done else 0.0], device=self.device)
+            self.dist.all_reduce(flag, op=self.dist.ReduceOp.MAX)
+            done = bool(flag.item())
+        return done
+
+    def train(self, prof: StepProfiler, t_run: float) -> None:
+        """Blocks of ``--eval-every`` steps, each followed by an evaluation, up to the limits."""
+        args, log = self.args, self.log
+        deadline = t_run + args.minutes * 60 if args.minutes else math.inf
+        stop = False
+        while not stop:
+            block_first = self.tokens
+            log.start(
+                "block_start",
+                metadata={
+                    "first_epoch_num": block_first,
+                    "epoch_count": args.eval_every * self.tokens_per_step,
+                },
+            )
+            for _ in range(args.eval_every):
+                train_loss, dt = self.train_step()
+                self.step += 1
+                self.tokens += self.tokens_per_step
+                self.times.append(dt)
+                log_step(log, dt, self.tokens_per_step, train_loss, self.tokens)
+                prof.step()
+                if self.done(deadline):
+                    stop = True
+                    break
+            log.end("block_stop", metadata={"first_epoch_num": block_first})
+            log.start("eval_start", metadata={"epoch_num": self.tokens})
+            self.eval_loss = self.evaluate()
+            log.end("eval_stop", metadata={"epoch_num": self.tokens})
+            log.event("eval_accuracy", self.eval_loss, {"epoch_num": self.tokens})
+            if self.rank == 0:
+                recent = self.times[-min(len(self.times), args.eval_every) :]
+                print(
+                    f"trainperf.capture.smoke: step {self.step} tokens {self.tokens:,} "
+                    f"train_loss {train_loss:.4f} eval_loss {self.eval_loss:.4f} "
+                    f"step_time {sum(recent) / len(recent):.4f} s",
+                    flush=True,
+                )
+
+
 def _profiler(args, rank, world, use_cuda, dist, log) -> StepProfiler:
     """The ``--profile-*`` schedule (:mod:`trainperf.capture.profile`), entered; logs ``profiler_trace``."""
-    out = getattr(args, "profile_dir", None)
-    run_id = (
-        os.environ.get("TORCHELASTIC_RUN_ID") or f"{platform.node()}-{os.getpid()}-{time.time_ns()}"
-    )
-    if dist is not None:  # one id for all ranks: rank 0's
-        box = [run_id]
-        dist.broadcast_object_list(box, src=0)
-        run_id = box[0]
+    run_id = shared_run_id(dist)
     meta = {"run_id": run_id, "benchmark": BENCHMARK, "world_size": world, "dp": world}
-    prof = StepProfiler(
-        out,
-        rank=rank,
-        cuda=use_cuda,
-        metadata=meta,
-        **(
-            {
-                "skip_first": args.profile_skip,
-                "warmup": args.profile_warmup,
-                "active": args.profile_active,
-            }
-            if out
-            else {}
-        ),
-    )
-    if out:
-        log.event(
-            "profiler_trace", str(Path(out) / "rank*.pt.trace.json.gz"), {**meta, **prof.schedule}
-        )
-    return prof.__enter__()
+    return profiler(args, rank, use_cuda, meta, log).__enter__()
 
 
 class _nullcontext:

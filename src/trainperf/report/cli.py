@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--params", metavar="FILE.yaml", help="overrides as YAML: {notebook: {param: value}}"
     )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="execute every notebook (default: skip those whose inputs did not change since their last run)",
+    )
     from trainperf.report import runs_cli
 
     s = sub.add_parser(
@@ -156,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures=args.figures,
                 use_quarto=False if args.no_quarto else None,
                 overrides=parse_overrides(args.param, args.params),
+                force=args.force,
             )
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command

@@ -288,6 +288,7 @@ def run_report(
     run_batches: bool = True,
     progress: bool = True,
     overrides: dict[str, dict] | None = None,
+    force: bool = False,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -304,12 +305,16 @@ def run_report(
         overrides: ``{notebook name: {parameter: value}}`` applied last (the user's own data); an
             unknown notebook, a parameter the notebook does not declare or an input path that does
             not exist is refused before anything runs (:func:`plan_report`).
+        force: execute every notebook; by default a notebook whose source, parameters, inputs,
+            data folder and library are unchanged since its last run, and whose outputs are still
+            there, is skipped (:mod:`trainperf.report.rerun`).
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
         ``figures`` (files in the figures folder), ``site`` (index page of the site built),
         ``quarto`` (bool: the book was rendered), ``problems`` (preview cross-references that
-        did not resolve, pages left out, pages that would load from the network), ``seconds``.
+        did not resolve, pages left out, pages that would load from the network), ``seconds``,
+        ``skipped`` (names of the notebooks not executed again, their inputs unchanged).
 
     Raises:
         ConfigError: a parameter refused before the run, or a ``#|`` cell-option block that is
@@ -327,8 +332,13 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     plan = plan_report(root, out, figures, specs, overrides, run_batches)
 
-    # values of notebooks run earlier must not linger
-    shutil.rmtree(out / "values", ignore_errors=True)
+    from trainperf.report.rerun import NotebookRun
+
+    # values of notebooks not in this job must not linger (those of skipped notebooks stay)
+    names = {spec.name for spec, _ in plan.notebooks}
+    for p in (out / "values").glob("*.json"):
+        if p.stem not in names:
+            p.unlink()
     if plan.batches:
         from trainperf.report import batch
 
@@ -340,17 +350,38 @@ def run_report(
                 raise RuntimeError(
                     f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
                 )
-    executed, tables = [], []
+    executed, tables, skipped = [], [], []
     for i, (spec, params) in enumerate(plan.notebooks, start=1):
-        log(f"[{i}/{len(plan.notebooks)}] executing notebooks/{spec.name}.ipynb")
-        nb_out = execute_notebook(
-            root / "notebooks" / f"{spec.name}.ipynb",
-            out / "notebooks" / f"{spec.name}.ipynb",
+        source = root / "notebooks" / f"{spec.name}.ipynb"
+        target = out / "notebooks" / f"{spec.name}.ipynb"
+        values_file = Path(params["values_path"]) if params.get("values_path") else None
+        check = NotebookRun(
+            source,
+            target,
             params,
-            progress=progress,
+            [k for k in params if is_input_path_parameter(k)],
+            root / "data",
+            figures,
+            force=force,
         )
+        if check.unchanged():
+            log(
+                f"[{i}/{len(plan.notebooks)}] notebooks/{spec.name}.ipynb unchanged "
+                "(source, parameters, inputs and library as in its last run): skipped"
+            )
+            skipped.append(spec.name)
+            executed.append((spec, target))
+            tables += sorted((out / "notebooks" / spec.name).glob("*.csv"))
+            continue
+        log(f"[{i}/{len(plan.notebooks)}] executing notebooks/{spec.name}.ipynb")
+        check.start()
+        if values_file:
+            values_file.unlink(missing_ok=True)
+        nb_out = execute_notebook(source, target, params, progress=progress)
         executed.append((spec, nb_out))
-        tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
+        written = write_table_csvs(nb_out, out / "notebooks" / spec.name)
+        tables += written
+        check.finish([*written, *([values_file] if values_file else [])])
     values = merge_values(out / "values", out / "values.yml")
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
@@ -360,6 +391,7 @@ def run_report(
         "tables": [_rel(p, root) for p in tables],
         "quarto": False,
         "problems": [],
+        "skipped": skipped,
     }
     if quarto:
         log("rendering the book with quarto render")

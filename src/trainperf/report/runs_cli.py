@@ -91,7 +91,7 @@ def _plain(frame, cols) -> str:
 
     spec = {c: (Col(v) if isinstance(v, str) else v) for c, v in cols.items()}
     rows = [
-        [format_value(r[c], col) for c, col in spec.items()]
+        [format_value(r[c], col, markdown=False) for c, col in spec.items()]
         for r in frame.select(list(spec)).iter_rows(named=True)
     ]
     align = ["right" if frame.schema[c].is_numeric() else "left" for c in spec]

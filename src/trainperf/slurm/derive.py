@@ -356,8 +356,7 @@ class Derive:
                 self.source,
                 "bad_value",
                 "excluded",
-                f"{int(mask.sum())} record(s) whose {f} is not {what}, left out; first: "
-                f"{found!r}",
+                f"{int(mask.sum())} record(s) whose {f} is not {what}, left out; first: {found!r}",
                 n_lines=int(mask.sum()),
                 first_line=int(self.lines[k]),
             )

@@ -10,8 +10,13 @@ Analyses return polars frames; plotting is left to :mod:`trainperf.report.charts
 
 Modules:
 
-- :mod:`trainperf.trace.read`      reader: :func:`read_trace`, :func:`read_traces` -> :class:`TraceSet`
-- :mod:`trainperf.trace.analysis`  analyses (frames engine; HTA's definitions for the whole-trace ones)
+- :mod:`trainperf.trace.read`      reader of a run's files: :func:`read_trace`, :func:`read_traces`
+  -> :class:`TraceSet`, with the checks across files
+- :mod:`trainperf.trace.parse`     one file: the Kineto format, the checks of one file
+- :mod:`trainperf.trace.names`     kernel categories, collectives, short kernel names
+- :mod:`trainperf.trace.schema`    :class:`TraceSet`, the frames' schemas, error and warning
+- :mod:`trainperf.trace.analysis`  analyses, one module per family (frames engine; HTA's
+  definitions for the whole-trace ones)
 - :mod:`trainperf.trace.hta`       HolisticTraceAnalysis behind ``engine="hta"`` (optional extra ``[trace]``)
 - :mod:`trainperf.capture.profile`   ``torch.profiler`` schedule for training loops (:class:`StepProfiler`)
 - :mod:`trainperf.capture.parallel`  a small GPT with tensor, pipeline and data parallelism that writes
@@ -40,7 +45,6 @@ from trainperf.trace.analysis import (
     match_log,
     match_telemetry,
     rank_summary,
-    short_kernel_name,
     step_breakdown,
     steps_with_telemetry,
     temporal_breakdown,
@@ -48,16 +52,9 @@ from trainperf.trace.analysis import (
     window_breakdown,
 )
 from trainperf.trace.hta import available as hta_available
-from trainperf.trace.read import (
-    COLLECTIVES,
-    TraceFormatError,
-    TraceSet,
-    TraceWarning,
-    collective_kind,
-    kernel_category,
-    read_trace,
-    read_traces,
-)
+from trainperf.trace.names import COLLECTIVES, collective_kind, kernel_category, short_kernel_name
+from trainperf.trace.read import read_trace, read_traces
+from trainperf.trace.schema import TraceFormatError, TraceSet, TraceWarning
 
 __all__ = [
     "COLLECTIVES",

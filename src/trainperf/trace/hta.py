@@ -3,7 +3,7 @@
 HTA (PyPI ``holistictraceanalysis``, https://github.com/facebookresearch/HolisticTraceAnalysis,
 MIT) is an optional extra (``pip install 'trainperf[trace]'``; the reason is in
 ``pyproject.toml``). :func:`available` says whether it imports; the functions here run its
-``TraceAnalysis`` on the files of a :class:`~trainperf.trace.read.TraceSet` and return polars
+``TraceAnalysis`` on the files of a :class:`~trainperf.trace.schema.TraceSet` and return polars
 frames with the columns and units of :mod:`trainperf.trace.analysis` (which calls them for
 ``engine="hta"`` / ``"auto"``). HTA parses the files itself, once per TraceSet (cached on it).
 

@@ -1,0 +1,110 @@
+"""Re-runs do only what changed (trainperf.report.rerun): fingerprints, and the main job skipping a
+notebook whose inputs did not change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from conftest import ROOT
+
+from trainperf.report import job as report
+from trainperf.report import rerun
+
+
+def test_digest_follows_content_names_and_missing_paths(tmp_path):
+    d = tmp_path / "d"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.csv").write_text("x\n1\n")
+    (d / "sub" / "b.txt").write_text("b")
+    first = rerun.tree_digest([d])
+    assert rerun.tree_digest([d]) == first  # nothing changed
+    (d / "a.csv").write_text("x\n2\n")  # same size, other content
+    assert rerun.tree_digest([d]) != first
+    (d / "a.csv").write_text("x\n1\n")
+    assert rerun.tree_digest([d]) == first  # content, not mtime, for small files
+    (d / "sub" / "c.txt").write_text("")
+    assert rerun.tree_digest([d]) != first  # a new file
+    missing = rerun.tree_digest([tmp_path / "nope"])
+    (tmp_path / "nope").write_text("")
+    assert rerun.tree_digest([tmp_path / "nope"]) != missing  # creating a missing input counts
+
+
+def test_large_files_by_size_and_mtime(tmp_path, monkeypatch):
+    monkeypatch.setattr(rerun, "HASH_LIMIT_BYTES", 0)  # every file is "large"
+    f = tmp_path / "trace.json"
+    f.write_text("{}")
+    os.utime(f, ns=(1_000_000_000, 1_000_000_000))
+    first = rerun.tree_digest([f])
+    os.utime(f, ns=(2_000_000_000, 2_000_000_000))
+    assert rerun.tree_digest([f]) != first
+
+
+def _run(tmp_path, systems, lines, force=False):
+    nb = report.NotebookSpec(
+        "cluster",
+        "Cluster",
+        {"systems_path": str(systems), "top500_path": "data/reference/top500.csv"},
+    )
+    return report.run_report(
+        out=tmp_path / "o",
+        figures=tmp_path / "f",
+        root=ROOT,
+        notebooks=[nb],
+        use_quarto=False,
+        log=lines.append,
+        progress=False,
+        run_batches=False,
+        force=force,
+    )
+
+
+@pytest.mark.slow
+def test_unchanged_notebook_is_skipped_and_a_changed_input_runs_again(tmp_path):
+    systems = tmp_path / "systems.csv"
+    shutil.copy(ROOT / "data/reference/systems.csv", systems)
+    lines: list[str] = []
+    first = _run(tmp_path, systems, lines)
+    executed = tmp_path / "o" / "notebooks" / "cluster.ipynb"
+    assert first["skipped"] == [] and executed.is_file()
+    mtime = executed.stat().st_mtime_ns
+    values = json.loads((tmp_path / "o" / "values" / "cluster.json").read_text())
+
+    lines.clear()
+    second = _run(tmp_path, systems, lines)
+    assert second["skipped"] == ["cluster"]
+    assert executed.stat().st_mtime_ns == mtime  # not executed again
+    assert any("cluster.ipynb unchanged" in line and "skipped" in line for line in lines)
+    # the skipped notebook's numbers are still in values.yml and its page in the site
+    assert json.loads((tmp_path / "o" / "values" / "cluster.json").read_text()) == values
+    assert "cluster" in (tmp_path / "o" / "values.yml").read_text()
+
+    # an input changed: "Compute nodes,100" -> 101 (the notebook's nodes value follows)
+    systems.write_text(systems.read_text().replace("Compute nodes,100,", "Compute nodes,101,", 1))
+    third = _run(tmp_path, systems, lines)
+    assert third["skipped"] == []
+    assert json.loads((tmp_path / "o" / "values" / "cluster.json").read_text())["nodes"] == 101
+
+    # a deleted output runs it again; --force runs it whatever
+    (tmp_path / "o" / "values" / "cluster.json").unlink()
+    assert _run(tmp_path, systems, lines)["skipped"] == []
+    assert _run(tmp_path, systems, lines, force=True)["skipped"] == []
+
+
+def test_url_inputs_are_never_skipped(tmp_path):
+    nb = tmp_path / "n.ipynb"
+    nb.write_text("{}")
+    check = rerun.NotebookRun(
+        nb,
+        tmp_path / "o.ipynb",
+        {"telemetry_source": "http://localhost:9090"},
+        ["telemetry_source"],
+        tmp_path,
+        tmp_path / "f",
+    )
+    (tmp_path / "o.ipynb").write_text("{}")
+    check.start()
+    check.finish()
+    assert check.unchanged() is False  # a server's answer cannot be fingerprinted
