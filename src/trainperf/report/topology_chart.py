@@ -29,7 +29,7 @@ LABELS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Where the GPUs talk: {system}, {n_nodes} nodes × {gpn} GPUs, TP {tp} × PP {pp} × DP {dp}",
         "node": "node",
-        "gpu": "local GPU i, its NIC i and rail i (leaf switch i)",
+        "gpu": "GPU i of a node = NIC i",
         "stage": "pipeline stage",
         "sub_tp": "boxes: tensor-parallel groups of {tp} GPUs, {tp_link}",
         "sub_pp": "line: the pipeline of rank 0 through its {pp} stages, {pp_link}",
@@ -41,11 +41,12 @@ LABELS: dict[str, dict[str, str]] = {
         "crosses rails (spine or PXN)": "between different rails (spine or NVLink first, PXN)",
         "none (one rank)": "no traffic (one rank)",
         "rail": "GPU {i} → rail {i}",
+        "sub_rail": "rail i: NIC i of every node, cabled to leaf switch i (rail-optimized fabric)",
     },
     "ja": {
         "title": "GPU はどこで通信するか: {system}、{n_nodes} ノード × {gpn} GPU、TP {tp} × PP {pp} × DP {dp}",
         "node": "ノード",
-        "gpu": "ノード内 GPU i、その NIC i とレール i (リーフスイッチ i)",
+        "gpu": "ノード内 GPU i = NIC i",
         "stage": "パイプラインステージ",
         "sub_tp": "枠: {tp} GPU のテンソル並列グループ、{tp_link}",
         "sub_pp": "線: ランク 0 のパイプライン ({pp} ステージ)、{pp_link}",
@@ -57,6 +58,7 @@ LABELS: dict[str, dict[str, str]] = {
         "crosses rails (spine or PXN)": "異なるレール間 (スパイン経由、または NVLink 経由の PXN)",
         "none (one rank)": "通信なし (1 ランク)",
         "rail": "GPU {i} → レール {i}",
+        "sub_rail": "レール i: 各ノードの NIC i、リーフスイッチ i に接続 (レール最適化ファブリック)",
     },
 }
 
@@ -136,7 +138,10 @@ def topology_chart(
                 title=t["stage"],
                 scale=alt.Scale(scheme="tableau20" if pp > 10 else "tableau10"),
                 legend=alt.Legend(
-                    orient="right", direction="vertical", columns=1 if pp <= 16 else 2
+                    orient="right",
+                    direction="vertical",
+                    columns=1 if pp <= 16 else 2,
+                    offset=24,
                 ),
             ),
             tooltip=["rank", "node", "local_gpu", "tp_rank", "dp_rank", "pp_stage"],
@@ -188,6 +193,7 @@ def topology_chart(
         .encode(x="xl:Q", y="yl:Q", text="label:N")
     )
     subtitle = [
+        t["sub_rail"],
         t["sub_tp"].format(tp=tp, tp_link=link_text("TP")),
         t["sub_pp"].format(pp=pp, pp_link=link_text("PP")),
         t["sub_dp"].format(dp=dp, dp_link=link_text("DP")),
@@ -214,13 +220,14 @@ def save_topology_chart(
     name: str,
     outdir: str | Path,
     langs: Iterable[str] | None = None,
+    formats: Iterable[str] = ("svg", "png", "pdf"),
     **kwargs,
 ) -> list[Path]:
     """Export the figure in every language (``<outdir>/<name>.*``, ``<outdir>/<lang>/<name>.*``).
 
     Each language's chart is built with its own labels and handed to
-    :func:`trainperf.report.charts.save_chart` for that language alone (SVG, PNG, PDF; the
-    language's font).
+    :func:`trainperf.report.charts.save_chart` for that language alone (``formats``, default SVG,
+    PNG and PDF; the language's font); other keyword arguments go to :func:`topology_chart`.
 
     Returns:
         The written paths.
@@ -230,5 +237,5 @@ def save_topology_chart(
     out: list[Path] = []
     for lang in langs if langs is not None else charts.FIGURE_LANGS:
         chart = topology_chart(layout, system, lang=lang, **kwargs)
-        out += charts.save_chart(chart, name, outdir, langs=[lang])
+        out += charts.save_chart(chart, name, outdir, formats=formats, langs=[lang])
     return out
