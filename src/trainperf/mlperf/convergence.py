@@ -6,9 +6,9 @@ benchmark, with what the closed-division rules allow and what each bundled submi
 
 What the rules fix is read from the machine-readable rules, mlperf-logging's compliance-checker
 YAML of the round (``mlperf_logging/compliance_checker/training_<round>.0/closed_<benchmark>.yaml``,
-through :func:`~trainperf.mlperf.rules.hyperparameter_rules`); the prose rules are MLPerf Training
-rules section "Hyperparameters and optimizer" of ``mlcommons/training_policies``
-(``training_rules.adoc``; for GPT-3 at ``ad8c1ace``, lines 309-322 and 428-445).
+through :func:`~trainperf.mlperf.rules.hyperparameter_rules`); the prose rules are the MLPerf
+Training rules, ``mlcommons/training_policies`` ``training_rules.adoc`` (for GPT-3 at ``ad8c1ace``,
+lines 309-322: the hyperparameters; 428-445: the allowed batch sizes and learning rates).
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ from trainperf.mlperf.loader import Results
 
 __all__ = ["RULES_URL", "convergence_hyperparameters"]
 
-RULES_URL = (
-    "https://github.com/mlcommons/training_policies/blob/ad8c1ace/training_rules.adoc"
-    "#hyperparameters-and-optimizer"
-)
-"""The MLPerf Training rules' section on hyperparameters (the commit of the v4.1-era rules)."""
+RULES_URL = "https://github.com/mlcommons/training_policies/blob/ad8c1ace/training_rules.adoc"
+"""The MLPerf Training rules at the commit of the v4.1-era rules (GPT-3 hyperparameters: lines
+309-322; allowed batch sizes and learning rates: lines 428-445)."""
 
 SCHEMA = {
     "benchmark": pl.String,
