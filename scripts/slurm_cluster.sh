@@ -16,7 +16,8 @@
 # The cluster: ClusterName=trainperf, node `localhost` (2 CPUs, 4000 MB, 8 fake gpu:h100 devices),
 # default partition `gpu` (OverSubscribe=FORCE:4, MaxTime=UNLIMITED), accounting through slurmdbd and
 # MariaDB (sacct works). Logs in DIR/log. Keep DIR short: it holds Unix sockets (108-byte path limit).
-# Recipe and facts: /work/shared/research/real_components.md. Exit status 2: packages missing or not
+# Recipe: Slurm's docs (https://slurm.schedmd.com/quickstart_admin.html, slurm.conf.html, gres.conf.html),
+# tried by hand on Debian 12 (slurm-wlm 22.05.8); every step is in this script. Exit status 2: packages missing or not
 # root. Needs (Debian 12): apt-get install -y slurm-wlm slurmdbd mariadb-server munge
 set -euo pipefail
 

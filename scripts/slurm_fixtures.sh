@@ -2,8 +2,8 @@
 # Produce real `sacct` fixtures for tests/test_slurm.py from a throw-away Slurm cluster on loopback.
 #
 # Starts munge, MariaDB, slurmdbd, slurmctld and slurmd as the current user (root) in a scratch folder,
-# without systemd, through scripts/slurm_cluster.sh (recipe: /work/shared/research/real_components.md;
-# the cluster's configuration is there), runs one job of each kind
+# without systemd, through scripts/slurm_cluster.sh (the cluster's
+# configuration and its sources are there), runs one job of each kind
 # (completed, failed, cancelled, timed out, array, multi-step, heterogeneous, hostile job name),
 # dumps `sacct` as --parsable2 (several variants) and --json into tests/data/slurm/real/, writes a
 # README.md there with the Slurm version, the date and the exact commands, and stops every process it

@@ -397,7 +397,7 @@ def select_job(
         data: reader frame (eager or lazy).
         job_id: keep every series (GPU *and* NIC) of the hosts on which some series carries this
             ``job_id`` label; exclusive 8-GPU nodes make the node-level join exact
-            (telemetry_formats.md A.5). Needs one collect of (job_id, hostname).
+            (dcgm-exporter's HPC job mapping, ``NVIDIA/dcgm-exporter:internal/pkg/transformation/hpc.go``). Needs one collect of (job_id, hostname).
         hostnames: explicit node list, or a Slurm host list string (``"gpu[001-064]"``), e.g. from
             ``sacct`` NodeList, for telemetry without job labels.
         start, end: time window (datetime, epoch s or ISO 8601), inclusive.
@@ -661,7 +661,7 @@ def tflops_from_tensor_active(
     """Achieved TFLOP/s estimated as tensor-pipe activity x the dense tensor peak.
 
     ``DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`` is the fraction of cycles in which *any* tensor pipe is
-    active; it does not tell the datatype (no FP8 field, telemetry_formats.md A.0) nor whether
+    active; it does not tell the datatype (no FP8 field in ``NVIDIA/DCGM:dcgmlib/dcgm_fields.h``, DCGM 4.6.0) nor whether
     the pipe ran at full rate, so the product is an upper-bound style estimate labelled with the
     precision of the peak used (:func:`trainperf.flops.peak_flops`, dense, no sparsity).
 

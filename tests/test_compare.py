@@ -1,7 +1,9 @@
 """Tests for trainperf.compare and data/reference/published_results.csv.
 
-Expected values are hand-computed from shared/research/sakuraone_paper.md §3.3, §5 and
-shared/research/mfu_and_results.md §5.1, §5.3.
+Expected values are hand-computed in the comments from the rows of
+data/reference/published_results.csv and their sources: the SAKURAONE paper (arXiv 2604.13600,
+Tables 9, 11, 12, as relayed by a third-party summary) and the MLCommons result logs
+(mlcommons/training_results_v3.1@d06288b2, v4.1@b87b9e39; the bundled ones in data/mlperf).
 """
 
 import polars as pl
@@ -88,7 +90,7 @@ def test_time_to_train_ratio_requires_equal_nodes():
 
 
 def test_token_normalized_ratio_oracle_vs_eos():
-    # mfu_and_results.md §5.3: Oracle 1536 GPUs, 19.69 min, 1,308,622,848 tokens
+    # published_results.csv (training_results_v4.1 logs): Oracle 1536 GPUs, 19.69 min, 1,308,622,848 tokens
     #   vs Eos v4.1 n32 256 GPUs, 96.664 min, 1,207,959,552 tokens
     # (1536·19.69/1.3086e9) / (256·96.664/1.2080e9) = 23,111 / 20,486 = 1.128 → 1.13
     r = token_normalized_ratio(1536, 19.69, 1_308_622_848, 256, 96.664, 1_207_959_552)
@@ -150,12 +152,12 @@ def test_consistency_check_flags_sakuraone(results):
 def test_talk_ratio_placement(results):
     t = talk_ratio_placement(results, 1.28)
     got = {r["n_nodes"]: r for r in t.iter_rows(named=True)}
-    # 1.28 × 49.795 = 63.74 min at 64 nodes (mfu_and_results.md §5.3: 63.7)
+    # 1.28 × 49.795 = 63.74 min at 64 nodes
     assert got[64]["implied_min"] == pytest.approx(63.74, abs=0.01)
-    # 1.28 × 33.197 = 42.49 min at 96 nodes vs observed 41.86 (talk_and_blog.md §2.5: ~42.5)
+    # 1.28 × 33.197 = 42.49 min at 96 nodes vs observed 41.86
     assert got[96]["implied_min"] == pytest.approx(42.49, abs=0.01)
     ref = select_row(results, system="Eos", round="v4.1", benchmark="gpt3", n_nodes=64)
     assert implied_minutes_for_ratio(1.28, ref, 512) == pytest.approx(63.74, abs=0.01)
-    # Against Eos n32 (24,746 GPU-min) at 800 GPUs: 1.28 × 256 × 96.664 / 800 = 39.6 min (§5.3)
+    # Against Eos n32 (24,746 GPU-min) at 800 GPUs: 1.28 × 256 × 96.664 / 800 = 39.6 min
     ref32 = select_row(results, system="Eos", round="v4.1", benchmark="gpt3", n_nodes=32)
     assert implied_minutes_for_ratio(1.28, ref32, 800) == pytest.approx(39.6, abs=0.05)

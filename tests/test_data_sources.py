@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,18 @@ from trainperf.mlperf import load_results
 
 REFERENCE = ROOT / "data" / "reference"
 
-# Files whose text the reader sees or that hold the book's numbers.
-CITING = [ROOT / "data", ROOT / "chapters", ROOT / "talk", ROOT / "notebooks", ROOT / "index.qmd"]
+# Files whose text the reader sees or that hold the book's numbers, and the code, tests and scripts
+# whose docstrings and comments cite sources.
+CITING = [
+    ROOT / d
+    for d in ("src", "data", "chapters", "notebooks", "tests", "scripts", "talk", "index.qmd")
+]
 
-# A citation of the working notes: their folder, a "<note>.md §N" section, the words "research
-# notes", or one of the notes by file name.
+# A citation of the working notes: their folder (or the material folder they sit in), a
+# "<note>.md §N" section, the words "research notes", or one of the notes by file name.
 NOTE_CITATION = re.compile(
     r"shared/research"
+    r"|/work/shared\b|\.\./shared\b"
     r"|research notes"
     r"|\.md\s*§"
     r"|\b(?:mfu_and_results|sakuraone_paper|talk_and_blog|telemetry_formats|real_components"
@@ -38,7 +44,7 @@ RELAYED = "as relayed by a third-party summary; not checked against the paper"
 def note_citations(text: str, name: str = "<text>") -> list[str]:
     """``name:line: excerpt`` for every line of ``text`` that cites the working notes."""
     low = text.lower()  # fast literal pre-check: every pattern contains one of these
-    if not any(m in low for m in ("shared/research", "research notes", ".md")):
+    if not any(m in low for m in ("shared", "research notes", ".md")):
         return []
     return [
         f"{name}:{n}: {line.strip()[:120]}"
@@ -48,6 +54,20 @@ def note_citations(text: str, name: str = "<text>") -> list[str]:
 
 
 def _files(roots):
+    """The tracked files under ``roots`` (``git ls-files``), or every file when git is absent."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--", *(str(r.relative_to(ROOT)) for r in roots)],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
+        tracked = [ROOT / p for p in out.decode().split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        tracked = []
+    if tracked:
+        yield from (p for p in tracked if p.is_file())
+        return
     for root in roots:
         if root.is_file():
             yield root
@@ -55,17 +75,22 @@ def _files(roots):
             yield from (p for p in sorted(root.rglob("*")) if p.is_file())
 
 
+# This file names the patterns it looks for; it is the one file allowed to.
+SELF = Path(__file__).resolve()
+
+
 def test_no_file_cites_the_working_notes():
     found, scanned = [], 0
     for path in _files(CITING):
+        if path.resolve() == SELF:
+            continue
         data = path.read_bytes()
         if b"\0" in data[:8192]:  # binary (PNG, Parquet): nothing to cite
             continue
         scanned += 1
         found += note_citations(data.decode("utf-8", "replace"), str(path.relative_to(ROOT)))
-    assert (
-        scanned > 50
-    )  # the 42 bundled MLPerf files alone, plus READMEs, CSVs, chapters, notebooks
+    # the 42 bundled MLPerf files alone, plus the sources, tests, READMEs, CSVs, chapters, notebooks
+    assert scanned > 200
     assert found == []
 
 
@@ -78,6 +103,9 @@ def test_no_file_cites_the_working_notes():
         "as relayed (sakuraone_paper.md §3.1)",
         "numbers in notes.md  §4",
         "telemetry_formats.md",
+        "Recipe and facts: /work/shared/research/real_components.md.",
+        "the logs are in `../shared/data/mlperf/v3.1`",
+        "# ``/work/shared/data`` holds the logs",
     ],
 )
 def test_note_citation_detector_catches(line):
@@ -90,6 +118,9 @@ def test_note_citation_detector_catches(line):
         "https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA/results/x/gpt3",
         "arXiv 2604.13600 Table 9, as relayed by a third-party summary; not checked against the paper",
         "see data/mlperf/SOURCES.md and README.md section 2",
+        "os.fchmod(fd, 0o644)  # outputs are meant to be shared",
+        "on shared nodes sacct has no GPU index",
+        "Megatron-LM@d98e8a64:docs/user-guide/features/dist_optimizer.md:14-20",
     ],
 )
 def test_note_citation_detector_lets_public_sources_pass(line):
@@ -108,6 +139,7 @@ def _source_cells():
         ("memory_wall", ["source"]),
         ("systems", ["source_sakuraone", "source_eos"]),
         ("top500", ["source"]),
+        ("parallel_layouts", ["source"]),
     ]:
         for i, row in enumerate(_rows(name), 2):
             for col in cols:

@@ -1,7 +1,9 @@
 """Tests for trainperf.flops: FLOP counts, parameter counts, MFU and the accelerator table.
 
 Expected values are computed by hand in the comments from the cited sources
-(shared/research/mfu_and_results.md §1, §3, §5.2; shared/research/sakuraone_paper.md §3.1),
+(Narayanan et al. SC21 arXiv:2104.04473 eq. (3); the H100 datasheet
+https://www.nvidia.com/en-us/data-center/h100/; the bundled Eos v4.1 logs in data/mlperf; the
+SAKURAONE paper arXiv 2604.13600 Table 9, as relayed by a third-party summary),
 never taken from the code under test.
 """
 
@@ -70,14 +72,14 @@ def test_general_count_reduces_to_72_form_exactly():
 
 def test_causal_variant():
     # causal halves the score term: F_tok − 12lsh/2 = 1,076,442,955,776 − 14,495,514,624
-    #                                                = 1,061,947,441,152 (1.06195e12, §0)
+    #                                                = 1,061,947,441,152 (1.06195e12)
     assert model_flops_per_token(GPT3_175B, causal=True) == 1_061_947_441_152
     assert model_flops_per_token(GPT3_175B, causal=True) == pytest.approx(1.06195e12, rel=1e-5)
 
 
 def test_hfu_96_form_and_ratio():
     # 96lh² = 1,391,569,403,904; 96lh²·s/6h = 16lsh = 38,654,705,664; 96lh²·V/16lh = 6hV = 3,774,873,600
-    # 96-form = 1,433,998,983,168; ratio to 72-form = 1.433998983168/1.076442955776 = 1.33216 (§1.1: 1.332)
+    # 96-form = 1,433,998,983,168; ratio to 72-form = 1.433998983168/1.076442955776 = 1.33216 (SC21: 96/72-form ≈ 1.332)
     hfu = 1_433_998_983_168
     assert narayanan_flops_per_token(GPT3_175B, recompute=True) == pytest.approx(hfu, rel=1e-12)
     assert model_flops_per_token(GPT3_175B, recompute="full") == hfu
@@ -97,7 +99,7 @@ def test_selective_recompute_adds_attention_core_only():
 
 
 def test_flops_per_step_gpt3():
-    # GBS 2048 × s 2048 × 1.07644e12 = 4.5149e18 FLOP (§1.1, §5.2)
+    # GBS 2048 × s 2048 × 1.07644e12 = 4.5149e18 FLOP
     assert flops_per_step(GPT3_175B, 2048) == pytest.approx(4.5149e18, rel=1e-4)
     assert flops_per_step(GPT3_175B, 2048) == 2048 * 2048 * F_TOK_GPT3
 
@@ -142,7 +144,7 @@ def test_lora_flops():
 
 
 def test_eos_v41_n32_worked_example():
-    # mfu_and_results.md §5.2: 4.5149e18 / (256 × 18.419 s) = 957.5 TFLOP/s/GPU
+    # 4.5149e18 / (256 × 18.419 s, the step that published_results.csv's 889.5 tok/s/GPU implies) = 957.5 TFLOP/s/GPU
     #   957.5 / 1978.9 = 48.4% (FP8);  957.5 / 989.4 = 96.8% ("BF16", not meaningful)
     tf = model_tflops_per_gpu(flops_per_step(GPT3_175B, 2048), 18.419, 256)
     assert tf == pytest.approx(957.5, abs=0.05)
@@ -157,7 +159,7 @@ def test_eos_v41_n32_worked_example():
 
 
 def test_sakuraone_32_node_tflops():
-    # sakuraone_paper.md §3.1: 707.62 tokens/s/GPU, 757.13 TFLOP/s/GPU, MFU 38.3% of 1979.
+    # arXiv 2604.13600 Table 9 (relayed by a third-party summary): 707.62 tokens/s/GPU, 757.13 TFLOP/s/GPU, MFU 38.3% of 1979.
     # 707.62 × 1.076443e12 = 761.71e12 FLOP/s → 757.13/761.71 − 1 = −0.60 %: the paper's pair
     # implies 1.0700e12 FLOP/token, between our dense (1.07644e12) and causal (1.06195e12) counts.
     tf = tflops_from_tokens_per_s(707.62, F_TOK_GPT3)
@@ -191,7 +193,7 @@ def test_accelerator_table():
     }
     for name in ("H100 SXM", "H100 PCIe", "H200", "A100 SXM", "B200", "GB200", "MI300X"):
         assert name in acc["accelerator"].to_list()
-    # mfu_and_results.md §3
+    # H100 datasheet (https://www.nvidia.com/en-us/data-center/h100/): dense = half the sparse figures
     assert peak_flops("H100 SXM", "bf16") == 989.4e12
     assert peak_flops("H100 SXM", "fp8") == 1978.9e12
     assert peak_flops("H100 PCIe", "bf16") == 756e12

@@ -1,8 +1,9 @@
 """Tests for the memory model in trainperf.flops.
 
-Hand arithmetic from shared/research/mfu_and_results.md §4 (ZeRO arXiv:1910.02054 §3.1;
-Megatron-LM dist_optimizer.md; Korthikanti et al. arXiv:2205.05198 Table 2) and
-shared/research/talk_and_blog.md §4 (18 B/param, 3.15 TB > 2.56 TB).
+Hand arithmetic from ZeRO (arXiv:1910.02054 §3.1), Megatron-LM
+(NVIDIA/Megatron-LM@d98e8a64:docs/user-guide/features/dist_optimizer.md:14-20: bf16 params with
+fp32 grads, 18 B/param, 6 + 12/d distributed), Korthikanti et al. (arXiv:2205.05198 Table 2) and
+the MLPerf GPT-3 layout TP=4 × PP=8; 175e9 × 18 B = 3.15 TB > 4 nodes × 8 × 80 GB = 2.56 TB.
 """
 
 import pytest
@@ -37,7 +38,7 @@ def test_gpt3_does_not_fit_on_four_nodes():
     state = model_state_bytes(GPT3_175B, "mixed_adam_fp32_grads", n_params=175e9)
     assert state == pytest.approx(3.15e12, rel=1e-12)
     assert state > 4 * 8 * 80e9 == 2.56e12
-    # with the counted N = 174.6e9: 174,604,259,328 × 18 = 3.1429e12 (§4 "3.14 TB")
+    # with the counted N = 174.6e9: 174,604,259,328 × 18 = 3.1429e12 (3.14 TB)
     assert model_state_bytes(GPT3_175B) == pytest.approx(3.1429e12, rel=1e-4)
     # 16 B/param: 174.6e9 × 16 = 2.79e12 — still > 2.56e12
     assert model_state_bytes(GPT3_175B, "mixed_adam") == pytest.approx(2.7937e12, rel=1e-4)
@@ -55,7 +56,7 @@ def test_min_nodes_for_model_state():
 
 
 def test_sharded_model_state_mlperf_layout():
-    # TP=4 × PP=8 = 32-way model parallel: N/32 = 5.4564e9 params per GPU (§4)
+    # TP=4 × PP=8 = 32-way model parallel: N/32 = 5.4564e9 params per GPU
     per_gpu_params = N_GPT3 / 32
     assert per_gpu_params == pytest.approx(5.46e9, rel=1e-3)
     # DP=1: 18 B → 98.2e9 B > 80e9
@@ -65,7 +66,7 @@ def test_sharded_model_state_mlperf_layout():
     for dp, bpp in ((2, 12), (4, 9), (8, 7.5)):
         got = model_state_bytes_per_gpu(GPT3_175B, tp=4, pp=8, dp=dp, zero_stage=1)
         assert got == pytest.approx(bpp * per_gpu_params), dp
-    # d=2 → 12 × 5.4564e9 = 65.5e9 B (§4)
+    # d=2 → 12 × 5.4564e9 = 65.5e9 B
     assert model_state_bytes_per_gpu(GPT3_175B, tp=4, pp=8, dp=2, zero_stage=1) == pytest.approx(
         65.5e9, rel=1e-3
     )
@@ -84,9 +85,9 @@ def test_activation_bytes_korthikanti():
     sbh = 25_165_824
     # no recompute, no parallelism: sbh·(34 + 80) = 2,868,903,936
     assert activation_bytes_per_layer(GPT3_175B) == sbh * 114
-    # TP=4 with SP: /4 → 717,225,984 (0.72 GB, §4)
+    # TP=4 with SP: /4 → 717,225,984 (0.72 GB)
     assert activation_bytes_per_layer(GPT3_175B, tp=4) == sbh * 114 / 4
-    # flash attention drops 5as/h: 34/4 × sbh = 213,909,504 (0.21 GB, §4)
+    # flash attention drops 5as/h: 34/4 × sbh = 213,909,504 (0.21 GB)
     assert activation_bytes_per_layer(GPT3_175B, tp=4, flash_attention=True) == 213_909_504
     # TP=4 without SP: sbh·(10 + 24/4 + 80/4) = 36·sbh
     assert activation_bytes_per_layer(GPT3_175B, tp=4, sequence_parallel=False) == 36 * sbh

@@ -89,7 +89,16 @@ def test_notebook_executed_with_tables_and_charts(main_job):
         for label, o in _labelled_outputs(nb)
         if "text/markdown" in o["data"]
     }
-    assert set(tables) == {"tbl-mlperf-runs", "tbl-mlperf-scores", "tbl-mlperf-quality"}
+    assert set(tables) == {
+        "tbl-mlperf-runs",
+        "tbl-mlperf-scores",
+        "tbl-mlperf-quality",
+        "tbl-mlperf-hyperparameters",
+        "tbl-mlperf-layout",
+    }
+    # the rules fix Adam for GPT-3 (closed_gpt3.yaml: opt_name == 'adam'); TP stays inside a node
+    assert "| fixed" in tables["tbl-mlperf-hyperparameters"]
+    assert "NVLink" in tables["tbl-mlperf-layout"]
     # the bundled logs are undamaged copies of the MLCommons results (data/mlperf/SOURCES.md,
     # checksums tested) of successful runs: every file's status in the quality table is "success"
     quality = tables["tbl-mlperf-quality"]
@@ -97,7 +106,8 @@ def test_notebook_executed_with_tables_and_charts(main_job):
     # "eos_n64_ngc24.09_nemo": escaped, with break opportunities after "_" and "."
     assert "eos\\_<wbr>n64\\_<wbr>ngc24\\.<wbr>09\\_<wbr>nemo" in tables["tbl-mlperf-runs"]
     charts = [o for label, o in _labelled_outputs(nb) if label.startswith("fig-")]
-    assert len(charts) == 2 and all({"image/png", "image/svg+xml"} & set(o["data"]) for o in charts)
+    # time to train, evaluation curves and the job layout ("Where the GPUs talk")
+    assert len(charts) == 3 and all({"image/png", "image/svg+xml"} & set(o["data"]) for o in charts)
 
 
 # Quarto's rule, quarto-cli src/core/jupyter/widgets.ts (extractJupyterWidgetDependencies and

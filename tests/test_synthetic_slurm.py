@@ -24,7 +24,7 @@ BUNDLED = ROOT / "data" / "slurm" / "synthetic"
 TEXT = BUNDLED / "sacct_parsable2.txt"
 JSON = BUNDLED / "sacct.json"
 
-# the four marginals the issue names, in percent (sakuraone_paper.md §4.1)
+# the four marginals the issue names, in percent (arXiv 2604.13600 section 4.1, as relayed by a third-party summary)
 PAPER_PCT = {
     "cancelled_gpu_hours_share": 73.5,
     "failed_job_share": 16.9,

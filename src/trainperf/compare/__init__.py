@@ -4,7 +4,8 @@ Every ratio here is oriented as **cost of A / cost of B**: a value above 1 means
 system needs more GPU time (is less efficient per GPU) than the reference. This is the
 orientation of the SAKURAONE paper's table (SAKURAONE minutes ÷ Eos minutes = 1.09× …).
 
-Definitions (``shared/research/mfu_and_results.md`` §5.3):
+Definitions (the ratios of published MLPerf Training results, ``mlcommons/training_results_v3.1@d06288b2``
+and ``…_v4.1@b87b9e39``; the raw time-to-train ratio is the SAKURAONE paper's, arXiv:2604.13600 Table 12):
 
 * **token-normalized GPU-minutes ratio** ``(n_A·T_A/tokens_A) / (n_B·T_B/tokens_B)`` with n GPUs,
   T time to train and tokens the tokens consumed to reach the target. It cancels the
@@ -19,8 +20,9 @@ Definitions (``shared/research/mfu_and_results.md`` §5.3):
   ``49.80 × 64/96 = 33.20`` min).
 
 Input frames follow ``data/reference/published_results.csv`` (see :func:`load_published_results`).
-Sources: SAKURAONE paper (Konishi, Tsubouchi, Tsuruta, MLSys 2026, arXiv:2604.13600, Table 12,
-relayed in ``shared/research/sakuraone_paper.md`` §3.3); Eos results from
+Sources: SAKURAONE paper (Konishi, Tsubouchi, Tsuruta, MLSys 2026, arXiv:2604.13600,
+https://arxiv.org/abs/2604.13600, Table 12, as relayed by a third-party summary; not checked against
+the paper); Eos results from
 ``mlcommons/training_results_v3.1@d06288b2`` and ``…_v4.1@b87b9e39``.
 """
 
@@ -87,8 +89,9 @@ GPT3_EVAL_INTERVAL_TOKENS = 24576 * 2048
 
 GPT3_MIN_TOKENS_GBS2048 = 23 * GPT3_EVAL_INTERVAL_TOKENS
 """Smallest GPT-3 token budget seen at GBS 2048: 23 evaluations = 1,157,627,904 tokens
-(``mfu_and_results.md`` §2, ``sakuraone_paper.md`` §5 item 3). A lower bound used when a row
-does not state its tokens."""
+(the fewest evaluations of any GBS-2048 GPT-3 result in ``mlcommons/training_results_v3.0`` to
+``…_v4.1``, counted from the last evaluation's ``epoch_num`` in those logs; the bundled GBS-2048
+Eos logs took 24). A lower bound used when a row does not state its tokens."""
 
 PAPER_TABLE: tuple[dict[str, Any], ...] = (
     {"benchmark": "gpt3", "n_nodes": 32, "paper_evaluated_min": 105.31, "paper_reference_min": 96.66, "paper_ratio": 1.09},
@@ -97,8 +100,8 @@ PAPER_TABLE: tuple[dict[str, Any], ...] = (
     {"benchmark": "llama2_70b_lora", "n_nodes": 1, "paper_evaluated_min": 28.44, "paper_reference_min": 27.93, "paper_ratio": 1.02},
     {"benchmark": "llama2_70b_lora", "n_nodes": 8, "paper_evaluated_min": 4.79, "paper_reference_min": 4.57, "paper_ratio": 1.05},
 )  # fmt: skip
-"""The SAKURAONE paper's Eos comparison (arXiv:2604.13600 Table 12, as relayed in
-``sakuraone_paper.md`` §3.3). The 96-node Eos value is the paper's linear extrapolation from
+"""The SAKURAONE paper's Eos comparison (arXiv:2604.13600 Table 12, as relayed by a third-party
+summary; not checked against the paper). The 96-node Eos value is the paper's linear extrapolation from
 64 nodes, not a measurement."""
 
 
@@ -146,8 +149,9 @@ def token_normalized_ratio(
 ) -> float:
     """``(n_A·T_A/tokens_A) / (n_B·T_B/tokens_B)``: GPU-minutes per token of A over B (unitless).
 
-    Example (``mfu_and_results.md`` §5.3): Oracle 1536 GPUs 19.69 min 1.309e9 tokens vs Eos v4.1
-    n32 256 GPUs 96.66 min 1.208e9 tokens → 1.13.
+    Example (rows of ``data/reference/published_results.csv``, from
+    ``mlcommons/training_results_v4.1@b87b9e39``): Oracle 1536 GPUs 19.69 min 1.309e9 tokens vs
+    Eos v4.1 n32 256 GPUs 96.66 min 1.208e9 tokens → 1.13.
     """
     return (n_gpus_a * minutes_a / tokens_a) / (n_gpus_b * minutes_b / tokens_b)
 
@@ -251,8 +255,8 @@ def paper_comparison_table(
 ) -> pl.DataFrame:
     """Reproduce the SAKURAONE paper's Eos comparison from the published rows.
 
-    Reference rows as the paper used them (``sakuraone_paper.md`` §3.3, ``talk_and_blog.md``
-    §2.2-2.3, §3): GPT-3 at 32 and 64 nodes → Eos v4.1 ``eos_n32`` (96.664 min) and ``eos_n64``
+    Reference rows as the paper used them (arXiv:2604.13600 Table 12, as relayed by a third-party
+    summary; the Eos minutes match the bundled v4.1 logs' scores): GPT-3 at 32 and 64 nodes → Eos v4.1 ``eos_n32`` (96.664 min) and ``eos_n64``
     (49.795 min); GPT-3 at 96 nodes → Eos v4.1 64-node result extrapolated linearly
     (:func:`extrapolate_linear`); Llama 2 70B LoRA at 1 and 8 nodes → Eos v4.1 8-GPU (27.93 min) and
     64-GPU (4.573 min) results. Beside the extrapolation, Eos's measured 96-node result
@@ -358,8 +362,8 @@ def consistency_check(
     1. **Token budget.** ``implied_tokens = minutes·60 · n_gpus · tokens_per_s_per_gpu`` against
        ``tokens_to_converge`` (or, where a row gives none, ``assumed_tokens``, by default the
        smallest GBS-2048 budget, 23 × 50,331,648 = 1.158e9, a lower bound). With step-level
-       throughput the time to train also contains evaluation and start-up (7–12% on the Eos and
-       Oracle logs, ``mfu_and_results.md`` §5.1), so ``implied/needed − 1`` should be a few
+       throughput the time to train also contains evaluation and start-up (7–12% of the time to train
+       in the NVIDIA and Oracle GPT-3 logs of ``mlcommons/training_results_v3.0`` to ``…_v4.1``), so ``implied/needed − 1`` should be a few
        percent **positive**. A negative value is impossible: the run would not have had time to
        process the tokens.
     2. **FLOPs per token.** ``implied_flops_per_token = tflops_per_gpu·1e12 / tokens_per_s_per_gpu``
@@ -367,7 +371,7 @@ def consistency_check(
        rounded to 0.01 s in the Eos rows leave up to ~0.6% here; ``tolerance`` sets the flag.
     3. **Duplicate time.** A row whose ``minutes`` equals (to 0.005 min) another system's row
        of the same benchmark is flagged: SAKURAONE 64 nodes 58.30 min = Eos v3.1 ``eos_n64``
-       58.30 min (``sakuraone_paper.md`` §5 item 4), a possible transcription mix-up.
+       58.30 min (``mlcommons/training_results_v3.1@d06288b2``), a possible transcription mix-up.
 
     Args:
         results: published rows (default: :func:`load_published_results`).
@@ -465,7 +469,7 @@ def implied_minutes_for_ratio(
 
     ``T_A = ratio · (n_B·T_B/tokens_B) · tokens_A / n_A``; ``tokens_A`` defaults to the
     reference's tokens (same GBS). Example: 1.28 against Eos v4.1 n64 (512 GPUs, 49.795 min) at
-    512 GPUs → 63.7 min (``mfu_and_results.md`` §5.3).
+    512 GPUs → 1.28 × 512 × 49.795 / 512 = 63.7 min.
 
     Args:
         ratio: target ratio (cost A / cost B).
@@ -538,3 +542,12 @@ from trainperf.compare.evaluated import (  # noqa: E402  (uses extrapolate_linea
     side_from_published,
     side_from_results,
 )
+
+# Caveat checks and the candidate meanings of a quoted ratio (issue 18) live in their own module.
+from trainperf.compare.checks import (  # noqa: E402
+    caveats_by_scale,
+    consistency_checks,
+    ratio_candidates,
+)
+
+__all__ += ["caveats_by_scale", "consistency_checks", "ratio_candidates"]

@@ -23,7 +23,9 @@ Sources (every formula below names the one it comes from):
 * [DO] ``NVIDIA/Megatron-LM@d98e8a64:docs/user-guide/features/dist_optimizer.md:14-20``: bf16
   params with fp32 grads take 18 bytes/param, or ``6 + 12/d`` with the distributed optimizer.
 * [LoRA] E. Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", arXiv:2106.09685.
-* Project research notes: ``shared/research/mfu_and_results.md`` (§1, §3, §4, §5.2, §8).
+* [MLPerf] the GPT-3 175B reference, ``mlcommons/training@aa344c7f:retired_benchmarks/gpt3``, and the
+  result logs of ``mlcommons/training_results_v3.1@d06288b2`` and ``…_v4.1@b87b9e39`` (bundled in
+  ``data/mlperf/``, ``data/mlperf/SOURCES.md``).
 """
 
 from __future__ import annotations
@@ -168,7 +170,8 @@ GPT3_175B = ModelSpec(
 )
 """MLPerf Training GPT-3 175B: ``mlcommons/training@aa344c7f:retired_benchmarks/gpt3/paxml/README.md:32-46``
 and ``…/megatron-lm/run_gpt3.sh:55-59``; vocab 50257 padded to 51200 (Megatron reference, TP=8,
-divisible by 128; PAX ``VOCAB_SIZE = 51200``), ``mfu_and_results.md`` §2."""
+divisible by 128, ``…/megatron-lm/megatron/tokenizer/tokenizer.py:55-68``; PAX
+``…/paxml/c4.py:631-632`` ``VOCAB_SIZE = 51200``)."""
 
 LLAMA2_70B = ModelSpec(
     name="Llama 2 70B",
@@ -284,7 +287,8 @@ def narayanan_flops_per_token(spec: ModelSpec, recompute: bool = False) -> float
     """Model FLOPs per training token by the closed form of [SC21] eq. (3), padded vocabulary.
 
     * ``recompute=False`` (MFU numerator): ``72·l·h²·(1 + s/(6h) + V/(12·l·h))``.
-      GPT-3 175B (V=51200): 1.07644e12 FLOP/token (``mfu_and_results.md`` §0, §5.2).
+      GPT-3 175B (V=51200): 72·96·12288²·(1 + 2048/(6·12288) + 51200/(12·96·12288)) =
+      1.07644e12 FLOP/token.
     * ``recompute=True`` (full activation recompute, HFU numerator):
       ``96·l·h²·(1 + s/(6h) + V/(16·l·h))``; the logits layer is not recomputed.
       GPT-3 175B: 1.4340e12 FLOP/token (ratio 1.332 to the 72-form).
@@ -393,7 +397,7 @@ def lora_param_count(
     ``target_modules`` name the linear layers of one block: ``q, k, v, o`` and ``gate, up, down``
     (SwiGLU) or ``up, down`` (GELU). The default (attention projections) is the MLPerf
     ``llama2_70b_lora`` reference setting (NeMo ``linear_qkv`` + ``linear_proj``); rank 16 in the
-    Eos v4.1 logs (``talk_and_blog.md`` §3).
+    Eos v4.1 logs (``lora_rank`` events of ``data/mlperf/v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo``).
 
     Raises:
         ValueError: unknown target module.
@@ -520,7 +524,8 @@ def load_accelerators(path: str | Path | None = None) -> pl.DataFrame:
         name), ``aliases`` (String, ``;``-separated), ``bf16_dense_tflops`` (Float64, TFLOP/s,
         no 2:4 sparsity), ``fp8_dense_tflops`` (Float64, null where unsupported),
         ``memory_gb`` (Float64, decimal GB), ``memory_bandwidth_tbps`` (Float64, TB/s),
-        ``source_url`` (String). Values from ``mfu_and_results.md`` §3 and vendor pages.
+        ``source_url`` (String). Values from the vendor datasheets named in ``source_url``
+        (``data/reference/README.md``).
 
     Raises:
         FileNotFoundError: missing file.
@@ -601,7 +606,8 @@ def mfu_both_peaks(
 ) -> dict[str, float | None]:
     """MFU of a model TFLOP/s/GPU figure against both the BF16 and the FP8 dense peak.
 
-    NVIDIA-stack MLPerf GPT-3 runs trained in FP8 (``mfu_and_results.md`` §0), so an MFU against
+    NVIDIA-stack MLPerf GPT-3 runs trained in FP8 (Transformer Engine FP8 hybrid: ``fp8``
+    settings of the NVIDIA GPT-3 configs in ``mlcommons/training_results_v4.1@b87b9e39``), so an MFU against
     the BF16 peak alone can exceed 90% and means little; report both, labelled.
 
     Returns:

@@ -18,8 +18,9 @@ __all__ = ["SAKURAONE_MARGINALS", "accounting_summary", "workload_marginals"]
 
 #: Workload marginals published for SAKURAONE (9 months, 2024-06 to 2025-03), shares 0-1, keyed by the
 #: metric names of :func:`workload_marginals`. Source: Konishi, Tsubouchi, Tsuruta, "SAKURAONE ...
-#: Observed Workload Dynamics ...", MLSys 2026 Industry Track (arXiv 2604.13600), as relayed in
-#: ``/work/shared/research/sakuraone_paper.md`` §4.1 (to be checked against the paper's tables).
+#: Observed Workload Dynamics ...", MLSys 2026 Industry Track (arXiv 2604.13600,
+#: https://arxiv.org/abs/2604.13600), section 4.1, as relayed by a third-party summary; not checked
+#: against the paper.
 SAKURAONE_MARGINALS: dict[str, float] = {
     "cancelled_gpu_hours_share": 0.735,
     "failed_job_share": 0.169,

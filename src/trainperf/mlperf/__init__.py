@@ -16,6 +16,7 @@ Modules:
 * :mod:`~trainperf.mlperf.scores`    MLPerf scores (:func:`score_runs`)
 * :mod:`~trainperf.mlperf.throughput` step times, blocks, eval curves, throughput and MFU
 * :mod:`~trainperf.mlperf.hyperparameters` logged hyperparameters, parallelism, what the rules fix
+* :mod:`~trainperf.mlperf.convergence` the fixed convergence hyperparameters, across submissions
 * :mod:`~trainperf.mlperf.rules`     the rules read from mlperf-logging
 * :mod:`~trainperf.mlperf.checks`    warning and error types, limits, value checks
 """
@@ -23,6 +24,7 @@ Modules:
 from __future__ import annotations
 
 from trainperf.mlperf.checks import MLPerfLogError, MLPerfLogWarning
+from trainperf.mlperf.convergence import convergence_hyperparameters
 from trainperf.mlperf.hyperparameters import hyperparameters, hyperparameters_long
 from trainperf.mlperf.loader import (
     RUN_STATUSES,
@@ -58,6 +60,7 @@ __all__ = [
     "eval_curve",
     "find_result_files",
     "hyperparameter_rules",
+    "convergence_hyperparameters",
     "hyperparameters",
     "hyperparameters_long",
     "load_results",

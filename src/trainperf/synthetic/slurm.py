@@ -36,10 +36,11 @@ Modules: :mod:`trainperf.synthetic.slurm_history` (the cluster, the calibration,
 :mod:`trainperf.synthetic.slurm_sacct` (the two sacct formats); this one names what they export,
 writes both dumps (:func:`write_dumps`) and is the command line.
 
-Sources: the marginals are relayed in ``/work/shared/research/sakuraone_paper.md`` §4.1 (MLSys 2026,
-arXiv 2604.13600, "numbers to be checked against the paper's tables"); the formats follow
-https://slurm.schedmd.com/sacct.html and the real outputs described in
-``/work/shared/research/telemetry_formats.md`` §B.
+Sources: the marginals are those of the SAKURAONE paper's section 4.1 (Konishi, Tsubouchi, Tsuruta,
+MLSys 2026, arXiv 2604.13600, https://arxiv.org/abs/2604.13600), as relayed by a third-party
+summary; not checked against the paper. The formats follow https://slurm.schedmd.com/sacct.html and
+the real ``sacct --json`` outputs of Slurm 21.08-25.05 in mila-iqia/SARC
+(``tests/functional/jobs/sacct_outputs/slurm_*.json``, ``tests/data/sacct/*.json``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ Fields (names, ids and units as dcgm-exporter exports them, :data:`trainperf.dcg
 metric                                       unit     model (train / eval / init / idle means)
 ===========================================  =======  ============================================
 DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (1004)       ratio    0.45 / 0.15 / 0.002 / 0; 0.45 echoes the
-                                                      talk's "tensor core ~45%" (talk_and_blog.md
-                                                      2.5)
+                                                      talk's "tensor core ~45%" (speakerdeck.com/
+                                                      yuukit/sakuraone-llm-training-benchmarking;
+                                                      its definition is not stated)
 DCGM_FI_PROF_SM_ACTIVE (1002)                ratio    0.82 / 0.45 / 0.05 / 0
 DCGM_FI_PROF_DRAM_ACTIVE (1005)              ratio    0.38 / 0.30 / 0.02 / 0
 DCGM_FI_DEV_GPU_UTIL (203)                   %        100 / 98 / 25 / 0
@@ -32,8 +33,8 @@ node_network_receive_bytes_total                      ``device="ens<r+1>np0"`` =
                                                       on ``slow_rails``) in training
 ===========================================  =======  ============================================
 
-Network defaults follow job B of the SAKURAONE paper (sakuraone_paper.md 4.4: 60-s averages,
-32 nodes): 18.9 GB/s per NIC port on 6 rails and 8.0 GB/s on 2, per-GPU NVLink 114.5 GB/s and
+Network defaults follow job B of the SAKURAONE paper (arXiv 2604.13600 section 7, as relayed by a
+third-party summary; not checked against the paper: 60-s averages, 32 nodes): 18.9 GB/s per NIC port on 6 rails and 8.0 GB/s on 2, per-GPU NVLink 114.5 GB/s and
 PCIe 17.4 GB/s (TX + RX). Whether the paper's NIC figure is one direction or TX + RX is not stated;
 here it is TX + RX. The imbalance (the rail factor ``slow_rail_Bps / rail_Bps``) applies to NIC,
 PCIe and NVLink of the slow rails, as the paper saw it in all three. Evaluation, initialization and

@@ -67,7 +67,7 @@ def select_job(
         data: reader frame (eager or lazy).
         job_id: keep every series (GPU *and* NIC) of the hosts on which some series carries this
             ``job_id`` label (alone, or among the ``,``-joined ids of a shared GPU); exclusive 8-GPU nodes make the node-level join exact
-            (telemetry_formats.md A.5). Needs one collect of (job_id, hostname).
+            (dcgm-exporter's HPC job mapping, ``NVIDIA/dcgm-exporter:internal/pkg/transformation/hpc.go``). Needs one collect of (job_id, hostname).
         hostnames: explicit node list, or a Slurm host list string (``"gpu[001-064]"``), e.g. from
             ``sacct`` NodeList, for telemetry without job labels.
         start, end: time window (datetime, epoch s or ISO 8601), inclusive.

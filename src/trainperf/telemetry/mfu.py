@@ -49,7 +49,7 @@ def tflops_from_tensor_active(
     """Achieved TFLOP/s estimated as tensor-pipe activity x the dense tensor peak.
 
     ``DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`` is the fraction of cycles in which *any* tensor pipe is
-    active; it does not tell the datatype (no FP8 field, telemetry_formats.md A.0) nor whether
+    active; it does not tell the datatype (no FP8 field in ``NVIDIA/DCGM:dcgmlib/dcgm_fields.h``, DCGM 4.6.0) nor whether
     the pipe ran at full rate, so the product is an upper-bound style estimate labelled with the
     precision of the peak used (:func:`trainperf.flops.peak_flops`, dense, no sparsity).
 

@@ -1,8 +1,8 @@
 """Write the SYNTHETIC ``sacct --json`` fixtures ``json_<version>.json`` in this folder.
 
-The same three jobs are written in the shape of each Slurm release, following the schema notes in
-/work/shared/research/telemetry_formats.md §B.2 (built from real SARC outputs and Slurm's own
-22.05.8 output in ../real/). Run: ``python tests/data/slurm/synthetic/make_json_fixtures.py``.
+The same three jobs are written in the shape of each Slurm release, following the real outputs of Slurm 21.08-25.05 in mila-iqia/SARC
+(``tests/functional/jobs/sacct_outputs/slurm_{21_8_8,22_5_9,23_2_6,23_11_5}.json``,
+``tests/data/sacct/*.json``) and Slurm's own 22.05.8 output in ../real/. Run: ``python tests/data/slurm/synthetic/make_json_fixtures.py``.
 
 Jobs (values the tests check by hand):
   200 pretrain  COMPLETED, 4 nodes gpu[001-004], 32 GPUs recorded as gres/gpu=32 AND gres/gpu:h100=32,
