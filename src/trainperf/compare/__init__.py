@@ -535,19 +535,18 @@ def load_reference(name: str, path: str | Path | None = None) -> pl.DataFrame:
 
 
 # the evaluated system's own logs against the reference's (trainperf report --config)
+# Caveat checks and the candidate meanings of a quoted ratio (issue 18) live in their own module.
+from trainperf.compare.checks import (  # noqa: E402
+    caveats_by_scale,
+    consistency_checks,
+    ratio_candidates,
+)
 from trainperf.compare.evaluated import (  # noqa: E402  (uses extrapolate_linear above)
     COMPARISON_SCHEMA,
     cluster_comparison,
     log_comparison,
     side_from_published,
     side_from_results,
-)
-
-# Caveat checks and the candidate meanings of a quoted ratio (issue 18) live in their own module.
-from trainperf.compare.checks import (  # noqa: E402
-    caveats_by_scale,
-    consistency_checks,
-    ratio_candidates,
 )
 
 __all__ += ["caveats_by_scale", "consistency_checks", "ratio_candidates"]
