@@ -1,0 +1,347 @@
+"""The training memory model: model state (bytes per parameter by recipe), activations, bytes per GPU and the nodes a model needs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import polars as pl
+
+from trainperf.flops.models import ModelSpec, param_count
+from trainperf.flops.units import Recompute
+
+# --------------------------------------------------------------------------------------------
+# Memory model
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Bytes per parameter of the model state, by component.
+
+    Attributes:
+        name: preset key.
+        weight_bytes: working (compute) copy of the weights.
+        grad_bytes: gradients.
+        master_bytes: fp32 master weights (0 if the working copy is fp32).
+        optimizer_bytes: optimizer state (Adam: momentum + variance, fp32 → 8).
+        source: where the numbers come from.
+    """
+
+    name: str
+    weight_bytes: float
+    grad_bytes: float
+    master_bytes: float
+    optimizer_bytes: float
+    source: str = ""
+
+    @property
+    def bytes_per_param(self) -> float:
+        """Total model-state bytes per parameter, unsharded."""
+        return self.weight_bytes + self.grad_bytes + self.master_bytes + self.optimizer_bytes
+
+
+RECIPES: dict[str, Recipe] = {
+    "mixed_adam_fp32_grads": Recipe(
+        "mixed_adam_fp32_grads",
+        2,
+        4,
+        4,
+        8,
+        "Megatron bf16 params + fp32 main grads: 18 B/param "
+        "(NVIDIA/Megatron-LM@d98e8a64:docs/user-guide/features/dist_optimizer.md:14-20)",
+    ),
+    "mixed_adam": Recipe(
+        "mixed_adam",
+        2,
+        2,
+        4,
+        8,
+        "ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054 §3.1): 2Ψ + 2Ψ + 12Ψ = 16 B/param",
+    ),
+    "fp32_adam": Recipe(
+        "fp32_adam",
+        4,
+        4,
+        0,
+        8,
+        "fp32 params and grads + Adam: 16 B/param (dist_optimizer.md:14-20)",
+    ),
+}
+"""Model-state recipes keyed by name."""
+
+
+def _recipe(recipe: Recipe | str) -> Recipe:
+    if isinstance(recipe, Recipe):
+        return recipe
+    try:
+        return RECIPES[recipe]
+    except KeyError:
+        raise ValueError(f"unknown recipe {recipe!r}; known: {sorted(RECIPES)}") from None
+
+
+def model_state_bytes(
+    spec: ModelSpec, recipe: Recipe | str = "mixed_adam_fp32_grads", n_params: float | None = None
+) -> float:
+    """Total model state (weights, grads, master weights, optimizer), bytes, unsharded.
+
+    Args:
+        spec: model (used for :func:`param_count` unless ``n_params`` is given).
+        recipe: :class:`Recipe` or a key of :data:`RECIPES`.
+        n_params: override the parameter count (e.g. 175e9 for the talk's arithmetic).
+
+    Returns:
+        Bytes. GPT-3 with N = 175e9 at 18 B/param: 3.15e12 (3.15 TB); with
+        ``param_count(GPT3_175B)`` = 174.6e9: 3.14e12.
+
+    Raises:
+        ValueError: unknown recipe name.
+    """
+    n = float(param_count(spec) if n_params is None else n_params)
+    return n * _recipe(recipe).bytes_per_param
+
+
+def model_state_bytes_per_gpu(
+    spec: ModelSpec,
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    zero_stage: int = 0,
+    n_params: float | None = None,
+) -> float:
+    """Model-state bytes on one GPU under TP × PP model parallelism and ZeRO over DP.
+
+    Parameters per GPU are ``N / (tp·pp)`` (even split; embeddings and logits imbalance ignored).
+    Sharding over the ``dp`` data-parallel ranks [ZeRO]:
+
+    * stage 0: nothing sharded;
+    * stage 1 (= Megatron distributed optimizer): master weights + optimizer state ``/dp``
+      (bf16/fp32-grad recipe: ``6 + 12/dp`` B/param [DO]);
+    * stage 2: also gradients ``/dp``;
+    * stage 3: also weights ``/dp``.
+
+    Returns:
+        Bytes per GPU (float). GPT-3, 18 B/param, tp=4, pp=8: dp=1 → 98.2e9; dp=2, stage 1 → 65.5e9.
+
+    Raises:
+        ValueError: bad parallel sizes or stage.
+    """
+    if min(tp, pp, dp) < 1:
+        raise ValueError("tp, pp and dp must be >= 1")
+    if zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0..3, got {zero_stage}")
+    r = _recipe(recipe)
+    n = float(param_count(spec) if n_params is None else n_params) / (tp * pp)
+    w, g, opt = r.weight_bytes, r.grad_bytes, r.master_bytes + r.optimizer_bytes
+    if zero_stage >= 1:
+        opt /= dp
+    if zero_stage >= 2:
+        g /= dp
+    if zero_stage >= 3:
+        w /= dp
+    return n * (w + g + opt)
+
+
+def activation_bytes_per_layer(
+    spec: ModelSpec,
+    micro_batch_size: int = 1,
+    tp: int = 1,
+    sequence_parallel: bool = True,
+    recompute: Recompute = "none",
+    flash_attention: bool = False,
+    seq_len: int | None = None,
+) -> float:
+    """Activation bytes stored for one layer and one micro-batch [KOR] Table 2 (16-bit activations).
+
+    * no recompute, no parallelism: ``s·b·h·(34 + 5·a·s/h)``;
+      with TP and sequence parallelism: divided by ``tp``;
+      with TP without SP: ``s·b·h·(10 + 24/t + 5·a·s/(h·t))``;
+    * ``'selective'`` (attention core recomputed): ``34·s·b·h`` (÷ tp with SP);
+    * ``'full'``: only the layer input, ``2·s·b·h`` (÷ tp with SP);
+    * ``flash_attention=True`` drops the ``5·a·s/h`` term (no s² score matrix is stored).
+
+    The formula was derived for MHA; for GQA models it is an approximation.
+
+    Returns:
+        Bytes. GPT-3, s=2048, b=1, tp=4 with SP: 0.72e9 (0.21e9 with flash attention).
+    """
+    s = seq_len or spec.seq_len
+    b, h, a, t = micro_batch_size, spec.hidden, spec.n_heads, tp
+    sbh = s * b * h
+    score = 0.0 if flash_attention else 5 * a * s / h
+    if recompute == "full":
+        return 2 * sbh / (t if sequence_parallel else 1)
+    if recompute == "selective":
+        return 34 * sbh / (t if sequence_parallel else 1)
+    if recompute != "none":
+        raise ValueError(f"recompute must be 'none', 'selective' or 'full', got {recompute!r}")
+    if sequence_parallel or t == 1:
+        return sbh * (34 + score) / t
+    return sbh * (10 + 24 / t + score / t)
+
+
+def activation_bytes_per_gpu(
+    spec: ModelSpec,
+    micro_batch_size: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    virtual_pp: int = 1,
+    sequence_parallel: bool = True,
+    recompute: Recompute = "none",
+    flash_attention: bool = False,
+) -> float:
+    """Peak activation bytes on the first pipeline stage under 1F1B [KOR] §4.2.3.
+
+    The first stage holds ``pp`` micro-batches of ``l/pp`` layers, i.e. ``l`` layers' worth of
+    activations whatever ``pp`` is; the interleaved schedule multiplies this by
+    ``1 + (pp − 1)/(pp · virtual_pp)``. Embedding, logits and loss buffers are not counted.
+
+    Returns:
+        Bytes per GPU.
+    """
+    per_layer = activation_bytes_per_layer(
+        spec, micro_batch_size, tp, sequence_parallel, recompute, flash_attention
+    )
+    factor = 1.0
+    if virtual_pp > 1 and pp > 1:
+        factor += (pp - 1) / (pp * virtual_pp)
+    return spec.n_layers * per_layer * factor
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Per-GPU memory estimate, bytes.
+
+    Attributes:
+        model_state_bytes: weights + grads + master + optimizer on this GPU.
+        activation_bytes: stored activations (first pipeline stage).
+        total_bytes: sum of the two (no workspace, NCCL buffers or fragmentation).
+    """
+
+    model_state_bytes: float
+    activation_bytes: float
+
+    @property
+    def total_bytes(self) -> float:
+        """Model state + activations, bytes."""
+        return self.model_state_bytes + self.activation_bytes
+
+
+def bytes_per_gpu(
+    spec: ModelSpec,
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    zero_stage: int = 1,
+    micro_batch_size: int = 1,
+    virtual_pp: int = 1,
+    sequence_parallel: bool = True,
+    recompute: Recompute = "none",
+    flash_attention: bool = True,
+    n_params: float | None = None,
+) -> MemoryBreakdown:
+    """Per-GPU memory: :func:`model_state_bytes_per_gpu` + :func:`activation_bytes_per_gpu`.
+
+    Defaults follow the NVIDIA MLPerf GPT-3 layout family (distributed optimizer = ZeRO-1,
+    sequence parallel, fused/flash attention, no recompute).
+
+    Returns:
+        :class:`MemoryBreakdown` in bytes.
+    """
+    return MemoryBreakdown(
+        model_state_bytes=model_state_bytes_per_gpu(spec, recipe, tp, pp, dp, zero_stage, n_params),
+        activation_bytes=activation_bytes_per_gpu(
+            spec,
+            micro_batch_size,
+            tp,
+            pp,
+            virtual_pp,
+            sequence_parallel,
+            recompute,
+            flash_attention,
+        ),
+    )
+
+
+def min_nodes_for_model_state(
+    spec: ModelSpec,
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+    gpus_per_node: int = 8,
+    gpu_memory_bytes: float = 80e9,
+    n_params: float | None = None,
+) -> int:
+    """Smallest node count whose aggregate GPU memory holds the model state, perfect sharding.
+
+    ``ceil(model_state_bytes / (gpus_per_node · gpu_memory_bytes))`` — a lower bound that
+    ignores activations, workspace, NCCL buffers and the divisibility of a real TP×PP×DP layout.
+    GPT-3 at 18 B/param: 3.15e12 B > 4 × 8 × 80e9 = 2.56e12 B, so at least 5 nodes.
+
+    Returns:
+        Nodes (int).
+    """
+    state = model_state_bytes(spec, recipe, n_params)
+    return math.ceil(state / (gpus_per_node * gpu_memory_bytes))
+
+
+def memory_vs_nodes(
+    spec: ModelSpec,
+    nodes: Iterable[int] = (1, 2, 4, 8, 16, 32, 64, 96),
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+    gpus_per_node: int = 8,
+    gpu_memory_bytes: float = 80e9,
+    tp: int = 4,
+    pp: int = 8,
+    zero_stage: int = 1,
+    n_params: float | None = None,
+) -> pl.DataFrame:
+    """Model-state memory against node count, for charts.
+
+    Returns:
+        polars frame, one row per node count, columns:
+        ``n_nodes`` (Int64), ``n_gpus`` (Int64), ``aggregate_hbm_bytes`` (Float64),
+        ``model_state_bytes`` (Float64, total, unsharded), ``bytes_per_gpu_perfect`` (Float64,
+        total / n_gpus), ``fits_perfect`` (Boolean), ``dp`` (Int64, ``n_gpus/(tp·pp)``, null if
+        not a positive integer), ``bytes_per_gpu_layout`` (Float64, :func:`model_state_bytes_per_gpu`
+        with tp/pp/dp/zero_stage; null where dp is null), ``fits_layout`` (Boolean, model state
+        only, null where dp is null), ``gpu_memory_bytes`` (Float64).
+    """
+    state = model_state_bytes(spec, recipe, n_params)
+    rows = []
+    for n in nodes:
+        g = n * gpus_per_node
+        dp = g // (tp * pp) if g % (tp * pp) == 0 and g >= tp * pp else None
+        layout = (
+            model_state_bytes_per_gpu(spec, recipe, tp, pp, dp, zero_stage, n_params)
+            if dp
+            else None
+        )
+        rows.append(
+            {
+                "n_nodes": n,
+                "n_gpus": g,
+                "aggregate_hbm_bytes": float(g * gpu_memory_bytes),
+                "model_state_bytes": state,
+                "bytes_per_gpu_perfect": state / g,
+                "fits_perfect": state / g <= gpu_memory_bytes,
+                "dp": dp,
+                "bytes_per_gpu_layout": layout,
+                "fits_layout": None if layout is None else layout <= gpu_memory_bytes,
+                "gpu_memory_bytes": float(gpu_memory_bytes),
+            }
+        )
+    schema = {
+        "n_nodes": pl.Int64,
+        "n_gpus": pl.Int64,
+        "aggregate_hbm_bytes": pl.Float64,
+        "model_state_bytes": pl.Float64,
+        "bytes_per_gpu_perfect": pl.Float64,
+        "fits_perfect": pl.Boolean,
+        "dp": pl.Int64,
+        "bytes_per_gpu_layout": pl.Float64,
+        "fits_layout": pl.Boolean,
+        "gpu_memory_bytes": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema)
