@@ -108,3 +108,13 @@ def test_url_inputs_are_never_skipped(tmp_path):
     check.start()
     check.finish()
     assert check.unchanged() is False  # a server's answer cannot be fingerprinted
+
+
+def test_batch_summary_is_fingerprinted_by_its_runs(tmp_path):
+    # the summary is rewritten on every run (a reused run reads "skipped" instead of "success"),
+    # so the comparison notebook's check looks at the runs' result files instead
+    plan = report.plan_report(ROOT, tmp_path / "o", tmp_path / "f", report.NOTEBOOKS)
+    grid_out = tmp_path / "o" / "batch" / "mlperf_systems"
+    assert plan.fingerprints == {str(grid_out / "summary.parquet"): str(grid_out / "runs")}
+    params = next(p for s, p in plan.notebooks if s.name == "eos_comparison")
+    assert params["batch_summary_path"] == str(grid_out / "summary.parquet")

@@ -148,11 +148,15 @@ class ReportPlan:
         batches: (grid file, grid with its output folder set) to run first.
         produced: parameter values the run itself produces before the notebook reads them
             (batch summaries): ``{(notebook, parameter)}``.
+        fingerprints: what the re-run check fingerprints instead of a produced file: a batch
+            summary is rewritten on every run (a reused run's status reads ``skipped``, not
+            ``success``), so its runs' result files stand for it.
     """
 
     notebooks: list[tuple[NotebookSpec, dict]]
     batches: list[tuple[str, object]] = field(default_factory=list)
     produced: set[tuple[str, str]] = field(default_factory=set)
+    fingerprints: dict[str, str] = field(default_factory=dict)
 
 
 def _declared(root: Path, spec: NotebookSpec) -> dict[str, dict]:
@@ -243,6 +247,7 @@ def plan_report(
                 grid = _rediscover(grid, Path(reference_mlperf))
             plan.batches.append((grid_file, grid))
             batch_params[param] = str(grid.output / "summary.parquet")
+            plan.fingerprints[batch_params[param]] = str(grid.runs_dir)
     for spec in specs:
         decl = declared[spec.name]
         params = {
@@ -481,7 +486,10 @@ def run_report(
         check = NotebookRun(
             source,
             target,
-            params,
+            {
+                k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
+                for k, v in params.items()
+            },
             [k for k in params if is_input_path_parameter(k)],
             root / "data",
             figures,
