@@ -159,6 +159,16 @@ def run_report(
             )
     # values of notebooks run earlier must not linger
     shutil.rmtree(out / "values", ignore_errors=True)
+    # figure languages: Japanese needs a CJK font; without one, say so once and write English only
+    from trainperf.report.charts import export as figure_export
+    from trainperf.report.charts.fonts import figure_languages
+
+    figure_langs, _, font_note = figure_languages(warn=False)
+    if font_note:
+        log(font_note)
+    figure_log = out / "figures.jsonl"
+    figure_log.parent.mkdir(parents=True, exist_ok=True)
+    figure_log.unlink(missing_ok=True)
     batch_params = {}
     if run_batches:
         from dataclasses import replace
@@ -200,12 +210,19 @@ def run_report(
                 f"notebooks/{spec.name}.ipynb does not declare parameter(s) {', '.join(unknown)}"
             )
         log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
-        nb_out = execute_notebook(
-            root / "notebooks" / f"{spec.name}.ipynb",
-            out / "notebooks" / f"{spec.name}.ipynb",
-            params,
-            progress=progress,
+        n_exports = len(figure_export.read_export_log(figure_log))
+        with figure_export.job_environment(figure_log, figure_langs):
+            nb_out = execute_notebook(
+                root / "notebooks" / f"{spec.name}.ipynb",
+                out / "notebooks" / f"{spec.name}.ipynb",
+                params,
+                progress=progress,
+            )
+        exports = figure_export.summarize_exports(
+            figure_export.read_export_log(figure_log)[n_exports:]
         )
+        if exports:
+            log(f"  {exports}")
         executed.append((spec, nb_out))
     values = merge_values(out / "values", out / "values.yml")
     quarto = (
@@ -240,7 +257,9 @@ def run_report(
             log(
                 f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
             )
-    summary["figures"] = sorted(_rel(p, root) for p in figures.rglob("*") if p.is_file())
+    summary["figures"] = sorted(
+        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+    )
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
     log(
