@@ -12,7 +12,14 @@ import math
 import altair as alt
 import polars as pl
 
-from trainperf.report.charts.theme import PALETTE, RULE_COLOR, benchmark_name, log_y, node_axis
+from trainperf.report.charts.theme import (
+    PALETTE,
+    RULE_COLOR,
+    benchmark_name,
+    log_y,
+    node_axis,
+    node_axis_width,
+)
 
 __all__ = ["efficiency_ratio_by_scale", "mfu_by_scale", "time_to_train_by_scale"]
 
@@ -68,6 +75,7 @@ def time_to_train_by_scale(
     ).with_columns((pl.col("minutes") * pl.col("n_gpus")).alias("gpu_minutes"))
     d = d.sort("n_nodes")
     series, colours, shapes = _series_scales(d, systems)
+    width = node_axis_width(d["n_nodes"])
     legend = alt.Legend(title="system and MLPerf round", orient="bottom", columns=2)
     base = alt.Chart(d).encode(
         x=node_axis(d["n_nodes"]),
@@ -99,7 +107,7 @@ def time_to_train_by_scale(
     ttt = (
         base.mark_line(point=point, **line)
         .encode(y=log_y("minutes:Q", d["minutes"], "time to train (min, log scale)"))
-        .properties(title=f"{benchmark_name(benchmark)}: time to train by scale", width=320)
+        .properties(title=f"{benchmark_name(benchmark)}: time to train by scale", width=width)
     )
     gm = (
         base.mark_line(point=point, **line)
@@ -111,7 +119,9 @@ def time_to_train_by_scale(
                 axis=alt.Axis(format=",.0f"),
             )
         )
-        .properties(title="GPU-minutes (lower = more efficient per GPU; axis from zero)", width=320)
+        .properties(
+            title="GPU-minutes (lower = more efficient per GPU; axis from zero)", width=width
+        )
     )
     return alt.hconcat(ttt, gm).resolve_scale(color="shared", shape="shared")
 
@@ -358,6 +368,6 @@ def mfu_by_scale(
             "GPT-3 175B model FLOPs utilization by scale (step level)",
             subtitle="solid: the precision the runs used; dashed: the other precision, for comparison",
         ),
-        width=560,
+        width=node_axis_width(d["n_nodes"], minimum=560),
         height=340,
     )

@@ -13,7 +13,7 @@ import math
 import altair as alt
 import polars as pl
 
-from trainperf.report.charts.theme import PALETTE, RULE_COLOR, node_axis
+from trainperf.report.charts.theme import PALETTE, RULE_COLOR, log_y, node_axis
 
 __all__ = ["memory_per_gpu", "memory_wall", "place_labels"]
 
@@ -57,8 +57,8 @@ def memory_per_gpu(
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=60), strokeWidth=2)
         .encode(
             x=node_axis(d["n_nodes"]),
-            y=alt.Y(
-                "gb:Q", title="model state per GPU (GB, log scale)", scale=alt.Scale(type="log")
+            y=log_y(
+                "gb:Q", [*d["gb"].to_list(), gpu_memory_gb], "model state per GPU (GB, log scale)"
             ),
             color=alt.Color(
                 "sharding_label:N",
@@ -169,7 +169,7 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
         bytes_per_param: model-state bytes per parameter (18: BF16 weights, FP32 gradients, FP32
             master weights, Adam moments; :data:`trainperf.flops.RECIPES`).
     """
-    what_model = f"model state at {bytes_per_param:g} bytes per parameter"
+    what_model = f"model state ({bytes_per_param:g} bytes per parameter)"
     what_accel = "memory of one accelerator"
     d = (
         table.with_columns(

@@ -153,8 +153,9 @@ def eval_curve(curve: pl.DataFrame, benchmark: str) -> alt.LayerChart:
     )
     text = (
         alt.Chart(target)
-        .mark_text(align="right", baseline="bottom", dx=-2, dy=-3, color=RULE_COLOR, fontSize=11)
-        .encode(y="eval_target:Q", x=alt.value(560), text="target_label:N")
+        # at the left end: the curves start high above their target and reach it on the right
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-3, color=RULE_COLOR, fontSize=11)
+        .encode(y="eval_target:Q", x=alt.value(0), text="target_label:N")
     )
     return alt.layer(lines, rule, text).properties(
         title=f"{benchmark_name(benchmark)}: evaluation curve (dashed: convergence target)",

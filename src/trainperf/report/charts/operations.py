@@ -118,6 +118,7 @@ def _runtime_axis(title: str) -> alt.Axis:
     return alt.Axis(
         values=_RUNTIME_TICKS_S,
         labelExpr=f"{_RUNTIME_LABELS}[datum.value] || datum.label",
+        labelSeparation=4,
         title=title,
     )
 

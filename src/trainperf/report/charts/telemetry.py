@@ -353,6 +353,7 @@ def telemetry_rail_throughput(
             ),
         )
         .drop("_f")
+        .sort("hostname", "rail")  # a stable order: the same data give the same figure key
     )
     pts = (
         alt.Chart(d)

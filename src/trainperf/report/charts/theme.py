@@ -21,6 +21,7 @@ __all__ = [
     "THEME",
     "benchmark_name",
     "node_axis",
+    "node_axis_width",
     "theme",
     "time_axis",
 ]
@@ -74,7 +75,7 @@ def theme() -> dict:
                 "labelLimit": 420,
                 # labels never touch: Vega hides the ones closer than this (pixels)
                 "labelSeparation": 8,
-                "labelOverlap": True,
+                "labelOverlap": "greedy",
             },
             "legend": {
                 "labelFontSize": 12,
@@ -107,16 +108,31 @@ def node_axis(
         field: the frame column.
         title: axis title.
     """
-    vals = _nice_nodes(nodes)
-    if not vals:
-        vals = [1]
-    lo, hi = min(vals) / 2**0.3, max(vals) * 2**0.3
+    vals = _nice_nodes(nodes) or [1]
+    lo, hi = min(vals) / 2**_NODE_PAD, max(vals) * 2**_NODE_PAD
     return alt.X(
         f"{field}:Q",
         title=title,
         scale=alt.Scale(type="log", base=2, domain=[lo, hi], nice=False),
-        axis=alt.Axis(values=vals, format="d", grid=True),
+        axis=alt.Axis(values=vals, format="d", grid=True, labelOverlap="greedy", labelSeparation=4),
     )
+
+
+_NODE_PAD = 0.3  # octaves of padding on each side of a node axis
+
+
+def node_axis_width(nodes: Iterable[float], minimum: int = 320, min_gap_px: float = 26) -> int:
+    """Width (px) at which every node-count label of :func:`node_axis` fits, at least ``minimum``.
+
+    Adjacent ticks must be ``min_gap_px`` apart (room for two 3-digit labels and their gap), so
+    96 next to 128 widens the chart instead of losing a label.
+    """
+    vals = _nice_nodes(nodes)
+    if len(vals) < 2:
+        return minimum
+    span = math.log2(max(vals) / min(vals)) + 2 * _NODE_PAD
+    gap = min(math.log2(b / a) for a, b in zip(vals, vals[1:], strict=False))
+    return max(minimum, math.ceil(min_gap_px * span / gap))
 
 
 # (interval, step, seconds, label format): candidate tick steps of a time axis, finest first.
