@@ -106,17 +106,42 @@ def render_svg(spec: dict) -> str:
     return _scope_ids(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
 
 
-def _canonical(spec: dict) -> bytes:
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+def _canonical(spec) -> bytes:
+    return json.dumps(
+        spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode()
 
 
-def export_key(spec: dict, fmt: str, scale: float = 2.0) -> str:
-    """Content key of one figure file: SHA-256 over the localised spec, format, scale and versions."""
+def export_key(spec: dict | str, fmt: str, scale: float = 2.0) -> str:
+    """Content key of one figure file: SHA-256 over the localised spec, format, scale and versions.
+
+    ``spec`` may be given as :func:`spec_digest` of the spec (hashed once for all formats).
+    """
     import vl_convert as vlc
 
-    h = hashlib.sha256(_canonical(spec))
-    extra = f"|{fmt}|{scale if fmt == 'png' else ''}|{vlc.__version__}|{_vl_version()}|{PIPELINE_VERSION}"
-    h.update(extra.encode())
+    digest = spec if isinstance(spec, str) else spec_digest(spec)
+    extra = f"{digest}|{fmt}|{scale if fmt == 'png' else ''}|{vlc.__version__}|{_vl_version()}|{PIPELINE_VERSION}"
+    return hashlib.sha256(extra.encode()).hexdigest()
+
+
+def spec_digest(spec: dict) -> str:
+    """SHA-256 of a spec: its canonical JSON (sorted keys, no whitespace), data included.
+
+    A top-level dataset named by Altair (``data-<hash>``) is already named by the SHA-256 of its
+    records (``altair.vegalite.v6.api._dataset_name``), so its name stands for its records, unless
+    it has ``*_label`` columns (translated after naming: those records are hashed). This keeps the
+    check of an unchanged 27,000-cell heatmap from serialising its data twice.
+    """
+    from trainperf.report.charts.i18n import LABEL_SUFFIX
+
+    datasets = spec.get("datasets") or {}
+    h = hashlib.sha256(_canonical({k: v for k, v in spec.items() if k != "datasets"}))
+    for name in sorted(datasets):
+        records = datasets[name]
+        h.update(b"\0" + name.encode())
+        first = records[0] if records and isinstance(records[0], dict) else {}
+        if not name.startswith("data-") or any(k.endswith(LABEL_SUFFIX) for k in first):
+            h.update(_canonical(records))
     return h.hexdigest()
 
 
@@ -150,7 +175,8 @@ def _export_one(
 ):
     sidecar = outdir / SIDECAR.format(name=name)
     known = {} if force else _read_sidecar(sidecar)
-    keys = {fmt: export_key(spec, fmt, scale) for fmt in formats}
+    digest = spec_digest(spec)
+    keys = {fmt: export_key(digest, fmt, scale) for fmt in formats}
     paths = {fmt: outdir / f"{name}.{fmt}" for fmt in formats}
     stale = [
         fmt
@@ -162,7 +188,7 @@ def _export_one(
         return [], list(formats)
     svg_path = outdir / f"{name}.svg"
     old_svg = known.get("svg", {})
-    if old_svg.get("key") == export_key(spec, "svg", scale) and old_svg.get("sha256") == _sha(
+    if old_svg.get("key") == export_key(digest, "svg", scale) and old_svg.get("sha256") == _sha(
         svg_path
     ):
         svg = svg_path.read_text(encoding="utf-8")  # the SVG is current: derive the others from it
@@ -218,8 +244,10 @@ def save_chart(
         raise ValueError(f"unknown figure format {bad[0]!r}; expected svg, png or pdf")
     langs, fonts, note = figure_languages(langs)
     # the report's theme and no row limit (figures embed all their data), whatever is enabled
+    # validate=False: Altair's JSON-schema validation costs more than the export check itself (the
+    # notebooks' display of the same chart validates it; vl-convert rejects an invalid spec anyway)
     with alt.theme.enable(THEME), alt.data_transformers.enable("default", max_rows=None):
-        base = chart.to_dict()
+        base = chart.to_dict(validate=False)
     result = Exported()
     if note:
         result.languages_skipped.append(note)
