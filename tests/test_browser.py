@@ -49,8 +49,12 @@ def _visit(browser, page_path: Path, shots: Path):
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{page_path.stem}.png"), full_page=True)
     info = {
-        "charts": page.locator(".trainperf-chart").count(),
-        "charts_drawn": page.locator(".trainperf-chart canvas, .trainperf-chart svg").count(),
+        # notebook chart outputs are SVG images (image/svg+xml; nbconvert shows them as <img>)
+        "charts": page.locator(".trainperf-chart, img[src^='data:image/svg+xml']").count(),
+        "charts_drawn": page.locator(".trainperf-chart canvas, .trainperf-chart svg").count()
+        + page.locator("img[src^='data:image/svg+xml']").evaluate_all(
+            "els => els.filter(e => e.complete && e.naturalWidth > 0).length"
+        ),
         "figures": page.locator("figure").count(),
         "figures_drawn": page.locator("figure svg").count(),
         "nav": page.locator("header nav a").evaluate_all(
