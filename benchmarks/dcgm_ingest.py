@@ -54,6 +54,15 @@ METRICS = [
 ]
 
 
+def _value(metric: str, kind: str, rng) -> str:
+    """A value in the field's physical range (ratios 0-1, percent 0-100, H100 power below 700 W)."""
+    if kind == "float":
+        return f"{rng.uniform(50, 700):.3f}" if "POWER" in metric else f"{rng.random():.6f}"
+    if metric.endswith(("_UTIL", "_TEMP")):
+        return str(rng.randrange(101))
+    return str(rng.randrange(100000))
+
+
 def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
     """Write the archive; return counts."""
     import random
@@ -79,7 +88,7 @@ def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
                     out.append(f"# HELP {m} synthetic")
                     out.append(f"# TYPE {m} {typ}")
                     for g in range(gpus):
-                        v = f"{rng.random():.6f}" if kind == "float" else str(rng.randrange(100000))
+                        v = _value(m, kind, rng)
                         out.append(f"{m}{{{labs[h, g]}}} {v}")
                         samples += 1
                 s = "\n".join(out) + "\n"

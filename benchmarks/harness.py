@@ -77,6 +77,9 @@ def child(code: str, env: Mapping[str, str] | None = None, timeout: float = 3600
         "import json, resource, sys\n"
         + code
         + "\n_r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        # Linux keeps ru_maxrss over fork + exec (the parent's RSS at fork): VmHWM is the child's own
+        "try:\n    _r = int([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]) / 1024\n"
+        "except (OSError, IndexError):\n    pass\n"
         "print(json.dumps({**RESULT, 'peak_rss_mb': _r}))\n"
     )
     t0 = time.perf_counter()

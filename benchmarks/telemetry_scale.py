@@ -69,10 +69,13 @@ if mode == "generate":
     out["files"] = len(files)
     out["parquet_bytes"] = sum(p.stat().st_size for p in files)
     out["rows"] = dcgm.scan_parquet(store).select(pl.len()).collect().item()
-elif mode == "analyse":
+elif mode in ("analyse", "analyse_stats", "analyse_link"):
     lf = dcgm.scan_parquet(store)
-    st = telemetry.phase_stats(lf, ph, level="gpu")
-    lt = telemetry.link_throughput(lf, ph, kind="train")
+    st = telemetry.phase_stats(lf, ph, level="gpu") if mode != "analyse_link" else None
+    lt = telemetry.link_throughput(lf, ph, kind="train") if mode != "analyse_stats" else None
+if mode in ("analyse_stats", "analyse_link"):
+    out["rows"] = (st if st is not None else lt).height
+elif mode == "analyse":
     out["phase_stats_rows"] = st.height
     out["link_rows"] = lt.height
     out["tensor_train_mean"] = st.filter(
@@ -83,7 +86,12 @@ elif mode == "analyse":
 elif mode == "baseline":
     pass
 out["seconds"] = time.perf_counter() - t
-out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM is this process' own peak; ru_maxrss would carry the parent's RSS over fork + exec on Linux
+try:
+    hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+    out["peak_rss"] = int(hwm) * 1024
+except (OSError, IndexError):
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(out))
 """
 

@@ -9,13 +9,20 @@
 #   telemetry.prom telemetry at 1 s while `python -m trainperf.capture.smoke` trains (collector wraps it)
 #   gpt_smoke/result_0.txt   the MLPerf-format log of the run
 #   console.log    the run's output
+#   trace/rank<r>.pt.trace.json.gz   torch.profiler Chrome trace per rank, when PROFILE is set
 # and packs each run folder as OUTDIR/<run-id>.tar.gz.
 # Usage: scripts/capture_real_telemetry.sh OUTDIR [PRESET] [MINUTES]
+# Environment: INTERVAL  collector interval in s (default 1)
+#              PROFILE   SKIP:WARMUP:ACTIVE steps of a torch.profiler schedule (trainperf.capture.profile),
+#                        e.g. 250:2:8; empty (default): no trace
+#              ONLY_1GPU set to 1 to skip the 2-GPU DDP run on a machine with several GPUs
 set -euo pipefail
 OUTDIR=${1:?usage: $0 OUTDIR [PRESET] [MINUTES]}
 PRESET=${2:-1.3b}
 MINUTES=${3:-3}
 PY=${PYTHON:-python3}
+INTERVAL=${INTERVAL:-1}
+PROFILE=${PROFILE:-}
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" CUDA_DEVICE_ORDER=PCI_BUS_ID
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 NGPU=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
@@ -28,21 +35,26 @@ capture() {  # capture <ngpus>
   run="${GPU}_${n}gpu_${PRESET}_${STAMP}"
   local d="$OUTDIR/$run"
   mkdir -p "$d"
-  local train=("$PY" -m trainperf.capture.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke")
-  if [ "$n" -gt 1 ]; then train=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$n" -m trainperf.capture.smoke --preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke"); fi
+  local opts=(--preset "$PRESET" --minutes "$MINUTES" --out-dir "$d/gpt_smoke")
+  if [ -n "$PROFILE" ]; then
+    IFS=: read -r p_skip p_warm p_act <<<"$PROFILE"
+    opts+=(--profile-dir "$d/trace" --profile-skip "$p_skip" --profile-warmup "$p_warm" --profile-active "$p_act")
+  fi
+  local train=("$PY" -m trainperf.capture.smoke "${opts[@]}")
+  if [ "$n" -gt 1 ]; then train=("$PY" -m torch.distributed.run --standalone --nproc-per-node "$n" -m trainperf.capture.smoke "${opts[@]}"); fi
   {
     echo "date: $(date -u -Iseconds)"; echo "host: $(hostname)"; echo "command: ${train[*]}"
-    echo "collector: $PY -m trainperf.capture.collect --interval 1 --gpus $gpus --out telemetry.prom -- <command>"
+    echo "collector: $PY -m trainperf.capture.collect --interval $INTERVAL --gpus $gpus --out telemetry.prom -- <command>"
     nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,power.limit,clocks.max.sm,memory.total --format=csv
     "$PY" -c "import torch, sys; print('python', sys.version.split()[0]); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
     "$PY" -m pip list 2>/dev/null | grep -Ei '^(torch|nvidia-ml-py|mlperf-logging|polars) ' || true
     nvidia-smi topo -m || true
   } > "$d/versions.txt" 2>&1
   CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.capture.collect --interval 1 --gpus "$gpus" --out "$d/idle.prom" --duration 20
-  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.capture.collect --interval 1 --gpus "$gpus" --out "$d/telemetry.prom" -- "${train[@]}" > "$d/console.log" 2>&1
+  CUDA_VISIBLE_DEVICES=$gpus "$PY" -m trainperf.capture.collect --interval "$INTERVAL" --gpus "$gpus" --out "$d/telemetry.prom" -- "${train[@]}" > "$d/console.log" 2>&1
   tar -C "$OUTDIR" -czf "$OUTDIR/$run.tar.gz" "$run"
   echo "captured $run: $(du -sh "$d" | cut -f1)"
 }
 
 capture 1
-if [ "$NGPU" -ge 2 ]; then capture 2; fi
+if [ "$NGPU" -ge 2 ] && [ "${ONLY_1GPU:-0}" != 1 ]; then capture 2; fi

@@ -93,17 +93,35 @@ def bundled_copy(tmp_path):
 @pytest.fixture(scope="session")
 def main_job(tmp_path_factory):
     """The main job run once for the whole test session, into temporary folders (preview site, no
-    Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in ``tmp/figures``."""
+    Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in
+    ``tmp/figures``; everything the run printed (its log lines, and whatever the process and its
+    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``."""
+    import os
+    import sys
+
     from trainperf.report import job as report
 
     tmp = tmp_path_factory.mktemp("report")
-    summary = report.run_report(
-        out=tmp / "out",
-        figures=tmp / "figures",
-        root=ROOT,
-        use_quarto=False,
-        log=lambda *_: None,
-        progress=False,
+    lines = []
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(tmp / "fd_output.txt", "wb") as sink:
+        os.dup2(sink.fileno(), 1), os.dup2(sink.fileno(), 2)
+        try:
+            summary = report.run_report(
+                out=tmp / "out",
+                figures=tmp / "figures",
+                root=ROOT,
+                use_quarto=False,
+                log=lines.append,
+                progress=False,
+            )
+        finally:
+            sys.stdout.flush(), sys.stderr.flush()
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+            os.close(saved[0]), os.close(saved[1])
+    (tmp / "run_output.txt").write_text(
+        "\n".join(lines) + "\n" + (tmp / "fd_output.txt").read_text(errors="replace")
     )
     return tmp, summary
 

@@ -17,10 +17,14 @@ from slurm_cluster import slurm_cluster  # noqa: F401 (fixture)
 from trainperf.report import batch
 
 NOTEBOOK = ROOT / "notebooks" / "mlperf_runs.ipynb"
+# every results folder listed in data/mlperf/SOURCES.md, as <round>/<submitter>/<system>/<benchmark>
 SYSTEMS = {
+    "v3.1/NVIDIA/eos_n64_ngc23.09_nemo/gpt3",
     "v3.1/NVIDIA/eos_n96_ngc23.09_nemo/gpt3",
     "v4.0/NVIDIA/eos-dfw_n1344_ngc24.04_nemo/gpt3",
+    "v4.1/NVIDIA/eos_n32_ngc24.09_nemo/gpt3",
     "v4.1/NVIDIA/eos_n64_ngc24.09_nemo/gpt3",
+    "v4.1/NVIDIA/eos_ngc24.09_nemo/llama2_70b_lora",
     "v4.1/NVIDIA/eos_n8_ngc24.09_nemo/llama2_70b_lora",
 }
 
@@ -83,7 +87,7 @@ def test_grid_paths_relative_to_yaml_and_slugs_independent_of_location(tmp_path)
         assert all(r.parameters["mlperf_path"].startswith("../mlperf/") for r in grid.runs)
         slugs.append([r.slug for r in grid.runs])
     assert slugs[0] == slugs[1]
-    assert len(set(slugs[0])) == 4
+    assert len(set(slugs[0])) == len(SYSTEMS)
 
 
 def test_unknown_parameter_refused_before_anything_runs(tmp_path, capsys):
@@ -163,7 +167,7 @@ def test_cli_hookup_keeps_top_level_debug():
 
 @pytest.fixture(scope="module")
 def first_batch(tmp_path_factory):
-    """The bundled MLPerf folders (4 runs) plus one broken run, executed with 2 workers."""
+    """The bundled MLPerf folders (7 runs, SYSTEMS) plus one broken run, executed with 2 workers."""
     tmp = tmp_path_factory.mktemp("batch")
     shutil.copytree(MLPERF, tmp / "mlperf")
     (tmp / "empty").mkdir()  # no result file: load_results raises FileNotFoundError
@@ -184,7 +188,7 @@ def first_batch(tmp_path_factory):
 def test_batch_runs_every_folder_and_records_the_failure(first_batch):
     tmp, g, summary = first_batch
     out = tmp / "out"
-    assert summary.height == 5
+    assert summary.height == len(SYSTEMS) + 1
     assert summary.columns[:5] == ["run", "name", "parameters", "figures_dir", "mlperf_path"]
     assert summary.schema["duration_s"] == pl.Float64
     assert summary.schema["time_to_train_median_min"] == pl.Float64
@@ -202,8 +206,10 @@ def test_batch_runs_every_folder_and_records_the_failure(first_batch):
         assert runs.height == rec["result_rows"] == rec["n_success"] == rec["time_to_train_n"]
         assert rec["time_to_train_median_min"] == pytest.approx(runs["time_to_train_min"].median())
         assert json.loads(rec["parameters"])["mlperf_path"] == rec["mlperf_path"]
-    lora = ok.filter(pl.col("name").str.contains("llama2_70b_lora")).row(0, named=True)
-    assert lora["result_rows"] == 10
+    # LoRA folders hold 10 result files each (1 node and 8 nodes), GPT-3 folders 3
+    lora = ok.filter(pl.col("name").str.contains("llama2_70b_lora"))
+    assert lora.height == 2 and lora["result_rows"].to_list() == [10, 10]
+    assert set(ok.filter(pl.col("name").str.ends_with("/gpt3"))["result_rows"]) == {3}
     # summary on disk, Parquet and CSV; no temporary file left anywhere
     assert pl.read_parquet(out / "summary.parquet").equals(summary)
     assert pl.read_csv(out / "summary.csv")["run"].to_list() == summary["run"].to_list()
@@ -246,7 +252,7 @@ def test_cli_on_a_finished_grid_skips_everything(first_batch, capsys):
     del spec["runs"]  # same output, the discovered runs only: all done
     g2 = write_grid(g.parent, spec, "done.yaml")
     assert batch.main([str(g2), "--workers", "2"]) == 0
-    assert "0 succeeded, 4 skipped (done before), 0 failed" in capsys.readouterr().out
+    assert "0 succeeded, 7 skipped (done before), 0 failed" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -267,7 +273,8 @@ def test_submitit_path_with_local_jobs(tmp_path):
     )
     summary = batch.run_batch(batch.load_grid(g), progress=False)
     assert summary["status"].to_list() == ["success", "failed"]
-    assert summary["result_rows"][0] == 13
+    # v4.1: eos_n64 gpt3 3 + eos_n32 gpt3 3 + eos_n8 LoRA 10 + eos 1-node LoRA 10 result files
+    assert summary["result_rows"][0] == 26
     assert summary["error"][1].startswith("FileNotFoundError")
 
 
@@ -284,13 +291,13 @@ def test_slurm_executor_runs_jobs_on_a_real_cluster(tmp_path, slurm_cluster):  #
             "notebook": str(NOTEBOOK),
             "output": "out",
             "parameters": {"figures_dir": ""},
-            "discover": {"path": str(MLPERF / "v4.1")},
+            "discover": {"path": str(MLPERF / "v3.1")},  # eos_n64 and eos_n96: 2 runs
             "executor": executor,
         },
     )
     summary = batch.run_batch(batch.load_grid(g), progress=False)
     assert summary["status"].to_list() == ["success", "success"], summary["error"].to_list()
-    assert sorted(summary["result_rows"].to_list()) == [3, 10]
+    assert sorted(summary["result_rows"].to_list()) == [3, 3]  # 3 GPT-3 result files each
     assert (tmp_path / "out" / "submitit").is_dir()
 
 
@@ -346,4 +353,4 @@ def test_sigterm_stops_workers_and_records_what_finished(tmp_path):
     ]
     assert alive == [], "worker processes left running after SIGTERM"
     summary = pl.read_csv(tmp_path / "out" / "summary.csv")
-    assert summary.height == 4 and "interrupted" in summary["status"].to_list()
+    assert summary.height == len(SYSTEMS) and "interrupted" in summary["status"].to_list()

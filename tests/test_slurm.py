@@ -11,13 +11,18 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from trainperf import slurm
+from trainperf.errors import InputError
+from trainperf.quality import QUALITY_SCHEMA
 from trainperf.slurm import SacctParseError, SacctWarning
 
 # readers warn about every sacct field missing from an input; the small inline inputs here omit many
@@ -743,6 +748,34 @@ def test_fixture_script_runs_a_real_cluster(tmp_path):
     assert slurm.read_sacct_json(tmp_path / "sacct.json").jobs.height == d.jobs.height
 
 
+@pytest.mark.slurm
+@pytest.mark.skipif(
+    shutil.which("slurmctld") is None,
+    reason="slurmctld not installed (apt-get install slurm-wlm slurmdbd mariadb-server munge)",
+)
+@pytest.mark.skipif(os.geteuid() != 0, reason="the fixture script runs the Slurm daemons as root")
+def test_damage_fixture_script_on_a_real_cluster(tmp_path):
+    """scripts/slurm_fixtures_damage.sh on this machine's Slurm: a NODE_FAIL job has no exit status
+    (0:0 in text, SUCCESS/0 in JSON), and both readers report it as unknown, flagged."""
+    script = Path(__file__).parents[1] / "scripts" / "slurm_fixtures_damage.sh"
+    subprocess.run([str(script), str(tmp_path)], check=True, timeout=300, capture_output=True)
+    ids = json.loads((tmp_path / "jobs.json").read_text())
+    raw = (tmp_path / "sacct_parsable2.txt").read_text(encoding="utf-8", errors="replace")
+    nf_line = next(ln for ln in raw.splitlines() if ln.startswith(f"{ids['node_fail']}|"))
+    assert nf_line.split("|")[4:6] == ["NODE_FAIL", "0:0"]
+    for d in (
+        slurm.read_sacct_parsable(tmp_path / "sacct_parsable2.txt"),
+        slurm.read_sacct_json(tmp_path / "sacct.json"),
+    ):
+        r = row(d.jobs, str(ids["node_fail"]))
+        assert (r["state"], r["exit_code"], r["data_flags"]) == (
+            "NODE_FAIL",
+            None,
+            ["exit_code_unknown"],
+        )
+        assert "exit_code_unknown" in d.quality["check"].to_list()
+
+
 # ------------------------------------------------------------------------------------------------
 # merged dumps, published marginals, summary, ECDF, occupancy
 # ------------------------------------------------------------------------------------------------
@@ -953,3 +986,485 @@ def test_header_missing_a_column_is_an_error_not_a_shift(tmp_path):
     bad.write_text("|".join(header) + "\n" + "\n".join(real[1:]) + "\n")
     with pytest.raises(slurm.SacctParseError, match=r"line 1: .*lacks 1 field"):
         slurm.read_sacct(bad)
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 16: the vectorised reader gives the frames of the line-by-line reader it replaced
+# ------------------------------------------------------------------------------------------------
+
+BUNDLED = Path(__file__).parents[1] / "data" / "slurm" / "synthetic" / "sacct_parsable2.txt"
+REAL_FIELDS = (
+    "JobID,JobIDRaw,User,Partition,State,ExitCode,Submit,Start,End,Elapsed,Timelimit,TotalCPU,"
+    "NNodes,NCPUS,NodeList,AllocTRES,ReqTRES,MaxRSS,JobName"
+)
+REFERENCE_CASES = [
+    (BUNDLED, {}),
+    (REAL / "sacct_parsable2.txt", {}),
+    (REAL / "sacct_noheader_epoch_delim.txt", {"fields": REAL_FIELDS, "delimiter": "^|^"}),
+    (REAL / "damage" / "sacct_parsable2.txt", {}),
+    (SYN / "parsable2_traps.txt", {}),
+    (SYN / "parsable_trailing.txt", {}),
+    (SYN / "parsable2_missing_alloctres.txt", {}),
+    (SYN / "noheader_epoch_caret.txt", {"fields": EPOCH_FIELDS, "delimiter": "^|^"}),
+]
+
+
+@pytest.mark.parametrize(("path", "kw"), REFERENCE_CASES, ids=lambda x: getattr(x, "name", ""))
+def test_vectorised_reader_matches_the_reference(path, kw):
+    """Frame for frame, every column of the old reader (tests/slurm_reference.py), values and dtypes.
+
+    The one deliberate difference (issue 15): exit code 0:0 of a FAILED, OUT_OF_MEMORY or NODE_FAIL
+    record is null; those records carry ``exit_code_unknown`` and are compared after the same
+    correction is applied to the reference.
+    """
+    import warnings
+
+    import slurm_reference
+    from polars.testing import assert_frame_equal
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reference's own SacctWarning class
+        old = slurm_reference.read_sacct_parsable(path, **kw)
+    new = slurm.read_sacct_parsable(path, **kw)
+    for name in ("jobs", "steps"):
+        a, b = getattr(old, name), getattr(new, name)
+        assert b.columns == a.columns + ["data_flags"] or b.columns == [
+            *a.columns[: a.columns.index("source_line") + 1],
+            "data_flags",
+            *a.columns[a.columns.index("source_line") + 1 :],
+        ]
+        unknown = b["data_flags"].list.contains("exit_code_unknown")
+        fixed = a.with_columns(
+            exit_code=pl.when(~unknown).then(pl.col("exit_code")),
+            signal=pl.when(~unknown).then(pl.col("signal")),
+        )
+        # those records are exactly the 0:0 ones with the three states
+        doubt = a.filter(
+            pl.col("state").is_in(["FAILED", "OUT_OF_MEMORY", "NODE_FAIL"])
+            & (pl.col("exit_code") == 0)
+            & (pl.col("signal") == 0)
+        )
+        assert int(unknown.sum()) == doubt.height
+        assert_frame_equal(fixed, b.select(a.columns))
+
+
+def test_bundled_dump_exit_code_correction_by_hand():
+    # the generator writes NODE_FAIL jobs as 0:0 (as the real 22.05.8 NODE_FAIL fixture shows) and
+    # their .batch/.0 steps too; OOM as 0:125 and FAILED with a non-zero code: only NODE_FAIL changes
+    d = slurm.read_sacct_parsable(BUNDLED)
+    nf = d.jobs.filter(pl.col("state") == "NODE_FAIL")
+    assert nf.height > 0 and nf["exit_code"].null_count() == nf.height
+    assert all(f == ["exit_code_unknown"] for f in nf["data_flags"].to_list())
+    oom = d.jobs.filter(pl.col("state") == "OUT_OF_MEMORY")
+    assert set(zip(oom["exit_code"], oom["signal"], strict=True)) == {(0, 125)}
+
+
+def test_python_whitespace_table():
+    from trainperf.slurm.columns import WHITESPACE
+
+    assert set(WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+
+
+def test_values_with_surrounding_whitespace_parse_as_before():
+    # sacct never pads, but a hand-edited dump may: the old reader stripped every value
+    text = (
+        "JobID|State|Start|End|Elapsed|NNodes|AllocTRES\n"
+        " 7 | COMPLETED |2024-06-01T00:00:00 | 2024-06-01T01:00:00| 01:00:00 | 2 |gres/gpu=16\n"
+    )
+    r = row(slurm.parse_sacct_parsable(text).jobs, " 7 ")
+    assert (r["state"], r["n_nodes"], r["elapsed_s"], r["n_gpus"]) == ("COMPLETED", 2, 3600, 16)
+    assert (r["start"], r["end"]) == (utc(2024, 6, 1, 0), utc(2024, 6, 1, 1))
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 15: damaged input gives the right value or a visible flag
+# ------------------------------------------------------------------------------------------------
+
+
+def test_json_nodes_only_under_job_resources():
+    path = SYN / "json_job_resources.json"
+    with pytest.warns(
+        SacctWarning, match=r"json_job_resources\.json.*nodes were taken from job_resources"
+    ):
+        d = slurm.read_sacct_json(path)
+    j = d.jobs
+    # 300: job_resources.nodes.list "gpu[001-004]" (v0.0.42 object), allocation_nodes 4
+    r = row(j, "300")
+    assert r["nodes"] == ["gpu001", "gpu002", "gpu003", "gpu004"] and r["n_nodes"] == 4
+    assert r["NodeList"] == "gpu[001-004]" and r["data_flags"] == ["nodes_from_job_resources"]
+    # 301: job_resources.nodes as a host list string; 302: allocated_nodes[].nodename only
+    assert row(j, "301")["nodes"] == ["gpu005", "gpu006"]
+    assert row(j, "302")["nodes"] == ["gpu007", "gpu009"]
+    assert row(j, "302")["NodeList"] == "gpu[007,009]"
+    # 303: 4 allocated nodes but no names anywhere: unknown, not an empty list
+    r = row(j, "303")
+    assert r["nodes"] is None and r["n_nodes"] == 4 and r["data_flags"] == ["nodes_missing"]
+    # 304: top-level nodes present: nothing changed, nothing flagged
+    assert row(j, "304")["nodes"] == ["gpu011", "gpu012"] and row(j, "304")["data_flags"] == []
+    q = {r["check"]: r for r in d.quality.to_dicts()}
+    assert q["nodes_from_job_resources"]["n_series"] == 3
+    assert q["nodes_from_job_resources"]["action"] == "corrected"
+    assert "jobs[0] (300)" in q["nodes_from_job_resources"]["detail"]
+    assert q["nodes_missing"]["n_series"] == 1 and "jobs[3] (303)" in q["nodes_missing"]["detail"]
+    assert d.quality.schema == pl.Schema(QUALITY_SCHEMA)
+
+
+def test_json_zero_exit_of_oom_node_fail_failed_is_unknown():
+    path = SYN / "json_damage_22_05.json"
+    with pytest.warns(
+        SacctWarning, match=r"json_damage_22_05\.json.*exit code 0 with state FAILED"
+    ):
+        d = slurm.read_sacct_json(path)
+    j = d.jobs
+    for jid in ("400", "401", "402"):  # OOM, NODE_FAIL, FAILED, all "SUCCESS"/0 in the JSON
+        r = row(j, jid)
+        assert (r["exit_code"], r["signal"], r["ExitCode"]) == (None, None, None), jid
+        assert r["data_flags"] == ["exit_code_unknown"]
+    assert (row(j, "403")["exit_code"], row(j, "403")["signal"]) == (0, 0)  # COMPLETED: kept
+    assert (row(j, "404")["exit_code"], row(j, "404")["signal"]) == (0, 125)  # SIGNALED 125: kept
+    q = d.quality.filter(pl.col("check") == "exit_code_unknown").to_dicts()[0]
+    assert (q["action"], q["n_series"]) == ("excluded", 3)
+    assert "jobs[0] (400)" in q["detail"] and "jobs[2] (402)" in q["detail"]
+
+
+def test_real_node_fail_has_no_exit_code_in_either_format():
+    # scripts/slurm_fixtures_damage.sh: a job whose node went DOWN under it (Slurm 22.05.8)
+    ids = json.loads((REAL / "damage" / "jobs.json").read_text())
+    raw = (REAL / "damage" / "sacct_parsable2.txt").read_text().splitlines()
+    line = next(i for i, ln in enumerate(raw, 1) if ln.startswith(f"{ids['node_fail']}|"))
+    assert raw[line - 1].split("|")[4:6] == ["NODE_FAIL", "0:0"]  # what sacct printed
+    with pytest.warns(SacctWarning, match=rf"sacct_parsable2\.txt:{line}: .*NODE_FAIL"):
+        text = slurm.read_sacct_parsable(REAL / "damage" / "sacct_parsable2.txt")
+    js = slurm.read_sacct_json(REAL / "damage" / "sacct.json")
+    for d in (text, js):
+        r = row(d.jobs, str(ids["node_fail"]))
+        assert (r["state"], r["exit_code"], r["signal"]) == ("NODE_FAIL", None, None)
+        assert r["data_flags"] == ["exit_code_unknown"]
+    q = text.quality.filter(pl.col("check") == "exit_code_unknown").to_dicts()[0]
+    assert (q["n_lines"], q["first_line"]) == (1, line)
+    # Slurm itself replaced the non-UTF-8 bytes of the other job's name by "?"
+    assert row(text.jobs, str(ids["non_utf8_name"]))["JobName"] == "caf?-??"
+
+
+def test_parsable_non_utf8_names_kept_as_escapes_and_flagged():
+    path = SYN / "parsable2_non_utf8.txt"
+    raw = path.read_bytes().split(b"\n")
+    assert b"caf\xe9" in raw[2] and b"\x82\xa0\x82\xa2" in raw[3]  # lines 3 and 4, not UTF-8
+    with pytest.warns(
+        SacctWarning, match=r"parsable2_non_utf8\.txt:3: bytes that are not UTF-8 on 2 line"
+    ):
+        d = slurm.read_sacct_parsable(path)
+    # the bytes survive as \xNN text (distinct names stay distinct), never as U+FFFD
+    assert row(d.jobs, "501")["JobName"] == "caf\\xe9"
+    assert row(d.jobs, "502")["JobName"] == "\\x82\\xa0\\x82\\xa2"
+    assert "\ufffd" not in "".join(d.jobs["JobName"].to_list())
+    assert [row(d.jobs, j)["data_flags"] for j in ("500", "501", "502")] == [
+        [],
+        ["invalid_utf8"],
+        ["invalid_utf8"],
+    ]
+    q = d.quality.filter(pl.col("check") == "invalid_utf8").to_dicts()[0]
+    assert (q["action"], q["n_lines"], q["first_line"]) == ("flagged", 2, 3)
+
+
+def test_json_non_utf8_name_kept_as_escapes_and_flagged():
+    path = SYN / "json_damage_22_05.json"
+    raw = path.read_bytes().split(b"\n")
+    line = next(i for i, ln in enumerate(raw, 1) if b"caf\xe9" in ln)
+    with pytest.warns(SacctWarning, match=rf"json_damage_22_05\.json:{line}: .*jobs\[5\]\.name"):
+        d = slurm.read_sacct_json(path)
+    r = row(d.jobs, "405")
+    assert r["JobName"] == "caf\\xe9-\\x82\\xa0" and r["data_flags"] == ["invalid_utf8"]
+
+
+def test_damaged_lines_skip_or_raise():
+    path = SYN / "parsable2_damaged_lines.txt"
+    # raise (default): the first problem in line order, as the line-by-line reader: line 5 cut off
+    with pytest.raises(SacctParseError) as exc:
+        slurm.read_sacct_parsable(path)
+    assert exc.value.line == 5
+    # skip: lines 3 (Elapsed 1:75:00), 5 (cut off) and 6 (month 13) left out, the rest read
+    with pytest.warns(SacctWarning, match=r"parsable2_damaged_lines\.txt:3: .*Elapsed"):
+        d = slurm.read_sacct_parsable(path, bad_lines="skip")
+    assert d.jobs["JobID"].to_list() == ["600", "602", "605"]
+    assert d.jobs["source_line"].to_list() == [2, 4, 7]
+    q = {(r["check"], r["first_line"]): r for r in d.quality.to_dicts()}
+    assert q[("bad_line", 5)]["action"] == "excluded" and q[("bad_line", 5)]["n_lines"] == 1
+    assert "Elapsed" in q[("bad_value", 3)]["detail"] and "1:75:00" in q[("bad_value", 3)]["detail"]
+    assert "2024-13-01T00:00:00" in q[("bad_value", 6)]["detail"]
+    with pytest.raises(ValueError, match="bad_lines"):
+        slurm.read_sacct_parsable(path, bad_lines="ignore")
+
+
+def test_json_bad_record_skipped_with_its_path():
+    doc = json.loads((SYN / "json_23_11.json").read_text())
+    doc["jobs"][1]["time"]["start"] = "yesterday"  # a string where a number belongs: ignored
+    doc["jobs"][2]["time"]["elapsed"] = float("inf")  # not a whole number: the record is bad
+    with pytest.raises(SacctParseError, match=r"jobs\[2\]"):
+        slurm.parse_sacct_json(doc, source="x.json")
+    with pytest.warns(SacctWarning, match=r"x\.json: 1 record\(s\).*jobs\[2\]"):
+        d = slurm.parse_sacct_json(doc, source="x.json", bad_lines="skip")
+    assert d.jobs["JobID"].to_list() == ["200", "201"]
+    assert d.quality.filter(pl.col("check") == "bad_record")["action"].to_list() == ["excluded"]
+
+
+def test_one_damaged_dump_never_costs_the_others(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"jobs": [ {"job_id": 1,')  # cut off
+    missing = tmp_path / "never_written.txt"
+    paths = [SYN / "parsable2_traps.txt", broken, SYN / "parsable2_damaged_lines.txt", missing]
+    with pytest.warns(SacctWarning):
+        d = slurm.read_sacct_dumps(paths)
+    # traps: 10 job records; damaged lines: 3 of 6 kept; the broken and missing dumps: none
+    assert d.jobs.height == 10 + 3
+    assert d.meta["failed"] == [str(broken), str(missing)]
+    q = d.quality
+    pe = q.filter(pl.col("check") == "parse_error")
+    assert pe["source"].to_list() == [str(broken), str(missing)]
+    assert set(pe["action"].to_list()) == {"parse_error"}
+    assert "valid JSON" in pe["detail"][0] and pe["first_line"][0] == 1
+    assert q.filter(pl.col("source") == str(SYN / "parsable2_damaged_lines.txt")).height >= 3
+    with pytest.raises(InputError, match="no sacct dump could be read"):
+        slurm.read_sacct_dumps([broken, missing])
+
+
+def test_quality_frame_of_the_real_dump_has_one_row():
+    # the one thing the real 22.05.8 dump needs: the "|" in job 7's name, joined back (JobName last)
+    ids = json.loads((REAL / "jobs.json").read_text())
+    d = slurm.read_sacct_parsable(REAL / "sacct_parsable2.txt")
+    assert d.quality.schema == pl.Schema(QUALITY_SCHEMA)
+    raw = (REAL / "sacct_parsable2.txt").read_text().splitlines()
+    line = next(i for i, ln in enumerate(raw, 1) if ln.startswith(f"{ids['evil']}|"))
+    assert d.quality.select("check", "action", "n_lines", "first_line").rows() == [
+        ("delimiter_in_free_text", "corrected", 1, line)
+    ]
+    flagged = d.jobs.filter(pl.col("data_flags").list.len() > 0)
+    assert flagged["JobID"].to_list() == [str(ids["evil"])]
+
+
+# ------------------------------------------------------------------------------------------------
+# hypothesis: generated values against the per-value parsers, and a small fuzz of both readers
+# ------------------------------------------------------------------------------------------------
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=3)
+_DURATIONS = st.one_of(
+    st.builds(lambda d, h, m, s: f"{d}-{h}:{m}:{s}", _DIGITS, _DIGITS, _DIGITS, _DIGITS),
+    st.builds(lambda h, m, s: f"{h}:{m}:{s}", _DIGITS, _DIGITS, _DIGITS),
+    st.builds(lambda m, s, ms: f"{m}:{s}.{ms}", _DIGITS, _DIGITS, _DIGITS),
+    st.builds(lambda d, h: f"{d}-{h}", _DIGITS, _DIGITS),
+    st.sampled_from(["", "INVALID", "UNLIMITED", "1:2:3:4", "-1", "12:75", "00:00:60"]),
+    st.text("0123456789:-. ", max_size=12),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DURATIONS, min_size=1, max_size=20))
+def test_vectorised_durations_equal_parse_duration(values):
+    from trainperf.slurm import columns as C
+
+    frame = pl.DataFrame({"v": values})
+    p = C.duration_seconds("v", "_t_")
+    got = C.run_stages(frame, [p])
+    for v, secs, bad in zip(values, got[p.out["value"]], got[p.out["bad"]], strict=True):
+        try:
+            want = slurm.parse_duration(v)
+        except ValueError:
+            assert bad and secs is None, v
+        else:
+            assert not bad and secs == want, v
+
+
+_HOST = st.from_regex(r"[a-z]{1,4}[0-9]{0,2}", fullmatch=True)
+_RANGE = st.builds(
+    lambda a, w, n: f"{a:0{w}d}" if n == 0 else f"{a:0{w}d}-{a + n:0{w}d}",
+    st.integers(0, 120),
+    st.integers(1, 3),
+    st.integers(0, 12),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HOST, st.lists(_RANGE, min_size=1, max_size=5), st.booleans())
+def test_fast_host_list_expansion_equals_python_hostlist(prefix, ranges, bracket):
+    import hostlist
+
+    text = f"{prefix}[{','.join(ranges)}]" if bracket else prefix
+    try:
+        want = hostlist.expand_hostlist(text)
+    except hostlist.BadHostlist:
+        with pytest.raises(ValueError):
+            slurm.expand_nodelist(text)
+    else:
+        assert slurm.expand_nodelist(text) == want
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.data())
+def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
+    """A few hundred mutated inputs per run (the seeded scripts in tests/fuzz do 20k each)."""
+    import random
+
+    sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+    import sacct_mutations as M
+
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    src = data.draw(
+        st.sampled_from(
+            [REAL / "sacct_parsable2.txt", SYN / "parsable2_traps.txt", SYN / "json_24_11.json"]
+        )
+    )
+    path = tmp_path / f"fuzz{src.suffix}"
+    path.write_bytes(M.mutate(src.read_bytes(), rng, []))
+    mode = data.draw(st.sampled_from(["raise", "skip"]))
+    try:
+        if src.suffix == ".json":
+            slurm.read_sacct_json(path, bad_lines=mode)
+        else:
+            slurm.read_sacct_parsable(path, bad_lines=mode)
+    except SacctParseError as exc:
+        assert str(path) in str(exc)
+
+
+# ------------------------------------------------------------------------------------------------
+# trainperf.jobs: the split (issue 17) and the new results (issue 18)
+# ------------------------------------------------------------------------------------------------
+
+
+def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm():
+    from trainperf import jobs
+
+    for name in (
+        "successful_jobs",
+        "longest_job_and_task",
+        "share_by_state",
+        "workload_marginals",
+        "job_gpu_utilisation",
+        "SAKURAONE_MARGINALS",
+        "FINAL_STATES",
+        "SIZE_BINS",
+    ):
+        assert getattr(slurm, name) is getattr(jobs, name), name
+        if callable(getattr(jobs, name)):
+            assert getattr(jobs, name).__module__.startswith("trainperf.jobs."), name
+
+
+def test_longest_successful_job(stats):
+    from trainperf import jobs
+
+    out = jobs.longest_successful_job(stats.jobs)
+    # successful (COMPLETED, exit 0): jobs 1 (1 h), 2 (2 h), 7 (3 h); job 4 ran 8 days but was
+    # CANCELLED, job 5 a day but TIMEOUT: the longest successful one is job 7, 10800 s = 0.125 days
+    assert out.to_dicts() == [
+        {
+            "what": "successful job",
+            "JobID": "7",
+            "name": None,
+            "state": "COMPLETED",
+            "n_nodes": 1,
+            "n_gpus": 8,
+            "start": utc(2024, 6, 1),
+            "end": utc(2024, 6, 1, 3),
+            "elapsed_s": 10800,
+            "elapsed_days": 10800 / 86400,
+        }
+    ]
+    assert slurm.longest_job_and_task(stats.jobs)["JobID"].to_list() == ["4"]  # the cancelled one
+    none = jobs.longest_successful_job(stats.jobs.filter(pl.col("state") != "COMPLETED"))
+    assert none.height == 0 and none.columns == out.columns
+
+
+def test_job_gpu_utilisation_coverage_by_hand():
+    # job 15 runs [0, 10) min on n3, whose GPUs have samples at minutes 0..6 only
+    text = (
+        "JobID|State|Start|End|Elapsed|NNodes|NodeList|AllocTRES\n"
+        "15|COMPLETED|2024-06-01T00:00:00|2024-06-01T00:10:00|00:10:00|1|n3|gres/gpu=8,node=1\n"
+    )
+    jobs = slurm.parse_sacct_parsable(text).jobs
+    r = slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()[0]
+    # samples every 60 s from 00:00 to 00:06: span 360 s + one interval 60 s = 420 s of 600 s
+    assert (r["first_sample"], r["last_sample"]) == (utc(2024, 6, 1, 0, 0), utc(2024, 6, 1, 0, 6))
+    assert (r["interval_s"], r["window_s"]) == (60.0, 600.0)
+    assert r["coverage"] == pytest.approx(420 / 600)
+    # jobs 10, 11 and 12 of UTIL_JOBS are covered for their whole window: 4, 2 and 2 minutes
+    full = {
+        x["JobID"]: x["coverage"]
+        for x in slurm.job_gpu_utilisation(
+            slurm.parse_sacct_parsable(UTIL_JOBS).jobs, util_frame()
+        ).to_dicts()
+    }
+    assert full == {"10": 1.0, "11": 1.0, "12": 1.0}
+
+
+_HEADERS = [
+    ["JobID", "State", "Elapsed", "JobName"],
+    ["JobID", "JobName", "State", "Elapsed"],
+    ["JobID", "JobIDRaw", "Start", "End", "NNodes", "NodeList", "AllocTRES", "Timelimit"],
+]
+_VALUES = {
+    "jobid": ["1", "2.batch", "3_4", "3_[5-6]", "7+1", "7+0.0", "8.extern", "x", ""],
+    "jobidraw": ["10", "10.batch", "11", "bad"],
+    "state": ["COMPLETED", "CANCELLED by 0", "FAILED", "TIMEOUT", "CANCELLED+", "weird", ""],
+    "elapsed": ["00:01:00", "1-02:03:04", "17:18.067", "INVALID", "12:75", "", "5"],
+    "jobname": ["a", "b|c", "two\nlines", "", "x|y|z", "\n"],
+    "start": ["2024-06-01T10:00:00", "Unknown", "None", "1717200000", "0", "2024-02-30T00:00:00"],
+    "end": ["2024-06-01T11:00:00", "Unknown", "2024-06-01 11:00:00", "2024-06-01T11:00"],
+    "nnodes": ["1", "2", "", "x"],
+    "nodelist": ["gpu001", "gpu[001-002]", "None assigned", "gpu[2-1]"],
+    "alloctres": ["gres/gpu=8,node=1", "", "cpu=2", "gres/gpu=x"],
+    "timelimit": ["01:00:00", "UNLIMITED", "Partition_Limit", "soon"],
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_generated_dumps_read_as_the_reference_reader_reads_them(data):
+    """Small generated dumps (delimiters and newlines in names, blank lines, bad values): the
+    vectorised reader gives the old reader's frames, or the same error at the same line."""
+    import warnings
+
+    import slurm_reference
+
+    names = data.draw(st.sampled_from(_HEADERS))
+    lines = ["|".join(names)]
+    for _ in range(data.draw(st.integers(0, 6))):
+        if data.draw(st.integers(0, 9)) == 0:
+            lines.append(data.draw(st.sampled_from(["", "  ", "orphan"])))
+            continue
+        lines.append("|".join(data.draw(st.sampled_from(_VALUES[n.lower()])) for n in names))
+    text = "\n".join(lines) + data.draw(st.sampled_from(["", "\n"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            old = slurm_reference.parse_sacct_parsable(text)
+        except slurm_reference.SacctParseError as exc:
+            with pytest.raises(SacctParseError) as new_exc:
+                slurm.parse_sacct_parsable(text)
+            assert new_exc.value.line == exc.line, (text, str(exc), str(new_exc.value))
+            return
+        except ValueError as exc:  # e.g. Python ints beyond 64 bits in the old reader
+            pytest.skip(f"old reader: {exc}")
+        new = slurm.parse_sacct_parsable(text)
+    for name in ("jobs", "steps"):
+        a, b = getattr(old, name), getattr(new, name)
+        assert b.select(a.columns).to_dicts() == a.to_dicts(), text
+
+
+def test_numbers_beyond_64_bits_are_bad_values_not_errors():
+    # found by tests/fuzz/fuzz_sacct_parsable.py: a TimelimitRaw of 30 nines (minutes) and a dump
+    # without JobID whose JobIDRaw is not an id
+    text = (
+        "JobIDRaw|State|TimelimitRaw\n"
+        "1|COMPLETED|999999999999999999999999999999\n"  # line 2: 6e31 s does not fit in Int64
+        "x|COMPLETED|5\n"  # line 3: not a job id
+        "2|COMPLETED|5\n"
+    )
+    with pytest.raises(SacctParseError) as exc:
+        slurm.parse_sacct_parsable(text, source="big.txt")
+    assert exc.value.line == 3 and "JobID" in str(exc.value)  # the JobID check comes first
+    d = slurm.parse_sacct_parsable(text, source="big.txt", bad_lines="skip")
+    assert d.jobs["JobIDRaw"].to_list() == ["2"] and d.jobs["timelimit_s"].to_list() == [300]
+    bad = d.quality.filter(pl.col("check") == "bad_value").select("first_line", "detail").rows()
+    assert [ln for ln, _ in bad] == [3, 3, 2]
+    assert "'x'" in bad[0][1] and "'999999999999999999999999999999'" in bad[2][1]

@@ -254,3 +254,24 @@ def test_notebook_runs_on_synthetic_default(tmp_path):
     assert rails["synthetic"].all() and rails.height == 64 * 8
     flagged = telemetry.rail_imbalance(rails)
     assert sorted(set(flagged["rail"])) == [2, 5] and flagged.height == 2 * 64
+
+
+def test_store_reused_when_config_and_generator_unchanged(tmp_path):
+    from trainperf.synthetic import telemetry as synthetic
+
+    ph = synthetic.default_phases()
+    cfg = synthetic.SyntheticConfig(n_nodes=2, job_nodes=1, interval_s=120.0)
+    store = tmp_path / "s"
+    said: list[str] = []
+    assert synthetic.ensure_parquet(cfg, ph, store, progress=said.append) is False
+    files = sorted(store.rglob("*.parquet"))
+    mtimes = [p.stat().st_mtime_ns for p in files]
+    assert synthetic.ensure_parquet(cfg, ph, store, progress=said.append) is True
+    assert "generating" in said[0] and "reusing" in said[1]
+    assert [p.stat().st_mtime_ns for p in sorted(store.rglob("*.parquet"))] == mtimes  # untouched
+    # another configuration: regenerated
+    cfg2 = synthetic.SyntheticConfig(n_nodes=2, job_nodes=1, interval_s=120.0, seed=1)
+    assert synthetic.ensure_parquet(cfg2, ph, store, progress=said.append) is False
+    # a store whose key file is missing (a killed generation) is never reused
+    (store / synthetic.KEY_FILE).unlink()
+    assert synthetic.ensure_parquet(cfg2, ph, store, progress=None) is False

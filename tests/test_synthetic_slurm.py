@@ -16,6 +16,9 @@ import pytest
 from trainperf import slurm
 from trainperf.synthetic import slurm as synthetic_slurm
 
+# the bundled dump's NODE_FAIL records warn (exit code 0:0 is not a clean exit); test_slurm.py checks it
+pytestmark = pytest.mark.filterwarnings("ignore::trainperf.slurm.SacctWarning")
+
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "data" / "slurm" / "synthetic"
 TEXT = BUNDLED / "sacct_parsable2.txt"
@@ -179,15 +182,26 @@ def test_no_node_runs_two_jobs_at_once(text):
 
 
 def _html_outputs(nb: dict) -> list[tuple[str, str]]:
+    """Each cell's display outputs as the book's HTML: text/html as it is, the tables' text/markdown
+    as pandoc writes it (break opportunities, <wbr>, left out so that names compare whole)."""
+    import pypandoc
+
     out = []
     for c in nb["cells"]:
         if c["cell_type"] != "code":
             continue
         src = "".join(c["source"])
         for o in c.get("outputs", []):
-            h = o.get("data", {}).get("text/html")
+            data = o.get("data", {})
+            h, md = data.get("text/html"), data.get("text/markdown")
             if h is not None:
                 out.append((src, "".join(h) if isinstance(h, list) else h))
+            elif md is not None:
+                md = "".join(md) if isinstance(md, list) else md
+                html = pypandoc.convert_text(
+                    md, "html5", format="markdown", extra_args=["--wrap=none"]
+                )
+                out.append((src, html.replace("<wbr>", "")))
     return out
 
 
@@ -233,3 +247,24 @@ def test_notebook_recovers_marginals_and_escapes_names(tmp_path, dump, fmt):
     longest = [h for src, h in html_out if "tbl-slurm-longest" in src]
     assert len(longest) == 1
     assert "&lt;img src=x onerror=alert(1)&gt;" in longest[0]
+
+
+def test_job_telemetry_covers_one_whole_node_job_on_the_first_hosts(text):
+    from trainperf.synthetic.slurm_telemetry import job_telemetry
+
+    tele, job_id = job_telemetry(text.jobs)
+    # the choice, found here independently: COMPLETED jobs on gpu001..gpuN, most nodes, longest
+    j = text.jobs.filter(pl.col("state") == "COMPLETED").to_dicts()
+    fits = [
+        r for r in j if r["nodes"] == [f"gpu{i:03d}" for i in range(1, (r["n_nodes"] or 0) + 1)]
+    ]
+    best = max(fits, key=lambda r: (r["n_nodes"], r["elapsed_s"]))
+    assert job_id == best["JobID"]
+    assert set(tele["hostname"].unique().to_list()) == set(best["nodes"])
+    assert tele["gpu"].n_unique() == 8 and set(tele["field"].to_list()) == {"DCGM_FI_DEV_GPU_UTIL"}
+    assert set(tele["job_id"].to_list()) == {job_id}
+    assert tele["labels"].str.contains('"synthetic":"true"', literal=True).all()
+    # inside the job's window: from its start (plus the 120 s idle margin) for one MLPerf run
+    assert tele["timestamp"].min() >= best["start"] and tele["timestamp"].max() < best["end"]
+    u = slurm.job_gpu_utilisation(text.jobs, tele)
+    assert u["JobID"].to_list() == [job_id] and 0 < u["coverage"][0] < 1

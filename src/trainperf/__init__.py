@@ -14,6 +14,7 @@ Models and analyses (return frames, never plot):
 - :mod:`trainperf.flops`       model FLOPs, MFU/HFU, accelerator peaks, the training memory model
 - :mod:`trainperf.compare`     an evaluated system against a reference (NVIDIA Eos) per GPU
 - :mod:`trainperf.telemetry`   telemetry aligned with the phases of an MLPerf run
+- :mod:`trainperf.jobs`        job statistics from Slurm accounting, per-job GPU utilisation
 
 Around them:
 

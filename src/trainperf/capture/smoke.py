@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainperf.capture.profile import StepProfiler, add_profiler_arguments
 from trainperf.errors import TrainperfError
 from trainperf.flops import ModelSpec, model_flops_per_token, narayanan_flops_per_token
 
@@ -429,6 +430,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     log.end("init_stop")
     if dist is not None:
         dist.barrier()
+    prof = _profiler(args, rank, world, use_cuda, dist, log)
     log.start("run_start")
     t_run = time.time()
     deadline = t_run + args.minutes * 60 if args.minutes else math.inf
@@ -480,6 +482,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 },
                 {"step": tokens},
             )
+            prof.step()
             done = (max_steps is not None and step >= max_steps) or time.time() >= deadline
             if dist is not None:
                 flag = torch.tensor([1.0 if done else 0.0], device=device)
@@ -500,6 +503,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"eval_loss {eval_loss:.4f} step_time {sum(recent) / len(recent):.4f} s",
                 flush=True,
             )
+    prof.__exit__(None, None, None)
     peak = torch.cuda.max_memory_allocated(device) if use_cuda else None
     if peak is not None:
         log.event("peak_memory_allocated", peak, {"unit": "bytes", "rank": rank})
@@ -533,6 +537,39 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return summary
 
 
+def _profiler(args, rank, world, use_cuda, dist, log) -> StepProfiler:
+    """The ``--profile-*`` schedule (:mod:`trainperf.capture.profile`), entered; logs ``profiler_trace``."""
+    out = getattr(args, "profile_dir", None)
+    run_id = (
+        os.environ.get("TORCHELASTIC_RUN_ID") or f"{platform.node()}-{os.getpid()}-{time.time_ns()}"
+    )
+    if dist is not None:  # one id for all ranks: rank 0's
+        box = [run_id]
+        dist.broadcast_object_list(box, src=0)
+        run_id = box[0]
+    meta = {"run_id": run_id, "benchmark": BENCHMARK, "world_size": world, "dp": world}
+    prof = StepProfiler(
+        out,
+        rank=rank,
+        cuda=use_cuda,
+        metadata=meta,
+        **(
+            {
+                "skip_first": args.profile_skip,
+                "warmup": args.profile_warmup,
+                "active": args.profile_active,
+            }
+            if out
+            else {}
+        ),
+    )
+    if out:
+        log.event(
+            "profiler_trace", str(Path(out) / "rank*.pt.trace.json.gz"), {**meta, **prof.schedule}
+        )
+    return prof.__enter__()
+
+
 class _nullcontext:
     def __enter__(self) -> None:
         return None
@@ -562,6 +599,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", default=".", help="folder for the result file (default .)")
     p.add_argument("--result-name", default="result_0.txt", help="result file name")
     p.add_argument("--overwrite", action="store_true", help="replace an existing result file")
+    add_profiler_arguments(p)
     return p
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
 from pathlib import Path
 
 from trainperf.errors import print_error
@@ -27,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="trainperf", description="LLM training performance report", parents=[common]
     )
+    p.add_argument("--version", action="version", version=f"trainperf {package_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser(
         "report",
@@ -58,12 +58,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--params", metavar="FILE.yaml", help="overrides as YAML: {notebook: {param: value}}"
     )
+    from trainperf.report import runs_cli
+
     s = sub.add_parser(
-        "runs", parents=[common], help="print the runs and scores of MLPerf logs under PATH"
+        "runs",
+        parents=[common],
+        help="print the runs and scores of MLPerf logs under PATH",
+        description=runs_cli.__doc__.split("\n\n", 1)[0],
+        epilog="table: for people (rounded, human headers). csv: one table (--table), the library's "
+        "column names, full precision. json: {trainperf_version, path, runs, scores, quality}. "
+        "Columns: trainperf.mlperf.load_results (runs), score_runs (scores), "
+        "trainperf.quality.QUALITY_SCHEMA (quality). A damaged file is a parse_error row; exit 0.",
     )
     s.add_argument(
         "path",
         help="an MLCommons results folder (any depth), a folder in that layout, or one result_*.txt",
+    )
+    s.add_argument("--format", choices=runs_cli.FORMATS, default="table", help="output format")
+    s.add_argument(
+        "--table", choices=runs_cli.TABLES, default="runs", help="the table --format csv prints"
     )
     from trainperf.report.batch import add_batch_arguments
 
@@ -71,6 +84,18 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("batch", help="execute a notebook over a grid of parameter sets (YAML)")
     )
     return p
+
+
+def package_version() -> str:
+    """The installed package's version (``importlib.metadata``), else ``trainperf.__version__``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trainperf")
+    except PackageNotFoundError:
+        from trainperf import __version__
+
+        return __version__
 
 
 def parse_overrides(items: list[str], params_file: str | None = None) -> dict[str, dict]:
@@ -133,37 +158,9 @@ def main(argv: list[str] | None = None) -> int:
                 overrides=parse_overrides(args.param, args.params),
             )
         elif args.command == "runs":
-            import polars as pl
+            from trainperf.report.runs_cli import run_command
 
-            from trainperf.mlperf import load_results
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = load_results(args.path, progress=sys.stderr.isatty())
-            for w in res.warnings:
-                print(f"warning: {w}", file=sys.stderr)
-            with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200):
-                print(
-                    res.runs.select(
-                        "round",
-                        "system",
-                        "benchmark",
-                        "n_accelerators",
-                        "status",
-                        "time_to_train_min",
-                    )
-                )
-                print(
-                    res.scores.select(
-                        "round",
-                        "system",
-                        "benchmark",
-                        "n_runs",
-                        "n_valid_runs",
-                        "score_min",
-                        "note",
-                    )
-                )
+            return run_command(args.path, args.format, args.table, package_version())
         return 0
     except KeyboardInterrupt:
         print("trainperf: interrupted", file=sys.stderr)

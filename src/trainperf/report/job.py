@@ -2,13 +2,21 @@
 
 Order of work (``trainperf report``):
 
+0. everything that can be refused is refused before anything runs: every ``#|`` cell-option block
+   of the notebooks, chapters and talk must be YAML (Quarto parses them so), and every notebook's
+   parameters are resolved in one place (:func:`plan_report`: notebook defaults, :data:`NOTEBOOKS`,
+   what the job provides, the user's overrides) with every input path checked for existence;
 1. every notebook in :data:`NOTEBOOKS` is executed with papermill into ``<out>/notebooks/`` (each
    written to a temporary name and renamed, so a killed run leaves no half-written notebook); the
    notebooks export their charts to ``figures/`` while they run, so nothing is executed twice;
 2. with ``quarto`` on PATH, ``quarto render`` builds the book into ``_book/`` from the chapters, which
    embed the executed notebooks' outputs (Quarto does not execute them again);
-3. without Quarto, a static preview site is built in ``<out>/site/`` from the executed notebooks with
-   nbconvert (an index page linking them), and one line says so and how to install Quarto.
+3. without Quarto, the preview site is built in ``<out>/site/`` by pandoc from the same chapters and
+   executed notebooks (numbered chapters, cross-references, the notebooks as an appendix), and one
+   line says so and how to install Quarto.
+
+Each executed notebook's full-detail tables (the ``text/csv`` outputs of
+:func:`trainperf.report.display.table`) are written next to it, ``<out>/notebooks/<name>/<label>.csv``.
 
 Executing a notebook is :mod:`trainperf.report.notebooks`, the numbers for the prose
 :mod:`trainperf.report.values`, the preview site :mod:`trainperf.report.preview`.
@@ -16,26 +24,33 @@ Executing a notebook is :mod:`trainperf.report.notebooks`, the numbers for the p
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
 from trainperf import project_root
 from trainperf.atomic import write_text_atomic
-from trainperf.report.notebooks import NotebookSpec, execute_notebook
-from trainperf.report.preview import (
-    book_chapters,
-    build_preview_site,
-    external_urls,
-    render_chapter,
-)
+from trainperf.errors import ConfigError
+from trainperf.report.notebooks import NotebookSpec, check_cell_options, execute_notebook
+from trainperf.report.preview import build_preview_site, csv_outputs, network_loads
 from trainperf.report.values import merge_values
 
-__all__ = ["BATCH_GRIDS", "NOTEBOOKS", "NotebookSpec", "quarto_available", "run_report"]
+__all__ = [
+    "BATCH_GRIDS",
+    "NOTEBOOKS",
+    "NotebookSpec",
+    "ReportPlan",
+    "plan_report",
+    "quarto_available",
+    "run_report",
+    "write_table_csvs",
+]
 
 QUARTO_INSTALL_HINT = "install Quarto from https://quarto.org/docs/get-started/ or `conda install -c conda-forge quarto`"
 
@@ -70,6 +85,11 @@ NOTEBOOKS: list[NotebookSpec] = [
             "ddp_capture_dir": "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
         },
     ),
+    NotebookSpec(
+        "trace",
+        "Inside a step: a PyTorch profiler trace against the MLPerf log and DCGM",
+        {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
+    ),
     NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
     NotebookSpec(
         "cluster",
@@ -84,6 +104,18 @@ NOTEBOOKS: list[NotebookSpec] = [
 #: the collected summary instead of recomputing.
 BATCH_GRIDS: list[tuple[str, str]] = [("grids/mlperf_systems.yaml", "batch_summary_path")]
 
+#: Parameters that name what a notebook *writes*; never checked for existence.
+OUTPUT_PARAMETERS = frozenset({"figures_dir", "values_path", "scratch_dir", "results_path"})
+
+#: A parameter whose name ends like this names an input file or folder (or a list of them, or a
+#: URL for ``*_source``), checked for existence before the first notebook runs.
+INPUT_PATH_SUFFIXES = ("_path", "_paths", "_log", "_dir", "_source")
+
+
+def is_input_path_parameter(name: str) -> bool:
+    """Whether a notebook parameter names an input path (see :data:`INPUT_PATH_SUFFIXES`)."""
+    return name.endswith(INPUT_PATH_SUFFIXES) and name not in OUTPUT_PARAMETERS
+
 
 def _rel(path: str | Path, root: Path) -> str:
     path = Path(path)
@@ -96,6 +128,154 @@ def _rel(path: str | Path, root: Path) -> str:
 def quarto_available() -> str | None:
     """Return the path of the ``quarto`` binary on PATH, or None."""
     return shutil.which("quarto")
+
+
+@dataclass
+class ReportPlan:
+    """Everything a run will do, computed before anything runs (:func:`plan_report`).
+
+    Attributes:
+        notebooks: (spec, parameters passed to papermill) in run order.
+        batches: (grid file, grid with its output folder set) to run first.
+        produced: parameter values the run itself produces before the notebook reads them
+            (batch summaries): ``{(notebook, parameter)}``.
+    """
+
+    notebooks: list[tuple[NotebookSpec, dict]]
+    batches: list[tuple[str, object]] = field(default_factory=list)
+    produced: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _declared(root: Path, spec: NotebookSpec) -> dict[str, dict]:
+    import papermill as pm
+
+    path = root / "notebooks" / f"{spec.name}.ipynb"
+    if not path.is_file():
+        raise ConfigError(f"notebooks/{spec.name}.ipynb: no such notebook")
+    return pm.inspect_notebook(str(path))
+
+
+def _default_value(info: dict):
+    try:
+        return ast.literal_eval(str(info.get("default", "")))
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _missing_paths(value, base: Path) -> list[str]:
+    items = value if isinstance(value, list | tuple) else [value]
+    missing = []
+    for v in items:
+        if (
+            not isinstance(v, str | Path)
+            or not str(v)
+            or str(v).startswith(("http://", "https://"))
+        ):
+            continue
+        p = Path(v)
+        if not (p if p.is_absolute() else base / p).exists():
+            missing.append(str(v))
+    return missing
+
+
+def plan_report(
+    root: Path,
+    out: Path,
+    figures: Path,
+    specs: list[NotebookSpec],
+    overrides: dict[str, dict] | None = None,
+    run_batches: bool = True,
+) -> ReportPlan:
+    """Every notebook's parameters for one run, from one place, checked before anything runs.
+
+    A notebook gets, in increasing precedence: its own defaults (the ``parameters`` cell), the
+    main job's :data:`NOTEBOOKS` values (relative input paths taken from ``root``), what the job
+    provides (``figures_dir``, ``values_path``, ``scratch_dir`` and batch summaries, to notebooks
+    that declare them) and ``overrides`` (the user's own data: command line ``-p``, ``--params``).
+
+    Raises:
+        ConfigError: an override for a notebook not in the job, a parameter a notebook does not
+            declare, or an input path that does not exist (the message names
+            ``notebook.parameter`` and the path; a relative default is taken from ``notebooks/``).
+    """
+    overrides = overrides or {}
+    unknown_nb = sorted(set(overrides) - {s.name for s in specs})
+    if unknown_nb:
+        raise ConfigError(
+            f"no notebook {', '.join(unknown_nb)} in the main job; notebooks: {', '.join(s.name for s in specs)}"
+        )
+    declared = {s.name: _declared(root, s) for s in specs}
+    for nb, kv in overrides.items():
+        bad = sorted(set(kv) - set(declared[nb]))
+        if bad:
+            raise ConfigError(
+                f"notebooks/{nb}.ipynb does not declare parameter(s) {', '.join(bad)}; "
+                f"it declares: {', '.join(sorted(declared[nb]))}"
+            )
+    plan = ReportPlan([])
+    batch_params: dict[str, str] = {}
+    if run_batches:
+        from trainperf.report import batch
+
+        for grid_file, param in BATCH_GRIDS:
+            if not any(param in declared[s.name] for s in specs):
+                continue
+            grid = replace(
+                batch.load_grid(root / grid_file), output=out / "batch" / Path(grid_file).stem
+            )
+            plan.batches.append((grid_file, grid))
+            batch_params[param] = str(grid.output / "summary.parquet")
+    for spec in specs:
+        decl = declared[spec.name]
+        params = {
+            k: str(root / v) if is_input_path_parameter(k) and isinstance(v, str) and v else v
+            for k, v in spec.parameters.items()
+        }
+        for k, v in batch_params.items():
+            if k in decl:
+                params[k] = v
+                plan.produced.add((spec.name, k))
+        provided = {
+            "figures_dir": str(figures),
+            "values_path": str(out / "values" / f"{spec.name}.json"),
+            "scratch_dir": str(out / "scratch" / spec.name),
+        }
+        params.update({k: v for k, v in provided.items() if k in decl})
+        for k, v in overrides.get(spec.name, {}).items():
+            params[k] = v
+            plan.produced.discard((spec.name, k))
+        unknown = sorted(set(params) - set(decl))
+        if unknown:
+            raise ConfigError(
+                f"notebooks/{spec.name}.ipynb does not declare parameter(s) {', '.join(unknown)}"
+            )
+        for k, info in decl.items():
+            if not is_input_path_parameter(k) or (spec.name, k) in plan.produced:
+                continue
+            value = params[k] if k in params else _default_value(info)
+            missing = _missing_paths(value, root / "notebooks")
+            if missing:
+                raise ConfigError(f"{spec.name}.{k}: no such file or folder: {missing[0]}")
+        plan.notebooks.append((spec, params))
+    return plan
+
+
+def write_table_csvs(executed: Path, folder: Path) -> list[Path]:
+    """Write the full-detail tables of an executed notebook (its ``text/csv`` outputs) into
+    ``folder`` (replaced as a whole), one ``<label>.csv`` per table. Returns the files."""
+    shutil.rmtree(folder, ignore_errors=True)
+    written = []
+    for _, _, name, text in csv_outputs(executed):
+        write_text_atomic(text, folder / name)
+        written.append(folder / name)
+    return written
+
+
+def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
+    docs = [root / "notebooks" / f"{s.name}.ipynb" for s in specs]
+    docs += sorted(root.glob("*.qmd")) + sorted((root / "chapters").glob("*.qmd"))
+    docs += sorted((root / "talk").glob("*.qmd"))
+    return [d for d in docs if d.is_file()]
 
 
 def run_report(
@@ -122,15 +302,19 @@ def run_report(
             summaries to the notebooks that declare the matching parameter.
         progress: progress bars for notebook cells and batch runs.
         overrides: ``{notebook name: {parameter: value}}`` applied last (the user's own data); an
-            unknown notebook or a parameter the notebook does not declare is an error.
+            unknown notebook, a parameter the notebook does not declare or an input path that does
+            not exist is refused before anything runs (:func:`plan_report`).
 
     Returns:
-        dict with keys ``notebooks`` (executed paths), ``figures`` (files in the figures folder),
-        ``site`` (index page of the site built), ``quarto`` (bool: the book was rendered),
-        ``seconds``.
+        dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
+        ``figures`` (files in the figures folder), ``site`` (index page of the site built),
+        ``quarto`` (bool: the book was rendered), ``problems`` (preview cross-references that
+        did not resolve, pages left out, pages that would load from the network), ``seconds``.
 
     Raises:
-        papermill.PapermillExecutionError: a notebook failed (the message names the cell).
+        ConfigError: a parameter refused before the run, or a ``#|`` cell-option block that is
+            not YAML (:class:`~trainperf.report.notebooks.CellOptionsError`).
+        NotebookError: a notebook cell failed (one line: notebook, cell, the library's message).
         subprocess.CalledProcessError: ``quarto render`` failed.
     """
     t0 = time.monotonic()
@@ -138,25 +322,11 @@ def run_report(
     out = root / out
     figures = root / figures
     specs = notebooks if notebooks is not None else NOTEBOOKS
-    import papermill as pm
 
-    # check the user's overrides before anything runs
-    overrides = overrides or {}
-    unknown_nb = sorted(set(overrides) - {s.name for s in specs})
-    if unknown_nb:
-        raise ValueError(
-            f"no notebook {', '.join(unknown_nb)} in the main job; notebooks: {', '.join(s.name for s in specs)}"
-        )
-    declared_by = {
-        s.name: set(pm.inspect_notebook(str(root / "notebooks" / f"{s.name}.ipynb"))) for s in specs
-    }
-    for nb, kv in overrides.items():
-        bad = sorted(set(kv) - declared_by[nb])
-        if bad:
-            raise ValueError(
-                f"notebooks/{nb}.ipynb does not declare parameter(s) {', '.join(bad)}; "
-                f"it declares: {', '.join(sorted(declared_by[nb]))}"
-            )
+    # everything that can be refused is refused before the first notebook runs
+    check_cell_options(_option_documents(root, specs))
+    plan = plan_report(root, out, figures, specs, overrides, run_batches)
+
     # values of notebooks run earlier must not linger
     shutil.rmtree(out / "values", ignore_errors=True)
     # figure languages: Japanese needs a CJK font; without one, say so once and write English only
@@ -169,17 +339,10 @@ def run_report(
     figure_log = out / "figures.jsonl"
     figure_log.parent.mkdir(parents=True, exist_ok=True)
     figure_log.unlink(missing_ok=True)
-    batch_params = {}
-    if run_batches:
-        from dataclasses import replace
-
+    if plan.batches:
         from trainperf.report import batch
 
-        for grid_file, param in BATCH_GRIDS:
-            if not any(param in spec.parameters for spec in specs):
-                continue
-            grid = batch.load_grid(root / grid_file)
-            grid = replace(grid, output=out / "batch" / Path(grid_file).stem)
+        for grid_file, grid in plan.batches:
             log(f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, root)}")
             summary_df = batch.run_batch(grid, progress=progress)
             failed = summary_df.filter(pl.col("status") == "failed")
@@ -187,29 +350,9 @@ def run_report(
                 raise RuntimeError(
                     f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
                 )
-            batch_params[param] = str(grid.output / "summary.parquet")
-    executed = []
-    for i, spec in enumerate(specs, start=1):
-        params = {
-            k: str(root / v) if k.endswith(("_path", "_log", "_dir")) and v else v
-            for k, v in spec.parameters.items()
-        }
-        params.update({k: v for k, v in batch_params.items() if k in spec.parameters})
-        # parameters the main job provides, passed only to notebooks that declare them
-        declared = declared_by[spec.name]
-        provided = {
-            "figures_dir": str(figures),
-            "values_path": str(out / "values" / f"{spec.name}.json"),
-            "scratch_dir": str(out / "scratch" / spec.name),
-        }
-        params.update({k: v for k, v in provided.items() if k in declared})
-        params.update(overrides.get(spec.name, {}))
-        unknown = sorted(set(params) - declared)
-        if unknown:
-            raise ValueError(
-                f"notebooks/{spec.name}.ipynb does not declare parameter(s) {', '.join(unknown)}"
-            )
-        log(f"[{i}/{len(specs)}] executing notebooks/{spec.name}.ipynb")
+    executed, tables = [], []
+    for i, (spec, params) in enumerate(plan.notebooks, start=1):
+        log(f"[{i}/{len(plan.notebooks)}] executing notebooks/{spec.name}.ipynb")
         n_exports = len(figure_export.read_export_log(figure_log))
         with figure_export.job_environment(figure_log, figure_langs):
             nb_out = execute_notebook(
@@ -224,35 +367,42 @@ def run_report(
         if exports:
             log(f"  {exports}")
         executed.append((spec, nb_out))
+        tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
     values = merge_values(out / "values", out / "values.yml")
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
-    summary = {"notebooks": [str(p) for _, p in executed], "quarto": False}
+    summary = {
+        "notebooks": [str(p) for _, p in executed],
+        "tables": [_rel(p, root) for p in tables],
+        "quarto": False,
+        "problems": [],
+    }
     if quarto:
         log("rendering the book with quarto render")
         subprocess.run([quarto, "render"], cwd=root, check=True)
         summary["quarto"] = True
         summary["site"] = str(root / "_book" / "index.html")
-        for page in (root / "_book").rglob("*.html"):
-            urls = external_urls(page.read_text(encoding="utf-8", errors="replace"))
-            if urls:
-                log(f"warning: {_rel(page, root)} loads external resources: {', '.join(urls[:3])}")
+        for page, urls in network_loads(root / "_book").items():
+            line = f"_book/{page} loads from the network: {', '.join(urls[:3])}"
+            summary["problems"].append(line)
+            log(f"warning: {line}")
     else:
-        note = f"Quarto was not found on PATH, so this is the preview site built with nbconvert; {QUARTO_INSTALL_HINT}, then run `make report` again for the book."
-        chapters = []
-        if (root / "_quarto.yml").is_file():
-            for qmd in book_chapters(root):
-                try:
-                    title, body = render_chapter(qmd, out / "notebooks", figures, values)
-                except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
-                    log(f"warning: {_rel(qmd, root)} left out of the preview: {exc}")
-                    continue
-                chapters.append((qmd.stem, title, body))
-        index = build_preview_site(
-            executed, out / "site", note=note if use_quarto is None else "", chapters=chapters
+        note = (
+            "This is the preview site, built with pandoc because Quarto was not found on PATH; "
+            f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
+        )
+        index, problems = build_preview_site(
+            root,
+            out / "notebooks",
+            figures,
+            values,
+            out / "site",
+            note=note if use_quarto is None else "",
+            log=log,
         )
         summary["site"] = str(index)
+        summary["problems"] = problems
         if use_quarto is None:
             log(
                 f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"

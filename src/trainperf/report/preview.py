@@ -1,126 +1,281 @@
-"""The preview site: the book's chapters and the executed notebooks as static HTML, without Quarto.
+"""The preview site: the book's chapters and its notebook appendix as static HTML, without Quarto.
 
-Charts display offline: the chart renderer of :mod:`trainperf.report.charts` inlines the Vega
-libraries; notebook pages use nbconvert's ``basic`` template inside a page of our own, which carries
-no CDN script (nbconvert's ``lab`` template would load require.js and MathJax from cdnjs).
+Built on pandoc itself (the ``pypandoc-binary`` wheel ships pandoc 3.9, the engine Quarto drives),
+so that what Quarto would hand to pandoc is parsed by pandoc here too: fenced divs, attributes,
+pipe tables, figures, callouts and TeX math (written as MathML, which browsers render without any
+script). What Quarto adds on top of pandoc is done here on pandoc's JSON AST, in Python:
+
+* the book's structure from ``_quarto.yml`` (``book.chapters``, ``book.appendices``);
+* shortcodes, resolved in the text before pandoc reads it, as Quarto does:
+  ``{{< include >}}``, ``{{< meta values.* >}}`` (the generated numbers) and
+  ``{{< embed NB.ipynb#label >}}`` (the labelled cell's stored outputs, chosen by Quarto's MIME
+  priority for HTML, ``src/core/jupyter/display-data.ts``, with its ``tbl-cap``/``fig-cap``);
+* numbering: chapters 1, 2, ... (a chapter whose title has ``{.unnumbered}`` is not numbered),
+  appendices A, B, ..., sections 3.1 and 3.1.2, figures and tables per chapter (Figure 3.2,
+  Table A.1), as a Quarto book numbers them;
+* cross-references: ``@sec-x``, ``@fig-x``, ``@tbl-x`` (pandoc reads them as citations) become
+  links to the target page and id with the text "Chapter 3", "Section 3.1", "Figure 3.2",
+  "Table 3.1" or "Appendix A"; an unknown id shows as ``?@fig-x`` and is reported;
+* callouts (``::: {.callout-warning}``) get their first heading as the title, unnumbered.
+
+Appendix pages are the executed notebooks (as in ``_quarto.yml``, where the appendices are the
+executed ``.ipynb`` files): markdown cells as text, code folded under "Code", every output, and
+under each table a link to its full-detail CSV (the ``text/csv`` output of
+:func:`trainperf.report.display.table`).
+
+Nothing on the pages is fetched from the network: figures are copied next to the pages, notebook
+images are data URIs, math is MathML, the stylesheet is inline.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from trainperf.report.notebooks import NotebookSpec
+__all__ = [
+    "BookStructure",
+    "book_chapters",
+    "book_structure",
+    "build_preview_site",
+    "chapter_markdown",
+    "csv_outputs",
+    "external_urls",
+    "network_loads",
+    "notebook_markdown",
+]
 
-__all__ = ["book_chapters", "build_preview_site", "external_urls", "render_chapter"]
 
+# --------------------------------------------------------------------------- network checks
 
 _EXTERNAL_RE = re.compile(
-    r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)\s*=\s*[\"']((?:https?:)?//[^\"']+)",
+    r"<(?:script|link|img|iframe|source|video|audio|embed|object)\b[^>]*?\b(?:src|href|data)\s*=\s*[\"']((?:https?:)?//[^\"']+)",
     re.I,
 )
+_CSS_URL_RE = re.compile(
+    r"""(?:@import\s+(?:url\()?|url\()\s*["']?((?:https?:)?//[^"')\s;]+)""", re.I
+)
+_CSS_LOCAL_RE = re.compile(r"""(?:@import\s+(?:url\()?|url\()\s*["']?([^"')\s;:]+\.css)""", re.I)
+_LINK_CSS_RE = re.compile(r"<link\b[^>]*?\bhref\s*=\s*[\"']([^\"':]+\.css)[\"']", re.I)
+_STYLE_RE = re.compile(r"<style\b[^>]*>(.*?)</style>", re.I | re.S)
 
 
 def external_urls(html_text: str) -> list[str]:
-    """Return the URLs of external resources a page would fetch (``<script src>``, ``<link href>``...)."""
-    return sorted(set(_EXTERNAL_RE.findall(html_text)))
+    """URLs of external resources a page would fetch: ``<script src>``, ``<link href>``,
+    ``<img src>``... and ``@import``/``url()`` in its inline ``<style>`` blocks."""
+    urls = set(_EXTERNAL_RE.findall(html_text))
+    for css in _STYLE_RE.findall(html_text):
+        urls.update(_CSS_URL_RE.findall(css))
+    return sorted(urls)
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} - trainperf</title>
-<style>
-body {{ font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 0; color: #222; }}
-header {{ background: #1f4e79; color: white; padding: 0.6em 1.5em; }}
-header a {{ color: white; margin-right: 1.2em; text-decoration: none; }}
-main {{ max-width: 1100px; margin: 1em auto; padding: 0 1.5em; }}
-.jp-InputPrompt, .prompt, .jp-OutputPrompt {{ display: none; }}
-div.input, .jp-InputArea {{ display: none; }}
-.output_html, .jp-OutputArea-output {{ overflow-x: auto; }}
-table {{ border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }}
-th, td {{ border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; }}
-pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
-.note {{ background: #fff4e0; border-left: 4px solid #d9822b; padding: 0.5em 1em; }}
-</style>
-</head>
-<body>
-<header><nav>{nav}</nav></header>
-<main>
-{body}
-</main>
-</body>
-</html>
-"""
+def _css_loads(css_file: Path, seen: set[Path]) -> set[str]:
+    if css_file in seen or not css_file.is_file():
+        return set()
+    seen.add(css_file)
+    text = css_file.read_text(encoding="utf-8", errors="replace")
+    urls = set(_CSS_URL_RE.findall(text))
+    for rel in _CSS_LOCAL_RE.findall(text):
+        urls |= _css_loads((css_file.parent / rel).resolve(), seen)
+    return urls
+
+
+def network_loads(site_dir: str | Path) -> dict[str, list[str]]:
+    """Every page of a built site (Quarto's ``_book`` or the preview) that would fetch something
+    from the network, with the URLs: tags of :func:`external_urls`, and ``@import``/``url()`` in the
+    local stylesheets the page links (followed through local ``@import``), e.g. a theme's web font.
+
+    Returns:
+        ``{page path relative to site_dir: [urls]}``, only pages with at least one URL.
+    """
+    site_dir = Path(site_dir)
+    out = {}
+    for page in sorted(site_dir.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        urls = set(external_urls(text))
+        seen: set[Path] = set()
+        for rel in _LINK_CSS_RE.findall(text):
+            urls |= _css_loads((page.parent / rel).resolve(), seen)
+        if urls:
+            out[str(page.relative_to(site_dir))] = sorted(urls)
+    return out
+
+
+# --------------------------------------------------------------------------- book structure
+
+
+@dataclass(frozen=True)
+class BookStructure:
+    """The book as ``_quarto.yml`` lists it: chapter files and appendix files (absolute paths)."""
+
+    chapters: list[Path]
+    appendices: list[Path]
+
+
+def _flatten(entries) -> list[str]:
+    out = []
+    for entry in entries or []:
+        if isinstance(entry, dict):
+            out.extend(_flatten(entry.get("chapters", [])))
+        else:
+            out.append(str(entry))
+    return out
+
+
+def book_structure(root: str | Path) -> BookStructure:
+    """Chapters and appendices of ``_quarto.yml`` (``book.chapters``, ``book.appendices``; parts
+    flattened), in book order."""
+    import yaml
+
+    root = Path(root)
+    cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
+    book = cfg.get("book", {}) or {}
+    return BookStructure(
+        [root / c for c in _flatten(book.get("chapters"))],
+        [root / c for c in _flatten(book.get("appendices"))],
+    )
 
 
 def book_chapters(root: str | Path) -> list[Path]:
-    """The chapter files of the book, in ``_quarto.yml`` order (``book.chapters``, parts flattened)."""
-    import yaml
-
-    cfg = yaml.safe_load((Path(root) / "_quarto.yml").read_text(encoding="utf-8"))
-    out = []
-    for entry in cfg.get("book", {}).get("chapters", []):
-        if isinstance(entry, dict):
-            out.extend(entry.get("chapters", []))
-        else:
-            out.append(entry)
-    return [Path(root) / c for c in out]
+    """The chapter files of the book, in ``_quarto.yml`` order (appendices not included)."""
+    return book_structure(root).chapters
 
 
-_EMBED_RE = re.compile(r"\{\{<\s*embed\s+([^#\s]+)#([A-Za-z0-9_-]+)\s*>\}\}")
+# --------------------------------------------------------------------------- notebook outputs
+
+# Quarto's display priority for HTML output (src/core/jupyter/display-data.ts, displayDataMimeType)
+_MIME_PRIORITY = (
+    "application/vnd.jupyter.widget-state+json",
+    "application/vnd.jupyter.widget-view+json",
+    "application/javascript",
+    "text/html",
+    "text/markdown",
+    "image/svg+xml",
+    "image/png",
+    "image/jpeg",
+    "text/plain",
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-_INCLUDE_RE = re.compile(r"\{\{<\s*include\s+(\S+)\s*>\}\}")
+def _text(value) -> str:
+    return value if isinstance(value, str) else "".join(value)
 
 
-_META_RE = re.compile(r"\{\{<\s*meta\s+([A-Za-z0-9_.]+)\s*>\}\}")
+def _fence(text: str, cls: str = "") -> str:
+    ticks = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    attr = f" {{.{cls}}}" if cls else ""
+    return f"{ticks}{attr}\n{text.rstrip()}\n{ticks}"
 
 
-_FIG_RE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)(\{[^}]*\})?")
+def _display_markdown(data: dict, alt: str) -> str:
+    mime = next((m for m in _MIME_PRIORITY if m in data), None)
+    if mime is None:
+        return ""
+    value = data[mime]
+    if mime == "text/markdown":
+        return _text(value)
+    if mime in ("text/html",):
+        return "```{=html}\n" + _text(value) + "\n```"
+    if mime == "application/javascript":
+        return "```{=html}\n<script>" + _text(value) + "</script>\n```"
+    if mime.startswith("application/vnd.jupyter.widget"):
+        return ""
+    if mime == "image/svg+xml":
+        b64 = base64.b64encode(_text(value).encode("utf-8")).decode("ascii")
+        return f"![{alt}](data:image/svg+xml;base64,{b64})"
+    if mime in ("image/png", "image/jpeg"):
+        return f"![{alt}](data:{mime};base64,{_text(value).strip()})"
+    return _fence(_text(value), "tp-output")
 
 
-_ATTR_RE = re.compile(r"\s*\{[#.][^}]*\}\s*$", re.M)
+def _outputs_markdown(cell, csv_links: dict[int, str] | None = None) -> str:
+    parts = []
+    for i, out in enumerate(cell.get("outputs", [])):
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(_fence(_ANSI.sub("", _text(out.get("text", ""))), "tp-output"))
+        elif kind == "error":
+            tb = "\n".join(_ANSI.sub("", line) for line in out.get("traceback", []))
+            parts.append(_fence(tb or f"{out.get('ename')}: {out.get('evalue')}", "tp-error"))
+        elif kind in ("display_data", "execute_result"):
+            md = _display_markdown(out.get("data", {}), "")
+            if md:
+                parts.append(md)
+            if csv_links and i in csv_links:
+                parts.append(f"[Full table (CSV)]({csv_links[i]}){{.tp-csv}}")
+    return "\n\n".join(parts)
 
 
-_XREF_RE = re.compile(r"@((?:fig|tbl|sec)-[A-Za-z0-9_-]+)")
+def _cell_options(cell, where: str) -> dict:
+    from trainperf.report.notebooks import cell_options
+
+    return cell_options(cell.get("source", ""), where)
 
 
-def _cell_outputs_html(nb_path: Path, label: str) -> str:
+def csv_outputs(nb_path: str | Path) -> list[tuple[int, int, str, str]]:
+    """The ``text/csv`` outputs of an executed notebook (full-detail tables):
+    ``(cell index, output index, file name, csv text)``, the file name from the cell's label
+    (``tbl-x.csv``; ``tbl-x-2.csv`` for a second table) or ``cell-<n>.csv``."""
     import nbformat
 
+    nb = nbformat.read(Path(nb_path), as_version=4)
+    found = []
+    for ci, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            label = _cell_options(cell, f"{nb_path} cell {ci}").get("label")
+        except ValueError:
+            label = None
+        k = 0
+        for oi, out in enumerate(cell.get("outputs", [])):
+            data = out.get("data", {})
+            if "text/csv" in data:
+                k += 1
+                stem = str(label or f"cell-{ci}") + (f"-{k}" if k > 1 else "")
+                found.append((ci, oi, f"{stem}.csv", _text(data["text/csv"])))
+    return found
+
+
+def _float_markdown(label: str, caption: str, content: str) -> str:
+    kind = label.split("-", 1)[0]
+    cap = f"::: {{.tp-caption}}\n{caption}\n:::\n" if caption else ""
+    if kind == "fig":  # figure captions go below, table captions above, as Quarto places them
+        return f"::: {{#{label} .tp-float .tp-float-fig}}\n{content}\n\n{cap}:::"
+    return f"::: {{#{label} .tp-float .tp-float-{kind}}}\n{cap}\n{content}\n:::"
+
+
+def _embed_markdown(nb_path: Path, label: str) -> str:
+    import nbformat
+
+    if not nb_path.is_file():
+        raise FileNotFoundError(f"embed: no executed notebook {nb_path} (was it run?)")
     nb = nbformat.read(nb_path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code" and re.search(
-            rf"^#\|\s*label:\s*{re.escape(label)}\s*$", cell.source, re.M
-        ):
-            parts = []
-            for o in cell.get("outputs", []):
-                data = o.get("data", {})
-                if "text/html" in data:
-                    parts.append(
-                        data["text/html"]
-                        if isinstance(data["text/html"], str)
-                        else "".join(data["text/html"])
-                    )
-                elif "image/svg+xml" in data:
-                    parts.append("".join(data["image/svg+xml"]))
-                elif "image/png" in data:
-                    parts.append(
-                        f'<img alt="{html.escape(label)}" src="data:image/png;base64,{data["image/png"]}">'
-                    )
-                elif "text/plain" in data:
-                    parts.append(f"<pre>{html.escape(''.join(data['text/plain']))}</pre>")
-            return f'<div class="embed" id="{html.escape(label)}">' + "\n".join(parts) + "</div>"
+    for ci, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        opts = _cell_options(cell, f"{nb_path} cell {ci}")
+        if opts.get("label") == label or cell.get("id") == label:
+            content = _outputs_markdown(cell)
+            if not content.strip():
+                raise ValueError(f"{nb_path}: the cell labelled {label!r} has no output to embed")
+            if label.startswith(("tbl-", "fig-")):
+                cap = opts.get(f"{label[:3]}-cap", "")
+                return _float_markdown(label, str(cap), content)
+            return f"::: {{#{label}}}\n{content}\n:::"
     raise ValueError(f"{nb_path}: no cell labelled {label!r} (expected a '#| label: {label}' line)")
+
+
+_EMBED_RE = re.compile(r"\{\{<\s*embed\s+(\S+?\.ipynb)(?:#([A-Za-z0-9_-]+))?\s*>\}\}")
+_INCLUDE_RE = re.compile(r"\{\{<\s*include\s+(\S+)\s*>\}\}")
+_META_RE = re.compile(r"\{\{<\s*meta\s+([A-Za-z0-9_.-]+)\s*>\}\}")
 
 
 def _lookup(values: dict, dotted: str) -> str:
@@ -131,154 +286,718 @@ def _lookup(values: dict, dotted: str) -> str:
                 f"no generated value {dotted!r} (the notebook must record it with record_values)"
             )
         cur = cur[part]
-    return html.escape(str(cur))
+    return str(cur)
 
 
-def render_chapter(
-    qmd: Path, notebooks_dir: Path, figures_dir: Path, values: dict
-) -> tuple[str, str]:
-    """Render one Quarto chapter to an HTML fragment for the preview site (no Quarto needed).
+def _inline_includes(path: Path, depth: int = 0) -> str:
+    text = path.read_text(encoding="utf-8")
+    if depth > 8:
+        raise ValueError(f"{path}: includes nested too deeply")
+    return _INCLUDE_RE.sub(lambda m: _inline_includes(path.parent / m.group(1), depth + 1), text)
 
-    Handles what our chapters use: ``{{< include _part.qmd >}}`` (inlined first),
-    ``{{< embed NB#label >}}`` (the labelled cell's stored outputs of
-    the executed notebook in ``notebooks_dir``), ``{{< meta values.* >}}`` (generated numbers),
-    ``![caption](../figures/x.svg){#fig-x}`` (the SVG inlined, so charts are real ``<svg>`` elements),
-    cross references (``@fig-x`` becomes a link) and header attributes (dropped). Markdown by
-    python-markdown. User-controlled strings (job names, paths) reach a chapter only through notebook
-    outputs, which pandas and polars HTML-escape; they are inserted after the Markdown pass.
 
-    Returns:
-        (title, HTML fragment).
+def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -> str:
+    """A chapter's Markdown with Quarto's shortcodes resolved (includes, meta values, embeds),
+    ready for pandoc.
+
+    Args:
+        qmd: the chapter.
+        notebooks_dir: folder of the executed notebooks (an embed ``../_output/notebooks/x.ipynb``
+            is looked up by file name there, so the preview works for any ``--out``).
+        values: the merged generated values (``values.yml``'s ``values`` mapping).
 
     Raises:
-        ValueError / KeyError: an embed label or a value the notebooks did not produce.
+        ValueError: an embed label no cell has, or a cell without output.
+        KeyError: a ``meta`` value the notebooks did not record.
+        trainperf.report.notebooks.CellOptionsError: an embedded cell's ``#|`` block is not YAML.
     """
-    import markdown
-
-    text = _INCLUDE_RE.sub(
-        lambda m: (qmd.parent / m.group(1)).read_text(encoding="utf-8"),
-        qmd.read_text(encoding="utf-8"),
-    )
-    blocks: list[str] = []
-
-    def stash(fragment: str) -> str:
-        blocks.append(fragment)
-        return f"\n\nTPBLOCK{len(blocks) - 1}X\n\n"
-
-    def stash_inline(fragment: str) -> str:
-        blocks.append(fragment)
-        return f"TPINLINE{len(blocks) - 1}X"
-
-    text = _EMBED_RE.sub(
-        lambda m: stash(_cell_outputs_html(notebooks_dir / Path(m.group(1)).name, m.group(2))), text
-    )
+    qmd = Path(qmd)
+    text = _inline_includes(qmd)
     text = _META_RE.sub(lambda m: _lookup({"values": values}, m.group(1)), text)
+    nb_dir = Path(notebooks_dir)
 
-    def figure(m: re.Match) -> str:
-        cap, src, attrs = m.group(1), m.group(2), m.group(3) or ""
-        fig_id = re.search(r"#([A-Za-z0-9_-]+)", attrs)
-        path = figures_dir / Path(src).name
-        body = (
-            path.read_text(encoding="utf-8")
-            if path.suffix == ".svg" and path.is_file()
-            else f'<img alt="{html.escape(cap)}" src="{html.escape(src)}">'
+    def embed(m: re.Match) -> str:
+        nb = nb_dir / Path(m.group(1)).name
+        if not m.group(2):
+            raise ValueError(f"{qmd}: embed of a whole notebook ({m.group(1)}) is not supported")
+        return "\n\n" + _embed_markdown(nb, m.group(2)) + "\n\n"
+
+    return _EMBED_RE.sub(embed, text)
+
+
+def notebook_markdown(
+    nb_path: str | Path, csv_links: dict[tuple[int, int], str] | None = None
+) -> str:
+    """An executed notebook as one Markdown page, as Quarto renders a notebook chapter: markdown
+    cells as text, each code cell's source folded under "Code", its outputs (labelled ``tbl-``/
+    ``fig-`` cells as numbered floats with their captions), and under a table the link
+    ``csv_links[(cell, output)]`` to its CSV."""
+    import nbformat
+
+    nb_path = Path(nb_path)
+    nb = nbformat.read(nb_path, as_version=4)
+    csv_links = csv_links or {}
+    parts = []
+    for ci, cell in enumerate(nb.cells):
+        src = cell.get("source", "")
+        if cell.cell_type == "markdown":
+            if "papermill-error-cell-tag" in cell.metadata.get("tags", []):
+                continue
+            parts.append(src)
+            continue
+        if cell.cell_type != "code":
+            continue
+        opts = _cell_options(cell, f"{nb_path} cell {ci}")
+        code = "\n".join(ln for ln in src.splitlines() if not ln.startswith("#|")).strip()
+        tags = cell.metadata.get("tags", [])
+        summary = "Parameters used" if "injected-parameters" in tags else "Code"
+        if code:
+            parts.append(
+                f'<details class="tp-code"><summary>{summary}</summary>\n\n'
+                + _fence(code, "python")
+                + "\n\n</details>"
+            )
+        content = _outputs_markdown(
+            cell, {oi: link for (c, oi), link in csv_links.items() if c == ci}
         )
-        ident = f' id="{fig_id.group(1)}"' if fig_id else ""
-        return stash(f"<figure{ident}>{body}<figcaption>{html.escape(cap)}</figcaption></figure>")
+        if not content.strip():
+            continue
+        label = str(opts.get("label", ""))
+        if label.startswith(("tbl-", "fig-")):
+            parts.append(_float_markdown(label, str(opts.get(f"{label[:3]}-cap", "")), content))
+        else:
+            parts.append(content)
+    return "\n\n".join(parts) + "\n"
 
-    # Quarto callouts (::: {.callout-warning} ... :::) become a highlighted box, as in the book
-    def callout(m: re.Match) -> str:
-        inner = markdown.markdown(m.group(2), extensions=["tables"])
-        return stash(f'<div class="note callout callout-{html.escape(m.group(1))}">{inner}</div>')
 
-    text = re.sub(
-        r"^:::\s*\{\.callout-([a-z]+)[^}]*\}\s*\n(.*?)^:::\s*$", callout, text, flags=re.M | re.S
+# --------------------------------------------------------------------------- AST work
+
+
+def _to_ast(markdown: str) -> dict:
+    import pypandoc
+
+    return json.loads(pypandoc.convert_text(markdown, "json", format="markdown"))
+
+
+def _to_html(doc: dict) -> str:
+    import pypandoc
+
+    return pypandoc.convert_text(
+        json.dumps(doc), "html5", format="json", extra_args=["--mathml", "--wrap=none"]
     )
-    text = _FIG_RE.sub(figure, text)
-    text = _ATTR_RE.sub("", text)
-    # TeX math is shown as code (no MathJax: it would come from a CDN)
-    text = re.sub(
-        r"\$([^$\n]+)\$",
-        lambda m: stash_inline(f'<code class="math">{html.escape(m.group(1))}</code>'),
-        text,
-    )
-    kinds = {"fig": "Figure", "tbl": "Table", "sec": "Section"}
-    text = _XREF_RE.sub(
-        lambda m: f"[{kinds[m.group(1)[:3]]} {m.group(1)[4:]}](#{m.group(1)})", text
-    )
-    title_m = re.search(r"^#\s+(.+)$", text, re.M)
-    title = title_m.group(1).strip() if title_m else qmd.stem
-    body = markdown.markdown(text, extensions=["tables", "fenced_code"])
-    body = re.sub(r"<p>TPBLOCK(\d+)X</p>", lambda m: blocks[int(m.group(1))], body)
-    body = re.sub(r"TPINLINE(\d+)X", lambda m: blocks[int(m.group(1))], body)
-    return title, body
+
+
+def _str(text: str) -> list:
+    out = []
+    for i, word in enumerate(text.split(" ")):
+        if i:
+            out.append({"t": "Space"})
+        if word:
+            out.append({"t": "Str", "c": word})
+    return out
+
+
+def _plain_text(inlines: list) -> str:
+    out = []
+    for el in inlines:
+        t, c = el.get("t"), el.get("c")
+        if t == "Str":
+            out.append(c)
+        elif t in ("Space", "SoftBreak", "LineBreak"):
+            out.append(" ")
+        elif t in (
+            "Emph",
+            "Strong",
+            "SmallCaps",
+            "Strikeout",
+            "Underline",
+            "Superscript",
+            "Subscript",
+        ):
+            out.append(_plain_text(c))
+        elif t in ("Span", "Link", "Quoted"):
+            out.append(_plain_text(c[1]))
+        elif t == "Code":
+            out.append(c[1])
+        elif t == "Math":
+            out.append(c[1])
+        elif t == "Cite":
+            out.append(_plain_text(c[1]))
+    return "".join(out)
+
+
+def _callouts(blocks: list) -> list:
+    """Quarto callouts: a div ``.callout-*`` whose first block is a heading gets it as its title."""
+    out = []
+    for b in blocks:
+        if b.get("t") == "Div":
+            (ident, classes, kvs), inner = b["c"]
+            kind = next((c for c in classes if c.startswith("callout-")), None)
+            inner = _callouts(inner)
+            if kind:
+                title = []
+                if inner and inner[0].get("t") == "Header":
+                    title = inner[0]["c"][2]
+                    inner = inner[1:]
+                if not title:
+                    title = _str(kind.removeprefix("callout-").capitalize())
+                head = {
+                    "t": "Div",
+                    "c": [
+                        ["", ["callout-title"], []],
+                        [{"t": "Plain", "c": [{"t": "Strong", "c": title}]}],
+                    ],
+                }
+                body = {"t": "Div", "c": [["", ["callout-body"], []], inner]}
+                b = {"t": "Div", "c": [[ident, ["callout", *classes], kvs], [head, body]]}
+            else:
+                b = {"t": "Div", "c": [[ident, classes, kvs], inner]}
+        out.append(b)
+    return out
+
+
+_XREF_KINDS = {"fig": "Figure", "tbl": "Table", "sec": "Section"}
+
+
+@dataclass
+class _Page:
+    name: str  # html file stem
+    source: Path
+    appendix: bool
+    blocks: list
+    meta: dict = field(default_factory=dict)
+    number: str | None = None  # "3", "A" or None (unnumbered)
+    title: str = ""
+    csv_files: dict[str, str] = field(default_factory=dict)  # site-relative path -> csv text
+
+
+@dataclass
+class _Target:
+    page: str
+    kind: str  # fig, tbl, sec
+    number: str | None
+    level: int = 0  # headings: 1 chapter
+
+
+def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) -> None:
+    """Number the page's headings and floats, record its ids in ``index`` (first one wins, so
+    chapters come before the appendix copies of the same cells)."""
+    counters = [0, 0, 0, 0, 0, 0, 0]
+    floats = {"fig": 0, "tbl": 0}
+    chap = page.number
+
+    def label(n: int, prefix: str | None) -> str:
+        return f"{prefix}.{n}" if prefix else str(n)
+
+    def record(ident: str, target: _Target) -> None:
+        if ident in index and index[ident].page == page.name:
+            warnings.append(f"{page.source.name}: duplicate id #{ident}")
+        index.setdefault(ident, target)
+
+    def walk(blocks: list) -> None:
+        for b in blocks:
+            t = b.get("t")
+            if t == "Header":
+                level, (ident, classes, kvs), inlines = b["c"]
+                if level == 1:
+                    if not page.title:
+                        page.title = _plain_text(inlines)
+                    number = chap
+                else:
+                    number = None
+                    if chap and "unnumbered" not in classes and level <= 4:
+                        counters[level] += 1
+                        for k in range(level + 1, len(counters)):
+                            counters[k] = 0
+                        number = ".".join([chap] + [str(counters[k]) for k in range(2, level + 1)])
+                if number and "unnumbered" not in classes:
+                    kvs = [kv for kv in kvs if kv[0] != "tp-number"] + [["tp-number", number]]
+                    b["c"][1][2] = kvs
+                if ident:
+                    record(ident, _Target(page.name, "sec", number, level))
+            elif t == "Figure":
+                ident = b["c"][0][0]
+                if ident.startswith("fig-"):
+                    floats["fig"] += 1
+                    num = label(floats["fig"], chap)
+                    b["c"][0][2] = b["c"][0][2] + [["tp-number", num]]
+                    record(ident, _Target(page.name, "fig", num))
+                walk(b["c"][2])
+            elif t == "Div":
+                (ident, classes, kvs), inner = b["c"]
+                kind = ident.split("-", 1)[0] if "-" in ident else ""
+                if "tp-float" in classes and kind in floats:
+                    floats[kind] += 1
+                    num = label(floats[kind], chap)
+                    b["c"][0][2] = kvs + [["tp-number", num]]
+                    record(ident, _Target(page.name, kind, num))
+                if "callout" not in classes:
+                    walk(inner)
+            elif t in ("BlockQuote",):
+                walk(b["c"])
+
+    walk(page.blocks)
+
+
+def _ref_text(target: _Target) -> str:
+    if target.kind == "sec" and target.level == 1:
+        if target.number is None:
+            return "the preface"
+        return ("Appendix " if target.number.isalpha() else "Chapter ") + target.number
+    return f"{_XREF_KINDS[target.kind]} {target.number or '?'}"
+
+
+def _number_of(kvs: list) -> str | None:
+    return next((v for k, v in kvs if k == "tp-number"), None)
+
+
+def _resolve(
+    page: _Page, index: dict[str, _Target], warnings: list[str], local: dict[str, _Target]
+) -> None:
+    """Headings and captions get their numbers, cross-references become links."""
+
+    def link(ident: str, suppress: bool) -> list:
+        target = local.get(ident) or index.get(ident)
+        if target is None:
+            warnings.append(f"{page.source.name}: unresolved cross-reference @{ident}")
+            return [{"t": "Strong", "c": [{"t": "Str", "c": f"?@{ident}"}]}]
+        text = target.number if (suppress and target.number) else _ref_text(target)
+        href = ("" if target.page == page.name else f"{target.page}.html") + f"#{ident}"
+        return [{"t": "Link", "c": [["", ["quarto-xref"], []], _str(text), [href, ""]]}]
+
+    def inlines(items: list) -> list:
+        out = []
+        for el in items:
+            t = el.get("t")
+            if t == "Cite":
+                cites = el["c"][0]
+                ids = [c["citationId"] for c in cites]
+                if all(i.split("-", 1)[0] in _XREF_KINDS and "-" in i for i in ids):
+                    for k, c in enumerate(cites):
+                        if k:
+                            out += [{"t": "Str", "c": ","}, {"t": "Space"}]
+                        out += inlines(c.get("citationPrefix", []))
+                        out += link(c["citationId"], c["citationMode"]["t"] == "SuppressAuthor")
+                        out += inlines(c.get("citationSuffix", []))
+                    continue
+            elif isinstance(el.get("c"), list):
+                el = dict(el)
+                el["c"] = _inlines_in(el["t"], el["c"], inlines, blocks)
+            out.append(el)
+        return out
+
+    def prefix_caption(blocks_: list, text: str) -> list:
+        for i, b in enumerate(blocks_):
+            if b.get("t") in ("Plain", "Para"):
+                new = dict(b)
+                new["c"] = [
+                    {"t": "Span", "c": [["", ["tp-float-number"], []], _str(text + ":")]},
+                    {"t": "Space"},
+                ] + b["c"]
+                return blocks_[:i] + [new] + blocks_[i + 1 :]
+        return [
+            {"t": "Plain", "c": [{"t": "Span", "c": [["", ["tp-float-number"], []], _str(text)]}]}
+        ] + blocks_
+
+    def blocks(items: list) -> list:
+        out = []
+        for b in items:
+            t = b.get("t")
+            if t == "Header":
+                level, (ident, classes, kvs), ins = b["c"]
+                number = _number_of(kvs)
+                ins = inlines(ins)
+                if number:
+                    if level == 1 and page.appendix:
+                        lead = _str(f"Appendix {number} —")
+                    else:
+                        lead = [{"t": "Str", "c": number}]
+                    ins = [
+                        {"t": "Span", "c": [["", ["header-section-number"], []], lead]},
+                        {"t": "Space"},
+                    ] + ins
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                b = {"t": "Header", "c": [level, [ident, classes, kvs], ins]}
+            elif t == "Figure":
+                (ident, classes, kvs), (short, cap), body = b["c"]
+                number = _number_of(kvs)
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                cap = blocks(cap)
+                if number:
+                    cap = prefix_caption(cap, f"Figure {number}")
+                b = {"t": "Figure", "c": [[ident, classes, kvs], [short, cap], blocks(body)]}
+            elif t == "Div":
+                (ident, classes, kvs), inner = b["c"]
+                number = _number_of(kvs)
+                kvs = [kv for kv in kvs if kv[0] != "tp-number"]
+                inner = blocks(inner)
+                if number:
+                    kind = _XREF_KINDS[ident.split("-", 1)[0]]
+                    for i, sub in enumerate(inner):
+                        if sub.get("t") == "Div" and "tp-caption" in sub["c"][0][1]:
+                            inner[i] = {
+                                "t": "Div",
+                                "c": [sub["c"][0], prefix_caption(sub["c"][1], f"{kind} {number}")],
+                            }
+                            break
+                    else:
+                        cap = {
+                            "t": "Div",
+                            "c": [["", ["tp-caption"], []], prefix_caption([], f"{kind} {number}")],
+                        }
+                        inner = [cap] + inner if kind == "Table" else inner + [cap]
+                b = {"t": "Div", "c": [[ident, classes, kvs], inner]}
+            elif t in ("Para", "Plain"):
+                b = {"t": t, "c": inlines(b["c"])}
+            elif t == "BlockQuote":
+                b = {"t": t, "c": blocks(b["c"])}
+            elif t in ("BulletList",):
+                b = {"t": t, "c": [blocks(item) for item in b["c"]]}
+            elif t == "OrderedList":
+                b = {"t": t, "c": [b["c"][0], [blocks(item) for item in b["c"][1]]]}
+            elif t == "Table":
+                b = _walk_table(b, inlines, blocks)
+            out.append(b)
+        return out
+
+    page.blocks = blocks(page.blocks)
+
+
+def _inlines_in(t: str, c: list, inlines, blocks):
+    """Recurse into the inline content of an inline element (emphasis, spans, links, quotes)."""
+    if t in ("Emph", "Strong", "SmallCaps", "Strikeout", "Underline", "Superscript", "Subscript"):
+        return inlines(c)
+    if t in ("Span", "Link", "Image"):
+        return [c[0], inlines(c[1]), *c[2:]]
+    if t == "Quoted":
+        return [c[0], inlines(c[1])]
+    if t == "Note":
+        return blocks(c)
+    return c
+
+
+def _walk_table(b: dict, inlines, blocks) -> dict:
+    attr, caption, colspecs, head, bodies, foot = b["c"]
+
+    def rows(rs):
+        return [
+            [r[0], [[cell[0], cell[1], cell[2], cell[3], blocks(cell[4])] for cell in r[1]]]
+            for r in rs
+        ]
+
+    head = [head[0], rows(head[1])]
+    bodies = [[bd[0], bd[1], rows(bd[2]), rows(bd[3])] for bd in bodies]
+    foot = [foot[0], rows(foot[1])]
+    return {
+        "t": "Table",
+        "c": [attr, [caption[0], blocks(caption[1])], colspecs, head, bodies, foot],
+    }
+
+
+def _local_images(blocks: list, resolve) -> None:
+    """Rewrite the ``src`` of images in place with ``resolve(src)``."""
+
+    def inl(items):
+        for el in items:
+            t, c = el.get("t"), el.get("c")
+            if t == "Image":
+                c[2][0] = resolve(c[2][0])
+                inl(c[1])
+            elif t in (
+                "Emph",
+                "Strong",
+                "SmallCaps",
+                "Strikeout",
+                "Underline",
+                "Superscript",
+                "Subscript",
+            ):
+                inl(c)
+            elif t in ("Span", "Link", "Quoted"):
+                inl(c[1])
+
+    def blk(items):
+        for b in items:
+            t, c = b.get("t"), b.get("c")
+            if t in ("Para", "Plain"):
+                inl(c)
+            elif t == "Figure":
+                blk(c[1][1])
+                blk(c[2])
+            elif t == "Div":
+                blk(c[1])
+            elif t == "BlockQuote":
+                blk(c)
+            elif t == "BulletList":
+                for item in c:
+                    blk(item)
+            elif t == "OrderedList":
+                for item in c[1]:
+                    blk(item)
+
+    blk(blocks)
+
+
+# --------------------------------------------------------------------------- the site
+
+_STYLE = """
+:root { --tp-text: 50rem; --tp-accent: #1f4e79; }
+* { box-sizing: border-box; }
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 0; color: #222;
+  line-height: 1.5; display: grid; grid-template-columns: 17rem minmax(0, 1fr); min-height: 100vh; }
+#tp-sidebar { background: #f4f6f9; border-right: 1px solid #dde3ea; padding: 1rem 0.8rem;
+  font-size: 0.9rem; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
+#tp-sidebar .tp-book-title { font-weight: bold; font-size: 1.1rem; margin: 0 0 0.8rem 0.3rem; }
+#tp-sidebar .tp-book-title a { color: var(--tp-accent); text-decoration: none; }
+#tp-sidebar ol { list-style: none; padding: 0; margin: 0; }
+#tp-sidebar li a { display: block; padding: 0.2rem 0.3rem; color: #333; text-decoration: none; }
+#tp-sidebar li a:hover { background: #e6ebf1; }
+#tp-sidebar li a.active { color: var(--tp-accent); font-weight: bold; }
+#tp-sidebar .tp-num { display: inline-block; min-width: 1.8rem; color: #666; }
+#tp-sidebar .tp-section { margin: 1rem 0 0.3rem 0.3rem; font-weight: bold; color: #555;
+  text-transform: uppercase; font-size: 0.75rem; letter-spacing: 0.05em; }
+main { width: 100%; max-width: calc(var(--tp-text) + 3rem); padding: 1rem 1.5rem 3rem; }
+main > * { max-width: var(--tp-text); }
+.tp-banner { background: #fff4e0; border-left: 4px solid #d9822b; padding: 0.5rem 1rem; }
+h1 { font-size: 1.9rem; margin-top: 0.5rem; }
+.header-section-number { color: #555; margin-right: 0.3em; }
+table { border-collapse: collapse; font-size: 0.9rem; margin: 0.3rem 0 1rem; }
+th, td { padding: 0.25rem 0.5rem; border-bottom: 1px solid #dde3ea; vertical-align: top; }
+thead th { border-bottom: 2px solid #888; }
+.tp-float { margin: 1.2rem 0; }
+.tp-caption, figcaption { font-size: 0.92rem; color: #333; margin: 0.3rem 0; }
+.tp-float-number { font-weight: bold; }
+figure { margin: 1.2rem 0; }
+figure img, .tp-float img { max-width: 100%; height: auto; }
+pre { background: #f6f6f6; padding: 0.5rem; overflow-x: auto; font-size: 0.85rem; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.9em; }
+details.tp-code summary { cursor: pointer; color: #666; font-size: 0.85rem; }
+.callout { border-left: 4px solid #d9822b; background: #fffaf2; padding: 0.4rem 1rem; margin: 1rem 0; }
+.callout-title { margin-bottom: 0.3rem; }
+.tp-csv { font-size: 0.85rem; }
+.tp-pager { display: flex; justify-content: space-between; margin-top: 3rem; border-top: 1px solid #dde3ea; padding-top: 0.8rem; }
+.tp-pager a { color: var(--tp-accent); text-decoration: none; }
+math { font-size: 1.05em; }
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} – {book}</title>
+<style>{style}</style>
+</head>
+<body>
+<nav id="tp-sidebar" aria-label="Contents">
+{nav}
+</nav>
+<main id="tp-main">
+{banner}{body}
+<nav class="tp-pager">{prev}{next}</nav>
+</main>
+</body>
+</html>
+"""
+
+
+def _page_label(page: _Page) -> str:
+    return page.number or ""
+
+
+def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
+    parts = [
+        f'<div class="tp-book-title"><a href="index.html">{html.escape(book_title)}</a></div>',
+        "<ol>",
+    ]
+    in_appendix = False
+    for p in pages:
+        if p.appendix and not in_appendix:
+            parts.append('</ol><div class="tp-section">Appendices</div><ol>')
+            in_appendix = True
+        cls = ' class="active"' if p.name == current else ""
+        num = f'<span class="tp-num">{html.escape(_page_label(p))}</span>' if p.number else ""
+        parts.append(f'<li><a href="{p.name}.html"{cls}>{num}{html.escape(p.title)}</a></li>')
+    parts.append("</ol>")
+    return "\n".join(parts)
+
+
+def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
+    def a(p: _Page, arrow: str, first: bool) -> str:
+        label = (f"{p.number} " if p.number else "") + p.title
+        text = f"{arrow} {html.escape(label)}" if first else f"{html.escape(label)} {arrow}"
+        return f'<a href="{p.name}.html">{text}</a>'
+
+    prev = a(pages[i - 1], "←", True) if i > 0 else "<span></span>"
+    nxt = a(pages[i + 1], "→", False) if i + 1 < len(pages) else "<span></span>"
+    return prev, nxt
+
+
+def _markdown_inline_html(text: str) -> str:
+    import pypandoc
+
+    return pypandoc.convert_text(
+        text, "html5", format="markdown", extra_args=["--wrap=none"]
+    ).strip()
 
 
 def build_preview_site(
-    executed: list[tuple[NotebookSpec, Path]],
+    root: str | Path,
+    notebooks_dir: str | Path,
+    figures_dir: str | Path,
+    values: dict,
     site_dir: str | Path,
     note: str = "",
-    chapters: list[tuple[str, str, str]] | None = None,
-) -> Path:
-    """Build a static preview site (no Quarto needed): the book's chapters and the notebooks.
+    log=None,
+) -> tuple[Path, list[str]]:
+    """Build the preview site of the book (no Quarto needed).
 
-    Chapters (rendered by :func:`render_chapter`) come first, in book order, the first one being the
-    index page; then one page per executed notebook (nbconvert ``basic`` template: outputs only, code
-    hidden by CSS). Every page has the same navigation bar. Nothing on the pages is fetched from the
-    network: charts carry their Vega libraries inline, figures are inline SVG.
+    Pages, in ``_quarto.yml`` order: the chapters (the first one is ``index.html``, the others
+    ``<file stem>.html``), then the appendices (an executed notebook ``x.ipynb`` becomes
+    ``notebook-x.html``). Every page has the same sidebar (chapters, then "Appendices") and
+    previous/next links. Figures a chapter shows are copied to ``figures/``; full-detail tables
+    to ``tables/<notebook>/<file>.csv``.
 
     Args:
-        executed: (spec, executed notebook path) pairs.
+        root: the checkout holding ``_quarto.yml``, ``chapters/`` and ``notebooks/``.
+        notebooks_dir: folder of the executed notebooks (embeds and appendices are looked up by
+            file name there).
+        figures_dir: folder of the exported figures.
+        values: generated values for ``{{< meta values.* >}}``.
         site_dir: output folder; replaced as a whole (built in a temporary folder, then renamed).
-        note: text shown on the index page (e.g. that this is the preview, not the Quarto book).
-        chapters: (file stem, title, HTML body) triples in book order; None: an index page that lists
-            the notebooks.
+        note: Markdown shown at the top of the first page (e.g. that this is the preview).
+        log: callable for one line per page left out (a chapter whose notebook did not run).
 
     Returns:
-        The path of ``index.html``.
-    """
-    import nbformat
-    from nbconvert import HTMLExporter
+        (path of ``index.html``, problems: unresolved cross-references, duplicate ids, pages
+        left out).
 
+    Raises:
+        FileNotFoundError: ``_quarto.yml`` is missing.
+    """
+    import yaml
+
+    root, notebooks_dir, figures_dir = Path(root), Path(notebooks_dir), Path(figures_dir)
     site_dir = Path(site_dir)
+    cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
+    book_title = str((cfg.get("book") or {}).get("title", "Book"))
+    structure = book_structure(root)
+    problems: list[str] = []
+    pages: list[_Page] = []
+
+    for qmd in structure.chapters:
+        try:
+            md = chapter_markdown(qmd, notebooks_dir, values)
+        except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
+            problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
+            continue
+        name = "index" if not pages else qmd.stem
+        doc = _to_ast(md)
+        pages.append(_Page(name, qmd, False, _callouts(doc["blocks"]), doc.get("meta", {})))
+    for nb_ref in structure.appendices:
+        nb = notebooks_dir / nb_ref.name if nb_ref.suffix == ".ipynb" else nb_ref
+        if not nb.is_file():
+            problems.append(f"{nb_ref.relative_to(root)} left out of the preview: no file {nb}")
+            continue
+        if nb.suffix == ".ipynb":
+            csvs = csv_outputs(nb)
+            links = {(ci, oi): f"tables/{nb.stem}/{fname}" for ci, oi, fname, _ in csvs}
+            md = notebook_markdown(nb, links)
+            files = {f"tables/{nb.stem}/{fname}": text for _, _, fname, text in csvs}
+            name = f"notebook-{nb.stem}"
+        else:
+            md, files, name = chapter_markdown(nb, notebooks_dir, values), {}, nb.stem
+        doc = _to_ast(md)
+        pages.append(
+            _Page(name, nb, True, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files)
+        )
+
+    # numbers: chapters 1.. (unless {.unnumbered}), appendices A..
+    n_chapter, n_appendix = 0, 0
+    for p in pages:
+        first = next((b for b in p.blocks if b.get("t") == "Header" and b["c"][0] == 1), None)
+        unnumbered = first is not None and (
+            "unnumbered" in first["c"][1][1] or "unlisted" in first["c"][1][1]
+        )
+        if first is None or unnumbered:
+            p.number = None
+        elif p.appendix:
+            p.number = chr(ord("A") + n_appendix)
+            n_appendix += 1
+        else:
+            n_chapter += 1
+            p.number = str(n_chapter)
+    index: dict[str, _Target] = {}
+    local: dict[str, dict[str, _Target]] = {}
+    for p in pages:
+        before = set(index)
+        page_index: dict[str, _Target] = {}
+        _number_page(p, page_index, problems)
+        local[p.name] = page_index
+        for k, v in page_index.items():
+            if k not in before:
+                index[k] = v
+        if not p.title:
+            p.title = p.source.stem
+
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
-    chapters = list(chapters or [])
-    pages = [("index" if i == 0 else stem, title) for i, (stem, title, _) in enumerate(chapters)]
-    if not chapters:
-        pages = [("index", "Contents")]
-    pages += [(f"notebook-{spec.name}", spec.title) for spec, _ in executed]
     try:
-        nav = "".join(
-            f'<a href="{html.escape(name)}.html">{html.escape(title)}</a>' for name, title in pages
-        )
-        note_html = f'<p class="note">{html.escape(note)}</p>\n' if note else ""
-        for i, (_, title, body) in enumerate(chapters):
-            name = pages[i][0]
-            (tmp / f"{name}.html").write_text(
+        copied: dict[Path, str] = {}
+
+        def figure_src(src: str, page: _Page) -> str:
+            if src.startswith(("data:", "http://", "https://", "#")):
+                return src
+            # an exported figure (../figures/x.svg) is taken from this run's figures folder
+            path = figures_dir / Path(src).name if "figures/" in src else page.source.parent / src
+            if not path.is_file():
+                problems.append(f"{page.source.name}: image {src} not found")
+                return src
+            if path not in copied:
+                (tmp / "figures").mkdir(exist_ok=True)
+                target = f"figures/{path.name}"
+                if target in copied.values():  # same name, another folder
+                    target = f"figures/{len(copied)}-{path.name}"
+                shutil.copyfile(path, tmp / target)
+                copied[path] = target
+            return copied[path]
+
+        banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
+        for i, p in enumerate(pages):
+            _resolve(p, index, problems, local[p.name])
+            if not p.appendix:
+                _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+            body = _to_html({"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks})
+            prev, nxt = _pager(pages, i)
+            (tmp / f"{p.name}.html").write_text(
                 _PAGE.format(
-                    title=html.escape(title), nav=nav, body=(note_html if i == 0 else "") + body
+                    title=html.escape(p.title),
+                    book=html.escape(book_title),
+                    style=_STYLE,
+                    nav=_nav_html(pages, p.name, book_title),
+                    banner=banner if i == 0 else "",
+                    body=body,
+                    prev=prev,
+                    next=nxt,
                 ),
                 encoding="utf-8",
             )
-        exporter = HTMLExporter(template_name="basic")
-        for spec, nb_path in executed:
-            body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
-            (tmp / f"notebook-{spec.name}.html").write_text(
-                _PAGE.format(title=html.escape(spec.title), nav=nav, body=body), encoding="utf-8"
-            )
-        if not chapters:
-            items = "".join(
-                f'<li><a href="notebook-{html.escape(spec.name)}.html">{html.escape(spec.title)}</a></li>'
-                for spec, _ in executed
-            )
-            index_body = (
-                "<h1>trainperf: LLM training performance report (preview)</h1>\n"
-                + note_html
-                + f"<ul>{items}</ul>\n"
-            )
+            for rel, text in p.csv_files.items():
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / rel).write_text(text, encoding="utf-8")
+        if not pages:
             (tmp / "index.html").write_text(
-                _PAGE.format(title="Contents", nav=nav, body=index_body), encoding="utf-8"
+                _PAGE.format(
+                    title="Contents",
+                    book=html.escape(book_title),
+                    style=_STYLE,
+                    nav="",
+                    banner=banner,
+                    body="<p>No chapter could be built.</p>",
+                    prev="",
+                    next="",
+                ),
+                encoding="utf-8",
             )
         if site_dir.exists():
             old = site_dir.with_name(f".{site_dir.name}.old")
@@ -289,4 +1008,7 @@ def build_preview_site(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return site_dir / "index.html"
+    if log:
+        for line in problems:
+            log(f"warning: {line}")
+    return site_dir / "index.html", problems

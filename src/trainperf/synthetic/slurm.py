@@ -52,7 +52,7 @@ from typing import Any
 import hostlist
 import numpy as np
 
-from trainperf.slurm import SAKURAONE_MARGINALS
+from trainperf.jobs import SAKURAONE_MARGINALS
 
 __all__ = [
     "SEED",

@@ -70,6 +70,8 @@ import numpy as np
 import polars as pl
 
 from trainperf import dcgm, telemetry
+from trainperf.dcgm.series import normalise_series as _normalise_series
+from trainperf.dcgm.series import series_frame as _series_frame
 
 __all__ = [
     "BLOCK_SCRAPES",
@@ -82,6 +84,8 @@ __all__ = [
     "job_hostnames",
     "nic_devices",
     "scrape_times",
+    "ensure_parquet",
+    "store_key",
     "write_exposition",
     "write_parquet",
 ]
@@ -380,8 +384,8 @@ def _blocks(
 def _series_table(cfg: SyntheticConfig, host_i: int) -> tuple[pl.DataFrame, list[str]]:
     """Reader-schema series attributes (via dcgm's own label normalisation) and exposition keys."""
     ser = _series(cfg, host_i)
-    rows = [dcgm._normalise_series(name, lab) for name, lab, _ in ser]
-    table = dcgm._series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
+    rows = [_normalise_series(name, lab) for name, lab, _ in ser]
+    table = _series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
     keys = []
     for name, lab, _ in ser:
         body = ",".join(f'{k}="{v}"' for k, v in lab.items())
@@ -450,6 +454,69 @@ def write_parquet(
         files += dcgm.write_parquet_partitioned(frame, out)
     (out / "SYNTHETIC.json").write_text(json.dumps(_describe(cfg, phases), indent=2) + "\n")
     return files
+
+
+KEY_FILE = "SYNTHETIC.key"
+"""File of a synthetic store holding :func:`store_key` of what made it (written last)."""
+
+
+def store_key(cfg: SyntheticConfig, phases: pl.DataFrame) -> str:
+    """SHA-256 of everything the synthetic store depends on: the configuration, the phases, the
+    generator's source (this module, the DCGM field table and the Parquet writer's module) and the
+    polars version (which writes the files)."""
+    from trainperf.dcgm import store as dcgm_store
+    from trainperf.tables import PACKAGE_TABLES
+
+    h = hashlib.sha256()
+    h.update(json.dumps(_describe(cfg, phases), sort_keys=True, default=str).encode())
+    h.update(_phases(cfg, phases).write_csv().encode())
+    for f in (Path(__file__), Path(dcgm_store.__file__), PACKAGE_TABLES / "dcgm_fields.csv"):
+        h.update(f.read_bytes())
+    h.update(pl.__version__.encode())
+    return h.hexdigest()
+
+
+def ensure_parquet(
+    cfg: SyntheticConfig,
+    phases: pl.DataFrame,
+    out_dir: str | Path,
+    *,
+    progress: Any = print,
+) -> bool:
+    """Make ``out_dir`` hold the synthetic store of ``cfg`` and ``phases``, reusing it when its
+    :func:`store_key` says it was made from the same inputs (the main job then skips 4-5 s of
+    generation on every run).
+
+    A store without a key, or with another one, is deleted and written again
+    (:func:`write_parquet`); the key file is written last, so a killed generation is never
+    reused.
+
+    Args:
+        progress: called with one line saying "reusing" or "generating" (None: silent).
+
+    Returns:
+        True when the store was reused, False when it was generated.
+    """
+    import shutil
+
+    from trainperf.atomic import write_text_atomic
+
+    out = Path(out_dir)
+    key = store_key(cfg, phases)
+    kf = out / KEY_FILE
+    if kf.is_file() and kf.read_text().strip() == key:
+        if progress:
+            progress(
+                f"synthetic telemetry: reusing {out} (key {key[:12]}: same config, phases, generator)"
+            )
+        return True
+    if progress:
+        progress(f"synthetic telemetry: generating {out} (key {key[:12]})")
+    if out.exists():
+        shutil.rmtree(out)
+    write_parquet(cfg, phases, out)
+    write_text_atomic(key + "\n", kf)
+    return False
 
 
 def _describe(cfg: SyntheticConfig, phases: pl.DataFrame) -> dict[str, Any]:

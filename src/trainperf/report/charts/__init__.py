@@ -10,7 +10,7 @@ back an Altair chart; no analysis happens here and none in the notebooks. Module
   figures skipped);
 * :mod:`~trainperf.report.charts.display`: :func:`enable`, notebook display as ``image/svg+xml``;
 * one module per chapter: :mod:`~.mlperf`, :mod:`~.eos`, :mod:`~.memory`, :mod:`~.telemetry`,
-  :mod:`~.operations`.
+  :mod:`~.operations`, :mod:`~.trace`.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from trainperf.report.charts.telemetry import (
 )
 from trainperf.report.charts.theme import BENCHMARK_NAMES, FONT, PALETTE, THEME, benchmark_name
 from trainperf.report.charts.theme import theme as _theme_config
+from trainperf.report.charts.trace import trace_step_breakdown, trace_vs_telemetry
 
 # registered (not enabled) at import, so that save_chart can always export with the report's theme
 alt.theme.register(THEME, enable=False)(_theme_config)
@@ -79,5 +80,7 @@ __all__ = [
     "telemetry_rail_throughput",
     "time_to_train_by_scale",
     "time_to_train_runs",
+    "trace_step_breakdown",
+    "trace_vs_telemetry",
     "translate",
 ]

@@ -1,0 +1,123 @@
+"""Benchmark: the DCGM exposition reader against its limit and its peer, on the same bytes (issue 16).
+
+* limit: polars reading the same file as a one-column CSV (no parsing of the lines): the floor for
+  any reader built on polars;
+* product: :func:`trainperf.dcgm.read_exposition_reading` (the normalised result: series table +
+  samples + data-quality rows, every check applied) and :func:`trainperf.dcgm.read_exposition`
+  (the same joined into the long frame);
+* old: the reader before the rewrite (``tests/dcgm_reference.py``), whose frame must be identical;
+* peer: ``prometheus_client.parser.text_string_to_metric_families`` per scrape, on the first 5 MB
+  (its speed does not depend on the size), as MB/s.
+
+The archive is :func:`dcgm_ingest.generate` (4 nodes x 8 H100, 18 dcgm-exporter fields, HELP/TYPE
+lines, a bare epoch marker per scrape): 100 MB, ``--quick`` 10 MB. Timings are interleaved and
+repeated (``harness.interleaved``); the ratio is the product's speed over the limit's (min times).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import harness  # noqa: E402
+
+
+def _prometheus_client_mb_s(path: Path, limit_bytes: int = 5_000_000) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with open(path, "rb") as fh:
+        data = fh.read(limit_bytes)
+    text = data[: data.rfind(b"\n") + 1].decode()
+    t0 = time.perf_counter()
+    chunk: list[str] = []
+    n = 0
+    for line in text.splitlines(keepends=True):
+        if line[:1].isdigit():
+            if chunk:
+                n += sum(len(f.samples) for f in text_string_to_metric_families("".join(chunk)))
+            chunk = []
+        else:
+            chunk.append(line)
+    if chunk:
+        n += sum(len(f.samples) for f in text_string_to_metric_families("".join(chunk)))
+    return len(text) / 1e6 / (time.perf_counter() - t0)
+
+
+def run(quick: bool) -> list[harness.Row]:
+    import dcgm_ingest
+    import polars as pl
+    from dcgm_reference import read_exposition as old_read
+
+    from trainperf import dcgm
+
+    size = 10.0 if quick else 100.0
+    tmp = Path(tempfile.mkdtemp(prefix="bench_dcgm_"))
+    path = tmp / "archive.prom"
+    info = dcgm_ingest.generate(path, size)
+    mb = info["bytes"] / 1e6
+    warnings.simplefilter("ignore")
+
+    def limit():
+        return pl.read_csv(path, has_header=False, separator="\x1f", quote_char=None,
+                           new_columns=["line"], schema={"line": pl.String})  # fmt: skip
+
+    new_frame = dcgm.read_exposition(path)
+    old_frame = old_read(path)
+    identical = new_frame.equals(old_frame)
+    assert new_frame.height == info["samples"], (new_frame.height, info["samples"])
+    del new_frame, old_frame
+    t = harness.interleaved(
+        {
+            "limit": limit,
+            "reading": lambda: dcgm.read_exposition_reading(path),
+            "frame": lambda: dcgm.read_exposition(path),
+            "old": lambda: old_read(path),
+        },
+        repeat=3 if quick else 5,
+    )
+    pc = _prometheus_client_mb_s(path)
+    lim = t["limit"]["min_s"]
+
+    def speed(k: str) -> str:
+        return f"{mb / t[k]['min_s']:.0f} MB/s (min {t[k]['min_s']:.2f} s, median {t[k]['median_s']:.2f} s)"
+
+    rows = [
+        harness.Row(
+            f"DCGM exposition reader, {mb:.0f} MB, normalised result (series + samples + quality)",
+            speed("reading"), f"polars one-column CSV read {speed('limit')}",
+            lim / t["reading"]["min_s"], ">= 0.5 of the limit", lim / t["reading"]["min_s"] >= 0.5,
+            f"every data check applied; prometheus_client {pc:.1f} MB/s "
+            f"({mb / t['reading']['min_s'] / pc:.0f}x slower than the product)",
+        ),
+        harness.Row(
+            f"DCGM exposition reader, {mb:.0f} MB, long frame (read_exposition)",
+            speed("frame"), f"polars one-column CSV read {speed('limit')}",
+            lim / t["frame"]["min_s"], "(information: the join to the long frame)",
+            True, f"identical to the old reader's frame: {identical}",
+        ),
+        harness.Row(
+            f"DCGM exposition reader before the rewrite, {mb:.0f} MB",
+            speed("old"), f"polars one-column CSV read {speed('limit')}",
+            lim / t["old"]["min_s"], "(reference)", True,
+            f"new / old speed (normalised result): {t['old']['min_s'] / t['reading']['min_s']:.2f}x",
+        ),
+    ]  # fmt: skip
+    path.unlink()
+    tmp.rmdir()
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    rows = run(ap.parse_args().quick)
+    print(harness.markdown(rows))

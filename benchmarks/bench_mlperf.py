@@ -1,0 +1,179 @@
+"""Benchmark: the MLPerf log reader against its limit and its peer, and the cost of importing it (issue 16).
+
+Side by side in one process run, interleaved and repeated (CPU seconds, ``time.process_time`` over
+all threads, as issue 16 states the target; min of the runs; wall seconds in the note):
+
+* product: ``trainperf.mlperf.load_results`` on every bundled log (``data/mlperf``): parse, check,
+  time, score;
+* limit: one ``json.loads`` per ``:::MLLOG`` line of the same files (read, split lines, find the
+  token, decode): what any reader of this format must at least do in Python;
+* peer: mlperf-logging's ``parse_file`` (ruleset 4.1.0) on each file, the MLCommons parser.
+
+And in fresh child interpreters (``harness.child``, min of 3): the CPU time and the peak memory that
+``import trainperf.mlperf`` adds to a bare interpreter, and what importing mlperf-logging's result
+summarizer (the old loader's import) would add.
+
+Usage: ``.venv/bin/python benchmarks/run_all.py --only mlperf`` (or ``python benchmarks/bench_mlperf.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+
+MLPERF = harness.ROOT / "data" / "mlperf"
+TOKEN = ":::MLLOG"
+
+
+def _limit(files: list[Path]) -> None:
+    loads = json.loads
+    for f in files:
+        for line in f.read_bytes().decode("utf-8").split("\n"):
+            i = line.find(TOKEN)
+            if i >= 0:
+                loads(line[i + len(TOKEN) :])
+
+
+def _peer(files: list[Path]) -> None:
+    from mlperf_logging.compliance_checker.mlp_parser import parse_file
+
+    for f in files:
+        parse_file(str(f), ruleset="4.1.0")
+
+
+# CPU seconds of the import (process_time): on a shared machine the wall time mostly measures the
+# other processes; the wall time is recorded too.
+# Peak memory from /proc/self/status VmHWM: ru_maxrss survives fork + exec on Linux, so a child of
+# a large parent would report the parent's peak.
+_HWM = (
+    "hwm = [float(x.split()[1]) / 1024 for x in open('/proc/self/status') if x.startswith('VmHWM')]"
+)
+_IMPORT = (
+    """
+import time
+t0, w0 = time.process_time(), time.perf_counter()
+import {module}
+RESULT = {{"import_s": time.process_time() - t0, "wall_s_import": time.perf_counter() - w0}}
+"""
+    + _HWM
+    + """
+RESULT["hwm_mb"] = hwm[0]
+"""
+)
+_BARE = (
+    "import time\nRESULT = {'import_s': 0.0, 'wall_s_import': 0.0}\n"
+    + _HWM
+    + "\nRESULT['hwm_mb'] = hwm[0]\n"
+)
+
+
+def _imports(repeat: int) -> dict:
+    out = {}
+    for name, code in (
+        ("bare", _BARE),
+        ("trainperf.mlperf", _IMPORT.format(module="trainperf.mlperf")),
+        ("polars", _IMPORT.format(module="polars")),
+        ("summarizer", _IMPORT.format(module="mlperf_logging.result_summarizer.result_summarizer")),
+    ):
+        runs = [harness.child(code) for _ in range(repeat)]
+        out[name] = {
+            "import_s": min(r["import_s"] for r in runs),
+            "wall_s": min(r["wall_s_import"] for r in runs),
+            "rss_mb": min(r["hwm_mb"] for r in runs),
+        }
+    return out
+
+
+def _timed(fns: dict, repeat: int) -> dict:
+    """CPU (process_time, all threads) and wall seconds of each callable, interleaved, after a warm-up."""
+    import statistics
+    import time
+
+    for f in fns.values():
+        f()
+    cpu: dict = {k: [] for k in fns}
+    wall: dict = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            c0, w0 = time.process_time(), time.perf_counter()
+            f()
+            cpu[k].append(time.process_time() - c0)
+            wall[k].append(time.perf_counter() - w0)
+    return {
+        k: {
+            "cpu_min": min(cpu[k]),
+            "cpu_median": statistics.median(cpu[k]),
+            "wall_min": min(wall[k]),
+        }
+        for k in fns
+    }
+
+
+def run(quick: bool = False) -> list[harness.Row]:
+    imp = _imports(2 if quick else 3)  # first, while this process is small
+    from trainperf import mlperf
+
+    files = mlperf.find_result_files(MLPERF)
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
+    repeat = 3 if quick else 7
+    t = _timed(
+        {
+            "loader": lambda: mlperf.load_results(MLPERF),
+            "limit": lambda: _limit(files),
+            "peer": lambda: _peer(files),
+        },
+        repeat=repeat,
+    )
+    lo, li, pe = (t[k]["cpu_min"] for k in ("loader", "limit", "peer"))
+    bare = imp["bare"]
+    add_s = imp["trainperf.mlperf"]["import_s"]
+    add_mb = imp["trainperf.mlperf"]["rss_mb"] - bare["rss_mb"]
+    pol_s = imp["polars"]["import_s"]
+    sum_s = imp["summarizer"]["import_s"]
+    sum_mb = imp["summarizer"]["rss_mb"] - bare["rss_mb"]
+    rows = [
+        harness.Row(
+            work=f"MLPerf loader, all bundled logs ({len(files)} files, {size_mb:.1f} MB)",
+            product=f"{lo:.3f} s CPU (median {t['loader']['cpu_median']:.3f} s)",
+            peer=f"one json.loads per :::MLLOG line {li:.3f} s CPU",
+            ratio=lo / li,
+            target="<= 1.5x the json.loads limit",
+            met=lo / li <= 1.5,
+            note=f"CPU seconds (process_time, all threads), min of {repeat} interleaved runs; wall "
+            f"min {t['loader']['wall_min']:.3f} s vs {t['limit']['wall_min']:.3f} s; the loader "
+            "parses, checks, times and scores; an event text seen before (rank duplicates) is "
+            "decoded once",
+        ),
+        harness.Row(
+            work="MLPerf loader against mlperf-logging parse_file (ruleset 4.1.0)",
+            product=f"{lo:.3f} s CPU",
+            peer=f"parse_file {pe:.3f} s CPU",
+            ratio=lo / pe,
+            target="faster than the peer",
+            met=lo < pe,
+        ),
+        harness.Row(
+            work="import trainperf.mlperf (fresh interpreter)",
+            product=f"{add_s:.3f} s CPU ({imp['trainperf.mlperf']['wall_s']:.3f} s wall), +{add_mb:.0f} MB peak RSS",
+            peer=f"import polars alone {pol_s:.3f} s; mlperf-logging result_summarizer "
+            f"{sum_s:.3f} s, +{sum_mb:.0f} MB",
+            ratio=add_s,
+            target="<= 0.5 s",
+            met=add_s <= 0.5,
+            note="CPU seconds of the import statement, min of child runs (polars is most of it); "
+            "memory is the child's peak resident set (VmHWM) over a bare interpreter's; the "
+            "summarizer (scipy, pandas) is what the old loader imported",
+        ),
+    ]
+    return rows
+
+
+if __name__ == "__main__":
+    rows = run("--quick" in sys.argv)
+    print(harness.markdown(rows))

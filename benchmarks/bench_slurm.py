@@ -1,0 +1,117 @@
+"""sacct --parsable2 reader against polars ``read_csv`` of the same bytes (issue 16).
+
+Run through ``benchmarks/run_all.py --only slurm`` (or ``python benchmarks/bench_slurm.py``).
+
+Contenders, interleaved and repeated on the same file, in this one process:
+
+* product: :func:`trainperf.slurm.read_sacct_parsable` (all derived columns, checks, flags);
+* peer / limit: ``polars.read_csv(path, separator="|", quote_char=None, infer_schema=False,
+  truncate_ragged_lines=True)``: every field as text, nothing parsed or checked (the bundled dump
+  has job names with ``|``, which plain ``read_csv`` refuses);
+* before: the line-by-line reader this one replaced (``tests/slurm_reference.py``), for the record.
+
+Sizes: the bundled SYNTHETIC dump (``data/slurm/synthetic/sacct_parsable2.txt``, 1.7 MB, 8,358
+records) and a copy of its records ten times over (17 MB). The target is stated in CPU seconds
+(issue 16: "0.75 s / 9.0 s CPU vs 8 ms / 67 ms"): CPU time of this process (all polars threads)
+is the figure compared; wall time is printed too. min over the repeats.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import harness  # noqa: E402
+
+BUNDLED = harness.ROOT / "data" / "slurm" / "synthetic" / "sacct_parsable2.txt"
+TARGET = 5.0
+
+
+def _peer(path: Path) -> pl.DataFrame:
+    return pl.read_csv(
+        path, separator="|", quote_char=None, infer_schema=False, truncate_ragged_lines=True
+    )
+
+
+def _cpu_interleaved(fns: dict, repeat: int, warmup: int = 1) -> dict[str, float]:
+    """min CPU seconds (``time.process_time``: this process, all threads) per callable, interleaved."""
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for k, f in fns.items():
+            t0 = time.process_time()
+            f()
+            best[k] = min(best[k], time.process_time() - t0)
+    return best
+
+
+def _measure(path: Path, label: str, repeat: int, with_before: bool) -> list[harness.Row]:
+    from trainperf import slurm
+
+    fns = {
+        "product": lambda: slurm.read_sacct_parsable(path),
+        "polars": lambda: _peer(path),
+    }
+    wall = harness.interleaved(fns, repeat=repeat)
+    cpu = _cpu_interleaved(fns, repeat=repeat)
+    if with_before:  # once, for the record (it takes seconds on the large file)
+        import slurm_reference
+
+        t0 = time.process_time()
+        slurm_reference.read_sacct_parsable(path)
+        cpu["before"] = time.process_time() - t0
+    ratio = cpu["product"] / cpu["polars"]
+    before = (
+        f"; the line-by-line reader it replaced: {cpu['before']:.3f} s CPU, one run "
+        f"({cpu['before'] / cpu['product']:.1f}x the product)"
+        if with_before
+        else ""
+    )
+    note = (
+        f"CPU min of {repeat}, interleaved; wall min {wall['product']['min_s']:.3f} s vs "
+        f"{wall['polars']['min_s']:.3f} s (ratio {wall['product']['min_s'] / wall['polars']['min_s']:.1f})"
+        f"{before}"
+    )
+    return [
+        harness.Row(
+            work=f"sacct parsable2 reader, {label}",
+            product=f"{cpu['product']:.3f} s CPU",
+            peer=f"polars read_csv, separator pipe, all text: {cpu['polars']:.3f} s CPU",
+            ratio=ratio,
+            target=f"<= {TARGET:g}x polars",
+            met=ratio <= TARGET,
+            note=note,
+        )
+    ]
+
+
+def run(quick: bool) -> list[harness.Row]:
+    warnings.simplefilter("ignore")  # the bundled dump's flagged records warn on every read
+    repeat = 3 if quick else 9
+    rows = _measure(BUNDLED, "bundled dump (1.7 MB)", repeat, with_before=True)
+    head, body = BUNDLED.read_text(encoding="utf-8").split("\n", 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "sacct_10x.txt"
+        copies = 2 if quick else 10
+        big.write_text(head + "\n" + body * copies, encoding="utf-8")
+        size = big.stat().st_size / 1e6
+        rows += _measure(
+            big, f"{copies}x copy ({size:.0f} MB)", max(3, repeat // 2), with_before=not quick
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for r in run("--quick" in sys.argv):
+        print(r)

@@ -1,0 +1,100 @@
+"""Benchmark: cluster-scale telemetry analysis, its memory and its linearity in rows (issue 16).
+
+Runs :mod:`telemetry_scale` (generator -> partitioned Parquet store -> lazy analysis of the store:
+``phase_stats(level="gpu")`` + ``link_throughput`` of the training blocks), each size's generation
+and analysis in a fresh subprocess whose peak RSS (imports included) is the memory figure; and
+times the main job's synthetic-store step, regenerated against reused (``ensure_parquet``).
+
+Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
+full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64X=1``
+(about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
+(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x.
+Targets: 16x <= 1 GB peak; 64x <= 2 GB; time per million rows about constant (linear).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+import telemetry_scale  # noqa: E402
+
+
+def _store_reuse(tmp: Path) -> harness.Row:
+    """The main job's synthetic store: generated (first run) vs reused (a re-run)."""
+    from trainperf.synthetic import telemetry as synthetic
+
+    ph = synthetic.default_phases()
+    cfg = synthetic.SyntheticConfig()
+    store = tmp / "synthetic"
+    t0 = time.perf_counter()
+    reused1 = synthetic.ensure_parquet(cfg, ph, store, progress=None)
+    gen = time.perf_counter() - t0
+    t = harness.interleaved(
+        {"reuse": lambda: synthetic.ensure_parquet(cfg, ph, store, progress=None)},
+        repeat=5,
+        warmup=0,
+    )
+    assert reused1 is False
+    shutil.rmtree(store)
+    return harness.Row(
+        "synthetic telemetry store of the main job, re-run",
+        f"reused in {t['reuse']['median_s']:.3f} s",
+        f"generated in {gen:.1f} s",
+        t["reuse"]["median_s"] / gen,
+        "reuse when config and generator are unchanged",
+        t["reuse"]["median_s"] < 0.5,
+        "key: SHA-256 of config, phases, generator source, field table, polars version",
+    )
+
+
+def run(quick: bool) -> list[harness.Row]:
+    sizes = (
+        [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
+    )
+    if os.environ.get("TRAINPERF_BENCH_SIZES"):  # e.g. "1 4": a shorter full-size run
+        sizes = [int(x) for x in os.environ["TRAINPERF_BENCH_SIZES"].split()]
+    nodes = 10 if quick else 100
+    tmp = Path(tempfile.mkdtemp(prefix="bench_telemetry_"))
+    rows: list[harness.Row] = []
+    try:
+        rows.append(_store_reuse(tmp))
+        base = telemetry_scale.run_child("baseline", tmp / "none", 1, nodes)["peak_rss"]
+        res = telemetry_scale.bench_files(sizes, nodes, tmp, idle=False)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    per_m = {r["k"]: r["analyse_s"] / (r["rows"] / 1e6) for r in res}
+    k0 = min(per_m)
+    for r in res:
+        k = r["k"]
+        peak_gb = r["analyse_peak_rss"] / 1e9
+        limit = 1.0 if k == 16 else 2.0 if k == 64 else None
+        rows.append(
+            harness.Row(
+                f"telemetry analysis {k}x ({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
+                f"{r['analyse_s']:.1f} s, peak {peak_gb:.2f} GB",
+                f"linear: {per_m[k0]:.2f} s per M rows at {k0}x",
+                per_m[k] / per_m[k0],
+                f"<= {limit:g} GB peak, s per M rows ~ {k0}x" if limit else "s per M rows ~ 1x",
+                (peak_gb <= limit if limit else True) and per_m[k] / per_m[k0] < 1.5,
+                f"{per_m[k]:.2f} s per M rows; imports alone {base / 1e9:.2f} GB; generation "
+                f"{r['generate_s']:.0f} s",
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    print(harness.markdown(run(ap.parse_args().quick)))

@@ -1,0 +1,455 @@
+"""The data checks every DCGM reader applies to what it read, and the :class:`~trainperf.dcgm.Reading`
+they produce.
+
+:func:`finish` takes a reader's series table and samples and, in this order:
+
+1. drops DCGM *blank sentinels* (int64 fields ``>= 0x7ffffffffffffff0``, double fields ``>= 2**47``,
+   fields of unknown type ``>= 0x7ffffffffffffff0`` or exactly ``2**47 + 0..3``;
+   ``testing/python3/dcgmvalue.py`` in NVIDIA/DCGM), ``NaN`` and ``±Inf`` (check ``blank_value``,
+   recorded without a warning: DCGM documents them as "no data");
+2. excludes values outside the physical range of their unit (check ``out_of_range``; ranges are the
+   package table ``dcgm_ranges.csv``: ratio 0–1, percent 0–100, power 0 .. the board limit of
+   ``accelerator_power.csv`` x 1.2 for the exporter's ``modelName``);
+3. keeps one sample per GPU, field and time where several series describe the same GPU (check
+   ``duplicate_series``: two exporters scraping one GPU, several ``hpc_job``/pod labels on a shared
+   GPU). Samples at the same time are merged into one (the first in input order; the job ids of a
+   shared GPU are joined, sorted, with ``,``); series of one GPU and field that interleave in time
+   without coinciding (two unsynchronised exporters) keep the series with the most samples;
+4. excludes profiling samples frozen at a constant while the GPU is busy (check ``frozen``): every
+   ``DCGM_FI_PROF_*`` field of the GPU unchanged for at least :data:`FROZEN_MIN_SAMPLES` consecutive
+   samples while ``DCGM_FI_DEV_GPU_UTIL`` >= :data:`BUSY_UTIL_PCT` % (a field DCGM has not yet
+   watched, or frozen after an nv-hostengine restart). Without ``GPU_UTIL`` nothing is flagged;
+5. re-attributes jobs where the ``gpu`` label (DCGM index) and the ``device`` label (``nvidiaN``,
+   the device minor) disagree (check ``label_mismatch``): dcgm-exporter reads the job of GPU *i*
+   from the HPC job-mapping file named *i*, which Slurm prolog scripts write per Slurm GPU index,
+   i.e. per device minor; so the job belongs to the GPU whose minor is *i*. Action ``corrected``
+   where every GPU and field has one series, else ``flagged``.
+
+Every check that fires adds one row to the quality frame (:data:`trainperf.quality.QUALITY_SCHEMA`)
+and, except ``blank_value``, a :class:`~trainperf.dcgm.DcgmWarning` naming the file and the first line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+import polars as pl
+
+from trainperf.dcgm.fields import FIELDS, FP_BLANK, INT_BLANK_CMP, DcgmWarning
+from trainperf.dcgm.series import Reading
+from trainperf.quality import QualityLog
+
+__all__ = ["BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "finish", "range_table", "value_bounds"]
+
+FROZEN_MIN_SAMPLES = 5
+"""Consecutive equal samples of every profiling field of a busy GPU that count as frozen.
+DCP ratios are floats that change from sample to sample on a busy GPU; five equal ones in a row
+(5 s at 1 Hz, 75 s at dcgm-exporter's 15 s) do not happen on a working profiling module."""
+
+BUSY_UTIL_PCT = 50.0
+"""``DCGM_FI_DEV_GPU_UTIL`` (% of time a kernel ran) from which a GPU counts as busy: a kernel runs
+half the time, so the graphics engine cannot be idle (``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` > 0)."""
+
+_DEVICE_RE = re.compile(r"nvidia(\d+)$")
+
+
+@cache
+def range_table() -> pl.DataFrame:
+    """The unit ranges (``trainperf/tables/dcgm_ranges.csv``): scope, key, min, max, max_from,
+    max_factor, source."""
+    from trainperf.tables import read_table
+
+    return read_table(
+        "dcgm_ranges",
+        schema={
+            "scope": pl.String, "key": pl.String, "min": pl.Float64, "max": pl.Float64,
+            "max_from": pl.String, "max_factor": pl.Float64, "source": pl.String,
+        },
+    )  # fmt: skip
+
+
+@cache
+def _power_limit(model: str) -> float | None:
+    """Maximum board power (W) of a GPU model name (``modelName`` label), or None if unknown."""
+    from trainperf import flops
+    from trainperf.tables import read_table
+
+    try:
+        acc = flops.resolve_accelerator(model)
+        t = read_table("accelerator_power", schema={"accelerator": pl.String,
+                       "max_power_w": pl.Float64, "source": pl.String})  # fmt: skip
+    except (ValueError, FileNotFoundError):
+        return None
+    row = t.filter(pl.col("accelerator") == acc)
+    return float(row["max_power_w"][0]) if row.height else None
+
+
+def value_bounds(field_id: int | None, labels: dict[str, str] | None = None) -> tuple[Any, Any]:
+    """(min, max) of a field's values from :func:`range_table` (None = unbounded).
+
+    Args:
+        field_id: DCGM field id (None: a non-DCGM metric, unbounded).
+        labels: the series' labels (``modelName`` gives the power limit).
+    """
+    model = (labels or {}).get("modelName")
+    return _bounds(field_id, model)
+
+
+@cache
+def _bounds(field_id: int | None, model: str | None) -> tuple[Any, Any]:
+    info = FIELDS.get(field_id) if field_id is not None else None
+    if info is None:
+        return None, None
+    rows = range_table().filter((pl.col("scope") == "unit") & (pl.col("key") == info.unit))
+    if rows.height == 0:
+        return None, None
+    r = rows.row(0, named=True)
+    hi = r["max"]
+    if r["max_from"] == "power_limit":
+        lim = _power_limit(model) if model else None
+        hi = lim * (r["max_factor"] or 1.0) if lim is not None else None
+    return r["min"], hi
+
+
+def _per_sid(values: list, dtype: pl.DataType) -> pl.Expr:
+    """An expression giving ``values[sid]`` for every sample."""
+    return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col("sid"))
+
+
+def _summary(s: pl.DataFrame, series: pl.DataFrame) -> dict[str, Any]:
+    """Counts and the first line of the samples ``s`` (with ``sid`` and ``line``)."""
+    sids = s["sid"].unique()
+    ser = series.filter(pl.col("sid").is_in(sids.implode()))
+    n_gpus = ser.filter(pl.col("gpu").is_not_null() | pl.col("uuid").is_not_null()).select(
+        pl.struct("hostname", pl.coalesce("uuid", pl.col("gpu").cast(pl.String))).n_unique()
+    )
+    first = s["line"].min() if s["line"].null_count() < s.height else None
+    return {
+        "n_series": sids.len(),
+        "n_gpus": int(n_gpus.item()) if n_gpus.height else 0,
+        "n_samples": s.height,
+        "first_line": first,
+    }
+
+
+def _field_counts(s: pl.DataFrame, series: pl.DataFrame) -> str:
+    c = (
+        s.join(series.select("sid", "field"), on="sid", how="left")
+        .group_by("field")
+        .len()
+        .sort(["len", "field"], descending=[True, False])
+    )
+    return ", ".join(f"{f} ({n})" for f, n in c.rows()[:4]) + (", ..." if c.height > 4 else "")
+
+
+def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    kind = [
+        2 if d else 1 if i else 0
+        for i, d in zip(series["_is_int"], series["_is_double"], strict=True)
+    ]
+    k = _per_sid(kind, pl.UInt8)
+    v = pl.col("value")
+    fp_exact = (v >= FP_BLANK) & (v <= FP_BLANK + 3.0) & (v == v.round(0))
+    ok = (
+        v.is_not_null()
+        & v.is_finite()
+        & (v < INT_BLANK_CMP)
+        & pl.when(k == 2).then(v < FP_BLANK).when(k == 1).then(True).otherwise(~fp_exact)
+    )
+    mask = samples.select(ok.alias("ok"))["ok"]
+    bad = samples.filter(~mask)
+    if bad.height:
+        log.add(src, "blank_value", "excluded",
+                f"{bad.height} DCGM blank/not-supported sentinels, N/A, NaN or Inf values "
+                f"({_field_counts(bad, series)})", warn=False, **_summary(bad, series))  # fmt: skip
+        samples = samples.filter(mask)
+    return samples
+
+
+def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    lo, hi = [], []
+    for fid, lab in zip(series["field_id"], series["labels"], strict=True):
+        watts = fid in FIELDS and FIELDS[fid].unit == "W"
+        labels = json.loads(lab) if watts and lab and "modelName" in lab else None
+        a, b = value_bounds(fid, labels)
+        lo.append(a)
+        hi.append(b)
+    if all(a is None for a in lo) and all(b is None for b in hi):
+        return samples
+    v = pl.col("value")
+    out = ((v < _per_sid(lo, pl.Float64)) | (v > _per_sid(hi, pl.Float64))).fill_null(False)
+    mask = samples.select(out.alias("o"))["o"]
+    bad = samples.filter(mask)
+    if bad.height:
+        first = bad.row(0, named=True)
+        sid = first["sid"]
+        unit = FIELDS[series["field_id"][sid]].unit
+        ex = (f"e.g. {series['field'][sid]} = {first['value']:g} {unit}"
+              f"{' at line ' + str(first['line']) if first['line'] is not None else ''}, "
+              f"outside {lo[sid]:g}..{'' if hi[sid] is None else format(hi[sid], 'g')}")  # fmt: skip
+        log.add(src, "out_of_range", "excluded",
+                f"{bad.height} values outside their physical range ({_field_counts(bad, series)}); {ex}",
+                **_summary(bad, series))  # fmt: skip
+        samples = samples.filter(~mask)
+    return samples
+
+
+def _phys_ids(series: pl.DataFrame) -> list[int | None]:
+    """Per series: an id of the physical (host, GPU/entity, field) it measures, None for non-DCGM
+    metrics (whose identity lies in labels the reader does not interpret)."""
+    ids: dict[tuple, int] = {}
+    out: list[int | None] = []
+    for h, g, u, e, ei, f in series.select(
+        "hostname", "gpu", "uuid", "entity", "entity_id", "field_id"
+    ).iter_rows():
+        if f is None or (g is None and u is None and e in ("GPU", "NVLink")):
+            out.append(None)
+            continue
+        k = (h, u if u is not None else g, e, ei, f)
+        out.append(ids.setdefault(k, len(ids)))
+    return out
+
+
+def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    phys = _phys_ids(series)
+    count: dict[int, int] = {}
+    for p in phys:
+        if p is not None:
+            count[p] = count.get(p, 0) + 1
+    dup_sids = [i for i, p in enumerate(phys) if p is not None and count[p] > 1]
+    if not dup_sids:
+        return series, samples
+    s = samples.with_row_index("_i")
+    c = s.filter(pl.col("sid").is_in(dup_sids)).with_columns(
+        _p=_per_sid(phys, pl.UInt32), _j=_per_sid(series["job_id"].to_list(), pl.String)
+    )
+    g = (
+        c.group_by("_p", "timestamp")
+        .agg(
+            pl.col("_i").min().alias("_keep"),
+            pl.len().alias("_n"),
+            pl.col("_j").drop_nulls().unique().sort().str.join(",").alias("_jobs"),
+        )
+        .filter(pl.col("_n") > 1)
+    )
+    excluded = c.join(g.select("_p", "timestamp", "_keep"), on=["_p", "timestamp"], how="inner")
+    excluded = excluded.filter(pl.col("_i") != pl.col("_keep"))
+    # series that coincide nowhere but interleave in time: keep the one with the most samples
+    coinciding = set(excluded["_p"].unique().to_list())
+    span = (
+        c.filter(~pl.col("_p").is_in(list(coinciding)))
+        .group_by("_p", "sid")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("timestamp").min().alias("t0"),
+            pl.col("timestamp").max().alias("t1"),
+            pl.col("_i").min().alias("i0"),
+        )  # fmt: skip
+        .sort(["_p", "n", "i0"], descending=[False, True, False])
+    )
+    inter = []
+    for _, grp in span.group_by("_p", maintain_order=True):
+        keep = grp.row(0, named=True)
+        for o in grp.slice(1).iter_rows(named=True):
+            if o["t0"] <= keep["t1"] and keep["t0"] <= o["t1"]:
+                inter.append((o["sid"], keep["t0"], keep["t1"]))
+    drop_i = excluded["_i"]
+    if inter:
+        cond = pl.lit(False)
+        for sid, t0, t1 in inter:
+            cond = cond | ((pl.col("sid") == sid) & pl.col("timestamp").is_between(t0, t1))
+        drop_i = pl.concat([drop_i, c.filter(cond)["_i"]])
+    if drop_i.len() == 0:
+        return series, samples
+    bad = s.filter(pl.col("_i").is_in(drop_i.implode()))
+    # merged job ids of a shared GPU: the kept sample moves to a series carrying all of them
+    kept = g.join(c.select("_i", "sid", "_j"), left_on="_keep", right_on="_i", how="left")
+    kept = kept.filter(
+        pl.col("_jobs").is_not_null() & (pl.col("_jobs") != pl.col("_j").fill_null(""))
+    )
+    merged_example = None
+    if kept.height:
+        pairs = kept.select("sid", "_jobs").unique(maintain_order=True)
+        new_rows = []
+        pair_sid: dict[tuple[int, str], int] = {}
+        for sid, jobs in pairs.rows():
+            pair_sid[(sid, jobs)] = series.height + len(new_rows)
+            new_rows.append(
+                series.row(sid, named=True) | {"sid": pair_sid[(sid, jobs)], "job_id": jobs}
+            )
+            merged_example = merged_example or jobs
+        series = pl.concat([series, pl.DataFrame(new_rows, schema=series.schema, orient="row")])
+        remap = kept.select(
+            pl.col("_keep").alias("_i"),
+            pl.struct("sid", "_jobs")
+            .map_elements(lambda r: pair_sid[(r["sid"], r["_jobs"])], return_dtype=pl.UInt32)
+            .alias("_new"),
+        )
+        s = (
+            s.join(remap, on="_i", how="left", maintain_order="left")
+            .with_columns(pl.coalesce("_new", "sid").alias("sid"))
+            .drop("_new")
+        )
+    n_groups = len({phys[i] for i in bad["sid"].unique().to_list()})
+    detail = (f"{bad.height} samples of {n_groups} GPU fields measured by several series "
+              f"(two exporters, or several job/pod labels on a shared GPU; "
+              f"{_field_counts(bad, series)}): one sample kept per GPU, field and time")  # fmt: skip
+    if merged_example:
+        detail += f"; job ids of a shared GPU joined, e.g. {merged_example!r}"
+    log.add(src, "duplicate_series", "excluded", detail, **_summary(bad, series))
+    return series, s.filter(~pl.col("_i").is_in(drop_i.implode())).drop("_i")
+
+
+def _gpu_keys(series: pl.DataFrame) -> list[int | None]:
+    ids: dict[tuple, int] = {}
+    out: list[int | None] = []
+    for h, g, u, e in series.select("hostname", "gpu", "uuid", "entity").iter_rows():
+        if e != "GPU" or (g is None and u is None):
+            out.append(None)
+            continue
+        out.append(ids.setdefault((h, u if u is not None else g), len(ids)))
+    return out
+
+
+def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+                 min_samples: int) -> pl.DataFrame:  # fmt: skip
+    gk = _gpu_keys(series)
+    fids = series["field_id"].to_list()
+    prof = [
+        i for i, f in enumerate(fids) if f in FIELDS and FIELDS[f].profiling and gk[i] is not None
+    ]
+    util = [i for i, f in enumerate(fids) if f == 203 and gk[i] is not None]
+    if not prof or not util:
+        return samples
+    s = samples.with_row_index("_i")
+    g = _per_sid(gk, pl.UInt32).alias("_g")
+    busy = (
+        s.filter(pl.col("sid").is_in(util) & (pl.col("value") >= BUSY_UTIL_PCT))
+        .select(g, "timestamp")
+        .unique()
+        .with_columns(pl.lit(True).alias("_busy"))
+    )
+    if busy.height == 0:
+        return samples
+    p = s.filter(pl.col("sid").is_in(prof))
+    rep = p.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
+        return samples  # no series repeats a value often enough to hold a frozen run
+    p = p.sort(["sid", "timestamp", "_i"])
+    # rows equal to the previous row of the same series (plain shifts: the frame is sorted by sid)
+    new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
+        pl.col("value") != pl.col("value").shift(1)
+    )
+    p = p.with_columns(new_run.fill_null(True).alias("_new"))
+    if p.height - int(p["_new"].sum()) < min_samples - 1:  # no run long enough: nothing frozen
+        return samples
+    p = (
+        p.with_columns(g)
+        .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().alias("_run"))
+        .with_columns((pl.len().over("_run") >= min_samples).alias("_long"))
+        .with_columns(pl.col("_long").all().over("_g", "timestamp").alias("_all"))
+        .join(busy, on=["_g", "timestamp"], how="left")
+        .filter(pl.col("_all") & pl.col("_busy").fill_null(False))
+    )
+    if p.height == 0:
+        return samples
+    bad = p.sort("_i")
+    first = bad.row(0, named=True)
+    log.add(src, "frozen", "excluded",
+            f"{bad.height} profiling samples unchanged for >= {min_samples} samples while "
+            f"DCGM_FI_DEV_GPU_UTIL >= {BUSY_UTIL_PCT:g} % ({_field_counts(bad, series)}; not yet "
+            f"watched by DCGM, or frozen after an nv-hostengine restart), e.g. "
+            f"{series['field'][first['sid']]} = {first['value']:g}", **_summary(bad, series))  # fmt: skip
+    return s.filter(~pl.col("_i").is_in(bad["_i"].implode())).drop("_i")
+
+
+def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    rows = series.select("sid", "hostname", "gpu", "entity", "field_id", "job_id", "labels").rows()
+    minor: dict[int, int] = {}
+    for sid, _h, gpu, ent, _f, _j, lab in rows:
+        if ent == "GPU" and gpu is not None and lab and '"device"' in lab:
+            m = _DEVICE_RE.fullmatch(str(json.loads(lab).get("device", "")))
+            if m and int(m.group(1)) != gpu:
+                minor[sid] = int(m.group(1))
+    if not minor:
+        return series
+    hosts = {rows[s][1] for s in minor}
+    by_key: dict[tuple, list[int]] = {}
+    for sid, h, gpu, ent, f, _j, _lab in rows:
+        if h in hosts and ent == "GPU" and gpu is not None:
+            by_key.setdefault((h, f, gpu), []).append(sid)
+    unique = all(len(v) == 1 for v in by_key.values())
+    sids = sorted(minor)
+    s = samples.filter(pl.col("sid").is_in(sids))
+    ex_sid = sids[0]
+    ex = f'gpu="{rows[ex_sid][2]}" with device="nvidia{minor[ex_sid]}" on {rows[ex_sid][1]}'
+    jobs_differ = len({rows[i][5] for v in by_key.values() for i in v}) > 1
+    if unique and jobs_differ:
+        job = series["job_id"].to_list()
+        labels = series["labels"].to_list()
+        for sid, m in minor.items():
+            h, f = rows[sid][1], rows[sid][4]
+            src_sid = by_key.get((h, f, m), [None])[0]
+            new = rows[src_sid][5] if src_sid is not None else None  # the exporter's job of index m
+            if new != rows[sid][5]:
+                lab = json.loads(labels[sid])
+                lab["exporter_job_id"] = rows[sid][5] or ""
+                labels[sid] = json.dumps(dict(sorted(lab.items())), separators=(",", ":"),
+                                         ensure_ascii=False)  # fmt: skip
+            job[sid] = new
+        series = series.with_columns(
+            pl.Series("job_id", job, dtype=pl.String), pl.Series("labels", labels, dtype=pl.String)
+        )
+        log.add(src, "label_mismatch", "corrected",
+                f"the gpu label (DCGM index) and the device label (nvidiaN minor) disagree, {ex}: "
+                "job ids re-attributed by device minor (Slurm's GPU index; the exporter's job is "
+                "kept as exporter_job_id)", **_summary(s, series))  # fmt: skip
+    else:
+        why = "" if jobs_differ else " (no job labels to re-attribute)"
+        action_detail = "job labels may belong to another GPU" if jobs_differ else "nothing changed"
+        log.add(src, "label_mismatch", "flagged",
+                f"the gpu label (DCGM index) and the device label (nvidiaN minor) disagree, {ex}; "
+                f"{action_detail}{why}", **_summary(s, series))  # fmt: skip
+    return series
+
+
+def finish(
+    series: pl.DataFrame,
+    samples: pl.DataFrame,
+    source: str,
+    log: QualityLog | None = None,
+    *,
+    frozen_min_samples: int = FROZEN_MIN_SAMPLES,
+    checks: bool = True,
+) -> Reading:
+    """Apply the checks of this module and return the :class:`Reading`.
+
+    Args:
+        series: ``sid`` (UInt32, equal to the row number) + the columns of
+            :data:`trainperf.dcgm.series.SERIES_SCHEMA`.
+        samples: :data:`trainperf.dcgm.series.SAMPLE_SCHEMA` rows, in input order.
+        source: file name for messages.
+        log: quality log to add to (a new one if None); its rows are the reading's quality frame.
+        frozen_min_samples: see :data:`FROZEN_MIN_SAMPLES`.
+        checks: False: only drop blank sentinels / NaN / Inf (for results that are not samples,
+            e.g. PromQL aggregates such as ``count_over_time`` pushed down to Prometheus).
+
+    Returns:
+        the reading, samples in input order.
+    """
+    log = log if log is not None else QualityLog(category=DcgmWarning)
+    if samples.height:
+        samples = _drop_blank(series, samples, source, log)
+    if samples.height and checks:
+        samples = _drop_out_of_range(series, samples, source, log)
+    if samples.height and checks:
+        series, samples = _dedupe(series, samples, source, log)
+    if samples.height and checks:
+        samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
+    if samples.height and checks:
+        series = _fix_gpu_device(series, samples, source, log)
+    series = series.drop("_is_int", "_is_double")
+    return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)

@@ -1,0 +1,129 @@
+"""What the MLPerf reader checks in a value, and how it records what it found.
+
+Every check that fires becomes one data-quality row per (file, check) (:data:`trainperf.quality.QUALITY_SCHEMA`)
+and one :class:`MLPerfLogWarning` naming the file and the first line; the limits (plausible ``time_ms``
+range, tolerances) are the package table ``trainperf/tables/mlperf_limits.csv``, each with its source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+from trainperf.errors import DataWarning, InputError
+from trainperf.quality import QualityLog
+
+__all__ = [
+    "INT64_MAX",
+    "MLPerfLogError",
+    "MLPerfLogWarning",
+    "FileChecks",
+    "as_count",
+    "limits",
+]
+
+INT64_MAX = 2**63 - 1
+"""Largest count stored (polars Int64)."""
+
+
+class MLPerfLogWarning(DataWarning):
+    """A problem in an MLPerf log that does not stop loading (the message names file and line)."""
+
+
+class MLPerfLogError(InputError):
+    """An MLPerf result file that cannot be read at all (``source`` and ``line`` name where)."""
+
+
+@cache
+def limits() -> dict[str, float]:
+    """The reader's limits from ``trainperf/tables/mlperf_limits.csv``: name -> value.
+
+    Keys: ``time_ms_min``, ``time_ms_max`` (plausible MLLOG ``time_ms``, Unix epoch ms),
+    ``order_tolerance_ms``, ``order_window`` (the file-order check), ``duplicate_tolerance_ms``
+    (consensus of rank duplicates). The CSV gives each one's unit and source.
+    """
+    from trainperf.tables import package_table
+
+    return {r["name"]: float(r["value"]) for r in package_table("mlperf_limits")}
+
+
+def as_count(value, lo: int = 0) -> int | None:
+    """``value`` as an integer count in [lo, 2**63 - 1], or None when it is not one.
+
+    Accepts int (not bool), an integral finite float, or a decimal string of an integer (the systems
+    JSON writes ``"64"``). Anything else (NaN, infinity, 2.5, 1e30, "abc", lists) gives None.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > 20:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+    elif isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            return None
+        value = int(value)
+    elif not isinstance(value, int):
+        return None
+    return value if lo <= value <= INT64_MAX else None
+
+
+@dataclass
+class _Found:
+    action: str
+    detail: str
+    lines: list[int] = field(default_factory=list)
+    n: int = 0
+
+
+@dataclass
+class FileChecks:
+    """The checks that fired on one file, aggregated per check (one quality row and one warning each).
+
+    Attributes:
+        source: the file, as the rows and warnings name it.
+        found: check name -> what was found (first detail, lines, count), in the order first seen.
+    """
+
+    source: str
+    found: dict[str, _Found] = field(default_factory=dict)
+
+    def add(self, check: str, action: str, detail: str, line: int | None = None, n: int = 1):
+        """Record ``n`` occurrences of ``check`` (at ``line``, 1-based, when tied to one).
+
+        The first occurrence's ``detail`` describes the row; later ones only add lines and counts.
+        """
+        f = self.found.get(check)
+        if f is None:
+            f = self.found[check] = _Found(action, detail)
+        if line is not None:
+            f.lines.append(line)
+        f.n += n
+
+    def __contains__(self, check: str) -> bool:
+        return check in self.found
+
+    def flush(self, log: QualityLog) -> int:
+        """Add one row per check to ``log`` (which warns); returns the number of rows added."""
+        for check, f in self.found.items():
+            lines = sorted(set(f.lines))
+            detail = f.detail
+            if f.n > 1:
+                more = f.n - 1
+                detail += f" (and {more} more {'time' if more == 1 else 'times'}"
+                detail += f", {len(lines)} lines)" if lines else ")"
+            log.add(
+                self.source,
+                check,
+                f.action,
+                detail,
+                n_samples=f.n,
+                n_lines=len(lines) or None,
+                first_line=lines[0] if lines else None,
+            )
+        return len(self.found)

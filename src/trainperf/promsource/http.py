@@ -1,0 +1,144 @@
+"""HTTP side of :class:`~trainperf.promsource.PrometheusSource`: one API call with retries, and the query endpoints."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+from trainperf.promsource._common import (
+    PrometheusQueryError,
+    PrometheusUnavailableError,
+    TransferStats,
+    _ms,
+    _sec,
+)
+
+
+class HttpMixin:
+    """API calls (needs ``url``, ``timeout_s``, ``max_attempts``, ``backoff_s``, ``backoff_max_s``,
+    ``headers``, ``stats`` and ``_opener`` from :class:`~trainperf.promsource.PrometheusSource`)."""
+
+    stats: TransferStats
+
+    # ---------------------------------------------------------------- HTTP
+
+    def request(
+        self, endpoint: str, params: Sequence[tuple[str, str]], *, method: str = "POST"
+    ) -> dict:
+        """One API call with retries; returns the decoded ``{"status":"success",...}`` envelope.
+
+        Args:
+            endpoint: path under the base URL, e.g. ``/api/v1/query``.
+            params: form parameters (repeated keys allowed, e.g. ``match[]``).
+            method: ``POST`` (form body) or ``GET`` (query string).
+
+        Raises:
+            PrometheusQueryError: HTTP 4xx (not retried), or a 2xx whose envelope says ``error``.
+            PrometheusUnavailableError: 5xx / timeout / connection error after ``max_attempts``.
+        """
+        query = next((v for k, v in params if k in ("query", "match[]")), "")
+        body = urllib.parse.urlencode(list(params)).encode()
+        url = self.url + endpoint
+        data = None
+        if method == "GET":
+            url += "?" + body.decode()
+        else:
+            data = body
+        hdrs = {"Accept": "application/json", "Accept-Encoding": "gzip", **self.headers}
+        if data is not None:
+            hdrs["Content-Type"] = "application/x-www-form-urlencoded"
+        last: tuple[int | None, str, str] = (None, "", "")
+        for attempt in range(1, self.max_attempts + 1):
+            if attempt > 1:
+                self.stats.retries += 1
+                time.sleep(min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 2)))
+            req = urllib.request.Request(url, data=data, headers=hdrs, method=method)
+            self.stats.requests += 1
+            self.stats.bytes_sent += len(body)
+            t = time.perf_counter()
+            try:
+                with self._opener.open(req, timeout=self.timeout_s) as resp:
+                    raw = resp.read()
+                    status, enc = resp.status, resp.headers.get("Content-Encoding", "")
+            except urllib.error.HTTPError as e:
+                raw = e.read() or b""
+                status, enc = e.code, (e.headers.get("Content-Encoding", "") if e.headers else "")
+            except (
+                urllib.error.URLError,
+                TimeoutError,
+                ConnectionError,
+                http.client.HTTPException,
+            ) as e:
+                self.stats.seconds += time.perf_counter() - t
+                reason = getattr(e, "reason", e)
+                last = (None, type(reason).__name__, str(reason))
+                continue
+            self.stats.seconds += time.perf_counter() - t
+            self.stats.bytes_received += len(raw)
+            if "gzip" in enc.lower():
+                try:
+                    raw = gzip.decompress(raw)
+                except OSError:
+                    pass
+            self.stats.bytes_decoded += len(raw)
+            try:
+                doc = json.loads(raw) if raw else {}
+            except ValueError:
+                doc = {}
+            err_type = str(doc.get("errorType") or "")
+            err = str(doc.get("error") or raw[:300].decode("utf-8", "replace"))
+            if 200 <= status < 300:
+                if doc.get("status") != "success":
+                    raise PrometheusQueryError(
+                        endpoint, query, status, err_type or "bad_response", err, attempt
+                    )
+                return doc
+            if 400 <= status < 500:
+                raise PrometheusQueryError(
+                    endpoint, query, status, err_type or "http", err, attempt
+                )
+            last = (status, err_type or "http", err)
+        raise PrometheusUnavailableError(
+            endpoint, query, last[0], last[1], last[2], self.max_attempts
+        )
+
+    def query(self, promql: str, at: Any) -> dict:
+        """``/api/v1/query`` (instant query) at ``at`` (datetime / epoch s / ISO); the envelope."""
+        return self.request(
+            "/api/v1/query",
+            [("query", promql), ("time", _sec(_ms(at))), ("timeout", f"{self.timeout_s:g}s")],
+        )
+
+    def query_range(self, promql: str, start: Any, end: Any, step_s: float) -> dict:
+        """``/api/v1/query_range`` in one request (no chunking); the envelope (matrix)."""
+        return self.request(
+            "/api/v1/query_range",
+            [
+                ("query", promql),
+                ("start", _sec(_ms(start))),
+                ("end", _sec(_ms(end))),
+                ("step", _sec(round(step_s * 1000))),
+                ("timeout", f"{self.timeout_s:g}s"),
+            ],
+        )
+
+    def label_values(
+        self, label: str, match: Sequence[str] = (), start: Any = None, end: Any = None
+    ) -> list[str]:
+        """``/api/v1/label/<label>/values``, restricted to series matching any of ``match``."""
+        params = [("match[]", m) for m in match]
+        if start is not None:
+            params.append(("start", _sec(_ms(start))))
+        if end is not None:
+            params.append(("end", _sec(_ms(end))))
+        doc = self.request(
+            f"/api/v1/label/{urllib.parse.quote(label, safe='')}/values", params, method="GET"
+        )
+        return [str(v) for v in doc.get("data") or []]

@@ -1,0 +1,425 @@
+"""The derived columns of a parsed ``--parsable2`` dump: one lazy polars query for the per-row
+values (ids, times, durations, counts) and one per-value parser call per distinct value of the
+low-cardinality fields (states, exit codes, limits, host lists, TRES)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from trainperf.quality import QualityLog
+from trainperf.slurm import columns as C
+from trainperf.slurm.fields import (
+    _CPU_TIME_FIELDS,
+    _INFINITE,
+    _LIMIT_FLAGS,
+    _NO_VAL,
+    JOB_STATES,
+    ZERO_EXIT_UNKNOWN,
+    SacctData,
+    SacctParseError,
+    SacctWarning,
+    assemble,
+    expand_nodelist,
+    gpus_from_tres,
+    parse_exit_code,
+    parse_state,
+    parse_timelimit,
+    parse_tres,
+)
+
+__all__ = ["Derive"]
+
+
+def _int_or_none(v: Any) -> int | None:
+    if v is None:
+        return None
+    t = str(v).strip()
+    return None if t == "" else int(t)
+
+
+def _raw_limit(v: str) -> tuple[int | None, str | None]:
+    """``TimelimitRaw`` (whole minutes, or the 32-bit sentinels) → ``(seconds, flag)``."""
+    t = v.strip()
+    if t == "":
+        return None, None
+    flag = _LIMIT_FLAGS.get(t.upper())
+    if flag:
+        return None, flag
+    minutes = int(t)
+    if minutes == _INFINITE:
+        return None, "UNLIMITED"
+    if minutes == _NO_VAL:
+        return None, "Partition_Limit"
+    return minutes * 60, None
+
+
+def _state_tuple(v: str) -> tuple[str | None, int | None, list[str] | None]:
+    state, uid, truncated = parse_state(v)
+    return state, uid, ["TRUNCATED"] if truncated else []
+
+
+def _tres_tuple(v: str) -> tuple[int | None, str | None, int | None, int | None]:
+    """AllocTRES → ``(n_gpus, gpu_type, node count, cpu count)``."""
+    t = parse_tres(v)
+    n_gpus, gpu_type = gpus_from_tres(v)
+    return n_gpus, gpu_type, _int_or_none(t.get("node")), _int_or_none(t.get("cpu"))
+
+
+def _step_kind(step: pl.Expr) -> pl.Expr:
+    base = step.str.splitn("+", 2).struct.field("field_0")
+    return (
+        pl.when(step.is_null())
+        .then(None)
+        .when(base.is_in(["batch", "extern", "interactive"]))
+        .then(base)
+        .when(base.str.contains(r"^[0-9]+$"))
+        .then(pl.lit("srun"))
+        .otherwise(base)
+    )
+
+
+@dataclass
+class Derive:
+    """The derived columns of one parsed dump (one method per group of sacct fields).
+
+    ``bad`` collects ``(field, what was expected, bad mask)`` in the order the line-by-line reader
+    checked the fields, so that ``bad_lines="raise"`` names the same first error.
+    """
+
+    raw: pl.DataFrame
+    lines: pl.Series
+    tz: str
+    source: str
+    bad_lines: str
+    quality: QualityLog
+    cols: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    bad: list[tuple[str, str, pl.Series]] = field(default_factory=list)
+    res: pl.DataFrame | None = None
+
+    def name(self, want: str) -> str | None:
+        for c in self.raw.columns:
+            if c.lower() == want.lower():
+                return c
+        return None
+
+    def column(self, want: str) -> pl.Series | None:
+        c = self.name(want)
+        return None if c is None else self.raw.get_column(c)
+
+    def out(self, p: C.Parse, key: str) -> pl.Series:
+        return self.res.get_column(p.out[key])
+
+    def specs(self) -> dict[str, tuple[Any, str, str, dict[str, Any]]]:
+        """``key → (parser, column, prefix, options)`` of the per-row fields present."""
+        specs: dict[str, tuple[Any, str, str, dict[str, Any]]] = {}
+        name = self.name
+        specs["JobID"] = (C.job_id_parts, name("JobID") or name("JobIDRaw"), "_jid_", {})
+        if name("JobIDRaw"):
+            specs["JobIDRaw"] = (C.job_id_number, name("JobIDRaw"), "_jraw_", {})
+        for f in ("Submit", "Start", "End"):
+            if name(f):
+                specs[f] = (C.epoch_or_iso_times, name(f), f"_{f}_", {})
+        if name("ElapsedRaw"):
+            specs["ElapsedRaw"] = (C.int_column, name("ElapsedRaw"), "_elraw_", {})
+        elif name("Elapsed"):
+            specs["Elapsed"] = (
+                C.duration_seconds,
+                name("Elapsed"),
+                "_el_",
+                {"words_null": ("INVALID",)},
+            )
+        if name("NNodes"):
+            specs["NNodes"] = (C.int_column, name("NNodes"), "_nn_", {})
+        if name("NCPUS") or name("AllocCPUS"):
+            specs["NCPUS"] = (C.int_column, name("NCPUS") or name("AllocCPUS"), "_nc_", {})
+        for f in _CPU_TIME_FIELDS:
+            if name(f):
+                specs[f] = (C.duration_seconds, name(f), f"_{f}_", {})
+        return specs
+
+    def parse_rows(self) -> dict[str, C.Parse]:
+        """Run the per-row parsers in one query on the values as they are; values that do not
+        parse are parsed again with surrounding whitespace stripped (a rare case, so the common
+        one pays no strip pass)."""
+        specs = self.specs()
+        plans = {
+            k: fn(col, pre, strip_values=False, **kw) for k, (fn, col, pre, kw) in specs.items()
+        }
+        self.res = C.run_stages(self.raw, list(plans.values()))
+        for k, (fn, col, pre, kw) in specs.items():
+            bad = self.res.get_column(plans[k].out["bad"])
+            if not bad.any():
+                continue
+            idx = bad.arg_true()
+            sub = self.raw.select(pl.col(col).gather(idx))
+            again = C.run_stages(sub, [fn(col, pre, strip_values=True, **kw)])
+            self.res = self.res.with_columns(
+                self.res.get_column(c).scatter(idx, again.get_column(c)) for c in again.columns
+            )
+        return plans
+
+    def run(self, flags: dict[str, list[int]]) -> SacctData:
+        plans = self.parse_rows()
+        self.ids(plans)
+        self.state_and_exit()
+        self.times(plans)
+        self.elapsed_and_limit(plans)
+        self.resources(plans)
+        self.cpu_times(plans)
+        self.cols["source_line"] = self.lines
+        keep = self.check_values()
+        flags = {**flags, "exit_code_unknown": self.zero_exit_unknown(keep)}
+        if self.missing:
+            msg = (
+                f"sacct fields missing from the input: {', '.join(self.missing)}; the columns "
+                "derived from them are null"
+            )
+            warnings.warn(f"{self.source}: {msg}", SacctWarning, stacklevel=4)
+            self.quality.add(self.source, "missing_field", "flagged", msg, warn=False)
+        self.unknown_states()
+        self.data_flags(flags)
+        raw, cols = self.raw, self.cols
+        if keep is not None:
+            raw = raw.filter(keep)
+            cols = {k: v.filter(keep) for k, v in cols.items() if v is not None}
+        meta = {"format": "parsable", "source": self.source}
+        return assemble(raw, cols, meta, self.quality.frame())
+
+    def ids(self, plans: dict[str, C.Parse]) -> None:
+        p = plans["JobID"]
+        self.bad.append(("JobID", "a JobID", self.out(p, "bad")))
+        parts = self.res.select(**{k: pl.col(v) for k, v in p.out.items() if k != "bad"})
+        array = pl.col("array_task_id").is_not_null() | pl.col("array_pending").is_not_null()
+        het = pl.col("het_offset").is_not_null()
+        got = parts.select(
+            # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
+            # components have their own raw ids that JobID does not show)
+            job_id_raw=pl.when(~array & ~het).then("id"),
+            kind="kind",
+            array_job_id=pl.when(array).then("id"),
+            array_task_id="array_task_id",
+            het_job_id=pl.when(het).then("id"),
+            het_offset="het_offset",
+            parent_job_id="parent",
+            step_id="step",
+            step_kind=_step_kind(pl.col("step")),
+        )
+        self.cols.update({c: got.get_column(c) for c in got.columns})
+        if "JobIDRaw" in plans:
+            self.bad.append(("JobIDRaw", "a JobIDRaw", self.out(plans["JobIDRaw"], "bad")))
+            self.cols["job_id_raw"] = self.out(plans["JobIDRaw"], "id")
+        if self.name("JobID") is None:  # an array record's kind is only visible in JobID
+            self.missing.append("JobID (array and het ids)")
+
+    def state_and_exit(self) -> None:
+        state = self.column("State")
+        if state is not None:
+            out, bad = C.map_unique(
+                state,
+                _state_tuple,
+                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
+            )
+            self.bad.append(("State", "a job state (STATE or 'CANCELLED by <uid>')", bad))
+            self.cols.update({c: out.get_column(c) for c in out.columns})
+        else:
+            self.missing.append("State")
+        exitc = self.column("ExitCode")
+        if exitc is not None:
+            out, bad = C.map_unique(
+                exitc, parse_exit_code, {"exit_code": pl.Int64, "signal": pl.Int64}
+            )
+            self.bad.append(("ExitCode", "an exit code <code>:<signal>", bad))
+            self.cols.update({c: out.get_column(c) for c in out.columns})
+        else:
+            self.missing.append("ExitCode")
+
+    def times(self, plans: dict[str, C.Parse]) -> None:
+        for fname, out in (("Submit", "submit"), ("Start", "start"), ("End", "end")):
+            if fname not in plans:
+                self.missing.append(fname)
+                continue
+            p = plans[fname]
+            what = (
+                f"a time in field {fname} as YYYY-MM-DDTHH:MM:SS, epoch seconds "
+                "(SLURM_TIME_FORMAT=%s), Unknown or None"
+            )
+            self.bad.append((fname, what, self.out(p, "bad")))
+            value, naive = self.out(p, "utc"), self.out(p, "naive")
+            if self.tz == "UTC":  # no daylight saving: nothing is ambiguous
+                self.cols[out] = naive.dt.replace_time_zone("UTC").fill_null(value)
+                continue
+            if naive.is_not_null().any():
+                try:
+                    local = naive.dt.replace_time_zone(
+                        self.tz, ambiguous="null", non_existent="null"
+                    )
+                except Exception as exc:  # unknown zone name
+                    raise ValueError(f"unknown time zone {self.tz!r}") from exc
+                what = (
+                    f"a local time that exists exactly once in {self.tz} (daylight-saving "
+                    "change makes it ambiguous or non-existent; export with "
+                    "SLURM_TIME_FORMAT=%s or TZ=UTC)"
+                )
+                self.bad.append((fname, what, naive.is_not_null() & local.is_null()))
+                value = local.dt.convert_time_zone("UTC").fill_null(value)
+            self.cols[out] = value
+
+    def elapsed_and_limit(self, plans: dict[str, C.Parse]) -> None:
+        if "ElapsedRaw" in plans:
+            self.bad.append(("ElapsedRaw", "whole seconds", self.out(plans["ElapsedRaw"], "bad")))
+            self.cols["elapsed_s"] = self.out(plans["ElapsedRaw"], "value")
+        elif "Elapsed" in plans:
+            p = plans["Elapsed"]
+            self.bad.append(("Elapsed", "a duration [D-]HH:MM:SS", self.out(p, "bad")))
+            self.cols["elapsed_s"] = C.rounded_seconds(self.out(p, "value"))
+        else:
+            self.missing.append("Elapsed")
+        tl, tlraw = self.column("Timelimit"), self.column("TimelimitRaw")
+        schema = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
+        if tl is not None:
+            out, bad = C.map_unique(tl, parse_timelimit, schema)
+            what = "a time limit ([D-]HH:MM:SS, UNLIMITED, Partition_Limit)"
+            self.bad.append(("Timelimit", what, bad))
+        elif tlraw is not None:
+            out, bad = C.map_unique(tlraw, _raw_limit, schema)
+            self.bad.append(("TimelimitRaw", "whole minutes", bad))
+        else:
+            self.missing.append("Timelimit")
+            return
+        self.cols.update({c: out.get_column(c) for c in out.columns})
+
+    def resources(self, plans: dict[str, C.Parse]) -> None:
+        nodelist, alloc = self.column("NodeList"), self.column("AllocTRES")
+        if nodelist is not None:
+            out, bad = C.map_unique(
+                nodelist, lambda v: (expand_nodelist(v),), {"nodes": pl.List(pl.Utf8)}
+            )
+            self.bad.append(("NodeList", "a host list such as gpu[001-004,007]", bad))
+            self.cols["nodes"] = out.get_column("nodes")
+        tres = None
+        if alloc is not None:
+            tres, bad = C.map_unique(
+                alloc,
+                _tres_tuple,
+                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
+            )
+            self.bad.append(("AllocTRES", "a TRES list key=value,... with integer counts", bad))
+        if "NNodes" in plans:
+            self.bad.append(("NNodes", "an integer", self.out(plans["NNodes"], "bad")))
+            self.cols["n_nodes"] = self.out(plans["NNodes"], "value")
+        elif nodelist is not None:
+            self.cols["n_nodes"] = self.cols["nodes"].list.len().cast(pl.Int64).replace(0, None)
+        elif tres is not None:
+            self.cols["n_nodes"] = tres.get_column("node")
+        else:
+            self.missing.append("NNodes")
+        if "NCPUS" in plans:
+            self.bad.append(("NCPUS", "an integer", self.out(plans["NCPUS"], "bad")))
+            self.cols["n_cpus"] = self.out(plans["NCPUS"], "value")
+        elif tres is not None:
+            self.cols["n_cpus"] = tres.get_column("cpu")
+        if tres is not None:
+            self.cols["n_gpus"] = tres.get_column("n_gpus")
+            self.cols["gpu_type"] = tres.get_column("gpu_type")
+        else:
+            self.missing.append("AllocTRES")
+
+    def cpu_times(self, plans: dict[str, C.Parse]) -> None:
+        for fname, out in _CPU_TIME_FIELDS.items():
+            if fname in plans:
+                what = "a CPU time (MM:SS.mmm, [D-]HH:MM:SS)"
+                self.bad.append((fname, what, self.out(plans[fname], "bad")))
+                self.cols[out] = self.out(plans[fname], "value")
+
+    def check_values(self) -> pl.Series | None:
+        """Raise for the first bad value, or (``bad_lines="skip"``) the rows to keep."""
+        fired = [(f, what, mask) for f, what, mask in self.bad if mask.any()]
+        if not fired:
+            return None
+        if self.bad_lines == "raise":
+            f, what, mask = fired[0]
+            k = int(mask.arg_true()[0])
+            col = self.name(f) or (self.name("JobIDRaw") if f == "JobID" else None)
+            found = self.raw.get_column(col)[k] if col is not None else None
+            raise SacctParseError(self.source, int(self.lines[k]), f"{what} in field {f}", found)
+        drop = pl.Series([False] * self.raw.height)
+        for f, what, mask in fired:
+            k = int(mask.arg_true()[0])
+            col = self.name(f) or (self.name("JobIDRaw") if f == "JobID" else None)
+            found = self.raw.get_column(col)[k] if col is not None else None
+            self.quality.add(
+                self.source,
+                "bad_value",
+                "excluded",
+                f"{int(mask.sum())} record(s) whose {f} is not {what}, left out; first: "
+                f"{found!r}",
+                n_lines=int(mask.sum()),
+                first_line=int(self.lines[k]),
+            )
+            drop = drop | mask
+        return ~drop
+
+    def zero_exit_unknown(self, keep: pl.Series | None) -> list[int]:
+        """Exit code 0:0 of a FAILED, OUT_OF_MEMORY or NODE_FAIL record → null (lines returned)."""
+        st, rc, sig = (self.cols.get(c) for c in ("state", "exit_code", "signal"))
+        if not all(isinstance(x, pl.Series) for x in (st, rc, sig)):
+            return []
+        doubt = st.is_in(list(ZERO_EXIT_UNKNOWN)) & (rc == 0) & (sig.fill_null(0) == 0)
+        if keep is not None:
+            doubt = doubt & keep
+        if not doubt.any():
+            return []
+        lines = self.lines.filter(doubt).to_list()
+        kept = pl.DataFrame({"rc": rc, "sig": sig, "d": doubt}).select(
+            exit_code=pl.when(~pl.col("d")).then("rc"), signal=pl.when(~pl.col("d")).then("sig")
+        )
+        self.cols.update(exit_code=kept["exit_code"], signal=kept["signal"])
+        self.quality.add(
+            self.source,
+            "exit_code_unknown",
+            "excluded",
+            f"{len(lines)} record(s) with exit code 0:0 and state FAILED, OUT_OF_MEMORY or NODE_FAIL: "
+            "not a clean exit (a failed node leaves no exit status); exit_code set to null",
+            n_lines=len(lines),
+            first_line=lines[0],
+        )
+        return lines
+
+    def unknown_states(self) -> None:
+        st = self.cols.get("state")
+        if not isinstance(st, pl.Series):
+            return
+        unknown = st.is_not_null() & ~st.is_in(list(JOB_STATES))
+        if unknown.any():
+            k = int(unknown.arg_true()[0])
+            self.quality.add(
+                self.source,
+                "unknown_state",
+                "flagged",
+                f"{int(unknown.sum())} record(s) with a state that is not a Slurm job state "
+                f"(https://slurm.schedmd.com/job_state_codes.html), e.g. {st[k]!r}",
+                n_lines=int(unknown.sum()),
+                first_line=int(self.lines[k]),
+            )
+
+    def data_flags(self, flags: dict[str, list[int]]) -> None:
+        """``data_flags``: the checks that fired on each record (a join of the few flagged lines)."""
+        pairs = [(ln, name) for name, rows in flags.items() for ln in rows]
+        if not pairs or not self.raw.height:
+            return
+        marks = (
+            pl.DataFrame(pairs, schema={"source_line": pl.Int64, "flag": pl.Utf8}, orient="row")
+            .group_by("source_line", maintain_order=True)
+            .agg(data_flags=pl.col("flag"))
+        )
+        self.cols["data_flags"] = (
+            self.lines.to_frame()
+            .join(marks, on="source_line", how="left", maintain_order="left")
+            .get_column("data_flags")
+            .fill_null([])
+        )

@@ -1,0 +1,509 @@
+"""``sacct --parsable2`` / ``--parsable`` text → :class:`~trainperf.slurm.fields.SacctData`.
+
+The reader splits records with polars (one pass over all lines; only lines with fewer fields than
+the header, which a newline inside a free-text value makes, are handled one by one in Python) and
+parses every value column with the vectorised parsers of :mod:`trainperf.slurm.columns`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from trainperf.quality import QualityLog
+from trainperf.slurm import columns as C
+from trainperf.slurm.derive import Derive
+from trainperf.slurm.fields import (
+    _FREE_TEXT_FIELDS,
+    _JOBID_RE,
+    SacctData,
+    SacctParseError,
+    SacctWarning,
+    decode_utf8,
+    escape_surrogates,
+)
+
+__all__ = ["BAD_LINES", "parse_sacct_parsable", "read_sacct_parsable"]
+
+#: What the readers do with a record that cannot be read: ``"raise"`` a :class:`SacctParseError`
+#: naming the line, or ``"skip"`` it (left out, with a warning and a data-quality row).
+BAD_LINES = ("raise", "skip")
+
+_KNOWN_FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _normalise_fields(fields: str | Sequence[str]) -> list[str]:
+    if isinstance(fields, str):
+        fields = fields.split(",")
+    out = []
+    for f in fields:
+        name = f.strip().split("%", 1)[0]  # drop -o widths like JobName%30
+        if name:
+            out.append(name)
+    return out
+
+
+def read_sacct_parsable(
+    path: str | Path,
+    *,
+    fields: str | Sequence[str] | None = None,
+    delimiter: str = "|",
+    tz: str = "UTC",
+    bad_lines: str = "raise",
+) -> SacctData:
+    """Read a ``sacct --parsable2`` (``-P``) or ``--parsable`` (``-p``) dump from a file.
+
+    Bytes that are not UTF-8 (a job name typed in Latin-1 or Shift_JIS) are kept as ``\\xNN`` text,
+    and their lines are flagged (``invalid_utf8``). See :func:`parse_sacct_parsable` for the other
+    arguments, the columns and the errors; the file name is used in messages.
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    try:  # UTF-8 checked in polars: no Python str of the whole file (issue 16)
+        text: str | pl.Series = pl.Series("text", [data], dtype=pl.Binary).cast(pl.Utf8)
+        bad_utf8: list[int] = []
+    except pl.exceptions.ComputeError:  # not UTF-8: find the lines in Python
+        text, bad_utf8 = decode_utf8(data)
+    return _parse(
+        text,
+        fields=fields,
+        delimiter=delimiter,
+        tz=tz,
+        source=str(p),
+        bad_lines=bad_lines,
+        bad_utf8=bad_utf8,
+    )
+
+
+def parse_sacct_parsable(
+    text: str,
+    *,
+    fields: str | Sequence[str] | None = None,
+    delimiter: str = "|",
+    tz: str = "UTC",
+    source: str = "<text>",
+    bad_lines: str = "raise",
+) -> SacctData:
+    """Parse ``sacct --parsable2`` text into :class:`SacctData`.
+
+    Args:
+        text: the output of ``sacct -P`` (or ``-p``: one trailing delimiter per line is accepted).
+        fields: the ``-o/--format`` field list when the output was made with ``--noheader``
+            (a list or the comma string given to ``-o``; ``%N`` widths are ignored). ``None``: the first
+            line is the header.
+        delimiter: the ``--delimiter`` string (default ``|``).
+        tz: IANA zone of the host that ran sacct, used for ISO times without offset (sacct prints
+            local time). Epoch-second times (``SLURM_TIME_FORMAT=%s``) ignore it.
+        source: name used in error messages.
+        bad_lines: ``"raise"`` (default): a record that cannot be read raises; ``"skip"``: it is
+            left out with a :class:`SacctWarning` naming the line and a row in ``quality``
+            (check ``bad_line`` or ``bad_value``, action ``excluded``).
+
+    Returns:
+        :class:`SacctData`. Both frames start with the sacct columns present in the input, as Utf8
+        with sacct's names (``JobID``, ``JobName``, ``State``, ``AllocTRES``...), followed by the derived
+        columns of :data:`JOB_COLUMNS` (steps also :data:`STEP_COLUMNS`):
+
+        ========================  ======================  ===============================================
+        column                    dtype                   meaning
+        ========================  ======================  ===============================================
+        job_id_raw                Int64                   JobIDRaw (steps: of the parent allocation)
+        kind                      Utf8                    job, array_task, array_pending, het_component
+                                                          (steps: step)
+        array_job_id              Int64                   ``123`` of ``123_4``; null otherwise
+        array_task_id             Int64                   ``4`` of ``123_4``; null otherwise
+        het_job_id / het_offset   Int64                   ``1853`` / ``1`` of ``1853+1``
+        state                     Utf8                    base state: ``CANCELLED`` of ``CANCELLED by 0``
+        state_flags               List(Utf8)              extra state words (JSON lists, ``TRUNCATED``
+                                                          for ``CANCELLED+``)
+        cancelled_by              Int64                   uid of ``CANCELLED by <uid>``
+        cancelled_by_user         Utf8                    user name (JSON ``kill_request_user``)
+        exit_code / signal        Int64                   ``ExitCode`` ``code:signal``
+        submit / start / end      Datetime(us, UTC)       null for ``Unknown``, ``None``, epoch 0 and
+                                                          the 32-bit sentinels 4294967294 / 4294967295
+        elapsed_s                 Int64                   seconds of ``Elapsed`` (``ElapsedRaw``)
+        timelimit_s               Int64                   seconds of ``Timelimit`` (``TimelimitRaw`` is
+                                                          minutes); null when not a duration
+        timelimit_flag            Utf8                    ``UNLIMITED``, ``Partition_Limit``,
+                                                          ``INVALID`` or null
+        n_nodes                   Int64                   ``NNodes``
+        nodes                     List(Utf8)              ``NodeList`` expanded; ``[]`` for
+                                                          ``None assigned``
+        n_cpus                    Int64                   ``NCPUS`` / ``AllocCPUS`` / AllocTRES ``cpu``
+        n_gpus                    Int64                   AllocTRES GPUs, untyped and typed entries not
+                                                          added (:func:`gpus_from_tres`)
+        gpu_type                  Utf8                    ``h100`` of ``gres/gpu:h100``
+        gpu_hours                 Float64                 ``n_gpus * elapsed_s / 3600`` (GPU·h)
+        total_cpu_s               Float64                 ``TotalCPU`` in seconds (ms resolution)
+        source_line               Int64                   1-based line of the record in the input
+        data_flags                List(Utf8)              data-quality checks that fired on this
+                                                          record (``invalid_utf8``,
+                                                          ``delimiter_in_free_text``); ``[]`` if none
+        parent_job_id (steps)     Utf8                    JobID of the allocation (``123_4`` of
+                                                          ``123_4.batch``)
+        step_id / step_kind       Utf8                    ``batch``/``extern``/``interactive``/``0``;
+                                                          kind ``batch``, ``extern``, ``interactive``,
+                                                          ``srun``
+        ========================  ======================  ===============================================
+
+        ``UserCPU``, ``SystemCPU`` and ``CPUTime``, when present, add ``user_cpu_s``,
+        ``system_cpu_s``, ``cpu_time_s`` (Float64 seconds). A derived column whose source field is
+        not in the input is null and a :class:`SacctWarning` names the field. ``quality`` has one
+        row per check that fired (:data:`trainperf.quality.QUALITY_SCHEMA`).
+
+    Raises:
+        SacctParseError: (a ``ValueError``) naming ``source``, the line and what was expected: no
+            header / unknown header, no ``JobID``/``JobIDRaw`` field, a header with fewer fields than
+            every data line; with ``bad_lines="raise"`` also a line with fewer fields than the
+            header, a line with more fields (a delimiter inside a free-text value such as JobName)
+            unless the **last** field is free text (then the surplus is joined back into it), or a
+            value that does not parse (duration, time, TRES, state, exit code, host list).
+        ValueError: an empty ``delimiter``, an unknown ``bad_lines`` or time zone.
+
+    Sources: https://slurm.schedmd.com/sacct.html (``--parsable2``, ``--delimiter``, ``--noheader``,
+    ``SLURM_TIME_FORMAT``, field list), https://slurm.schedmd.com/tres.html.
+    """
+    text, bad_utf8 = decode_utf8(text)
+    return _parse(
+        text,
+        fields=fields,
+        delimiter=delimiter,
+        tz=tz,
+        source=source,
+        bad_lines=bad_lines,
+        bad_utf8=bad_utf8,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# lines → records
+# ------------------------------------------------------------------------------------------------
+
+
+def _parse(
+    text: str | pl.Series,
+    *,
+    fields: str | Sequence[str] | None,
+    delimiter: str,
+    tz: str,
+    source: str,
+    bad_lines: str,
+    bad_utf8: list[int],
+) -> SacctData:
+    if delimiter == "":
+        raise ValueError("delimiter must not be empty")
+    if bad_lines not in BAD_LINES:
+        raise ValueError(f"bad_lines must be one of {', '.join(BAD_LINES)}, not {bad_lines!r}")
+    quality = QualityLog(SacctWarning)
+    if isinstance(text, str):
+        text = pl.Series("text", [escape_surrogates(text) if bad_utf8 else text], dtype=pl.Utf8)
+    lines = text.str.split("\n").explode()
+    if lines.len() and lines[-1] == "":
+        lines = lines.head(-1)
+    if text.str.contains("\r", literal=True).item():
+        lines = lines.str.strip_suffix("\r")
+    names, start, header_from_text = _header(lines, fields, delimiter, source)
+    rec = _Records(lines, names, delimiter, header_from_text, source, bad_lines, quality)
+    raw, line_no, joined = rec.build(start)
+    if bad_utf8:
+        quality.add(
+            source,
+            "invalid_utf8",
+            "flagged",
+            f"bytes that are not UTF-8 on {len(bad_utf8)} line(s), kept as \\xNN text (e.g. in "
+            "JobName); the sacct host wrote them as given, so the original encoding is unknown",
+            n_lines=len(bad_utf8),
+            first_line=bad_utf8[0],
+        )
+    flags = {"invalid_utf8": bad_utf8, "delimiter_in_free_text": joined}
+    derive = Derive(
+        raw,
+        line_no,
+        tz=tz,
+        source=source,
+        bad_lines=bad_lines,
+        quality=quality,
+    )
+    return derive.run(flags)
+
+
+def _header(
+    lines: pl.Series, fields: str | Sequence[str] | None, delimiter: str, source: str
+) -> tuple[list[str], int, bool]:
+    """``(field names, index of the first data line, header read from the text)``."""
+    start = 0
+    if fields is None:
+        n = lines.len()
+        while start < n and lines[start].strip() == "":
+            start += 1
+        if start == n:
+            raise SacctParseError(source, None, "a header line of sacct field names", "empty input")
+        names = lines[start].split(delimiter)
+        if names and names[-1] == "":
+            names.pop()  # --parsable: trailing delimiter
+        if not names or not all(_KNOWN_FIELD_RE.match(n) for n in names):
+            raise SacctParseError(
+                source,
+                start + 1,
+                f"a header line of sacct field names separated by {delimiter!r} "
+                "(for --noheader output pass fields=...)",
+                lines[start],
+            )
+        start += 1
+    else:
+        names = _normalise_fields(fields)
+        if not names:
+            raise ValueError("fields is empty")
+    where = start if fields is None else None
+    lower = [n.lower() for n in names]
+    if len(set(lower)) != len(lower):
+        raise SacctParseError(source, where, "distinct field names", delimiter.join(names))
+    if "jobid" not in lower and "jobidraw" not in lower:
+        raise SacctParseError(source, where, "a JobID or JobIDRaw field", delimiter.join(names))
+    return names, start, fields is None
+
+
+_SHORT, _EXACT, _TRAILING, _LONG = 0, 1, 2, 3  # parts of a line against the header's n
+
+
+@dataclass
+class _Records:
+    """Splits data lines into records of ``len(names)`` fields (the old one-line-at-a-time rules)."""
+
+    lines: pl.Series
+    names: list[str]
+    delimiter: str
+    header_from_text: bool
+    source: str
+    bad_lines: str
+    quality: QualityLog
+    errors: list[tuple[int, SacctParseError]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.n = len(self.names)
+        self.lower = [x.lower() for x in self.names]
+        self.last_free = self.lower[-1] in _FREE_TEXT_FIELDS
+        self.other_free = [
+            self.names[i] for i in range(self.n - 1) if self.lower[i] in _FREE_TEXT_FIELDS
+        ]
+
+    def _error_fields(self, lineno: int, parts: list[str], line: str) -> SacctParseError:
+        if len(parts) < self.n:
+            return SacctParseError(
+                self.source,
+                lineno,
+                f"{self.n} fields separated by {self.delimiter!r} ({self.delimiter.join(self.names)})",
+                f"{len(parts)} fields: {line}",
+            )
+        return SacctParseError(
+            self.source,
+            lineno,
+            f"{self.n} fields ({self.delimiter.join(self.names)}); this line has {len(parts)}, probably "
+            f"because a free-text value such as JobName contains the delimiter {self.delimiter!r}. "
+            "Re-export with JobName as the last field or with a --delimiter that cannot occur in names",
+            line,
+        )
+
+    def _finish(self, parts: list[str], lineno: int, line: str) -> tuple[list[str], bool] | None:
+        """``(fields, surplus joined)`` after the trailing-delimiter and free-last-field rules, or
+        None for a line that cannot be a record (its error is recorded)."""
+        if len(parts) == self.n + 1 and parts[-1] == "":
+            parts.pop()  # --parsable trailing delimiter
+        if len(parts) < self.n or (len(parts) > self.n and not self.last_free):
+            self.errors.append((lineno - 1, self._error_fields(lineno, parts, line)))
+            return None
+        if len(parts) > self.n:
+            return parts[: self.n - 1] + [self.delimiter.join(parts[self.n - 1 :])], True
+        return parts, False
+
+    def build(self, start: int) -> tuple[pl.DataFrame, pl.Series, list[int]]:
+        """``(raw Utf8 frame, 1-based line numbers, lines whose surplus delimiters were joined)``."""
+        d, n, names = self.delimiter, self.n, self.names
+        split = (
+            self.lines.slice(start)
+            .to_frame()
+            .with_row_index("idx", offset=start)
+            .select("idx", pl.col("text").str.splitn(d, n).struct.rename_fields(names).alias("f"))
+            .unnest("f")
+        )
+        # the number of parts of each line, read from the last field of splitn: null → fewer than
+        # n (or a blank line); free of the delimiter → n; "x<d>" with x free of it → n + 1 with a
+        # trailing delimiter (--parsable); anything else → more than n
+        last = pl.col(names[-1])
+        split = split.with_columns(
+            _cls=pl.when(last.is_null())
+            .then(_SHORT)
+            .when(~last.str.contains(d, literal=True))
+            .then(_EXACT)
+            .when(last.str.ends_with(d) & ~last.str.strip_suffix(d).str.contains(d, literal=True))
+            .then(_TRAILING)
+            .otherwise(_LONG)
+        )
+        cls = split.get_column("_cls")
+        if n == 1:  # one field: a blank line is not a record
+            blank = split.get_column(names[0]).str.contains(f"^[{re.escape(C.WHITESPACE)}]*$")
+            cls = cls.set(blank, _SHORT)
+            split = split.with_columns(_cls=cls)
+        counts = cls.value_counts()
+        have = dict(zip(counts["_cls"].to_list(), counts["count"].to_list(), strict=True))
+        self._check_header_width(split, have, start)
+        if have.get(_TRAILING):
+            split = split.with_columns(
+                pl.when(pl.col("_cls") == _TRAILING)
+                .then(last.str.strip_suffix(d))
+                .otherwise(last)
+                .alias(names[-1])
+            )
+        drop: set[int] = set()
+        if not self.header_from_text:
+            for idx in split.head(8).get_column("idx").to_list():
+                if self.lines[idx].strip() == "":
+                    continue
+                if [x.lower() for x in self.lines[idx].split(d)][:n] != self.lower:
+                    break
+                drop.add(idx)  # header present although fields were given
+        long_idx = split.filter(pl.col("_cls") == _LONG).get_column("idx").to_list()
+        if not self.last_free:
+            for idx in long_idx:
+                text = self.lines[idx]
+                self.errors.append((idx, self._error_fields(idx + 1, text.split(d), text)))
+            drop.update(long_idx)
+            long_idx = []
+        patched = self._short_lines(split, drop) if have.get(_SHORT) else {}
+        self._handle_errors()
+        skip = drop | patched.keys()
+        regular = split.filter(~pl.col("idx").is_in(list(skip))) if skip else split
+        joined = sorted(
+            [i + 1 for i in long_idx if i not in drop]
+            + [i + 1 for i, (_, j) in patched.items() if j]
+        )
+        if joined:
+            self._note_joined(joined)
+        regular = regular.drop("_cls")
+        if patched:
+            rows = {nm: [patched[i][0][k] for i in sorted(patched)] for k, nm in enumerate(names)}
+            extra_rows = pl.DataFrame(
+                {"idx": sorted(patched), **rows},
+                schema={"idx": regular.schema["idx"], **dict.fromkeys(names, pl.Utf8)},
+            )
+            regular = pl.concat([regular, extra_rows]).sort("idx")
+        line_no = (regular.get_column("idx").cast(pl.Int64) + 1).alias("source_line")
+        return regular.drop("idx"), line_no, joined
+
+    def _check_header_width(self, split: pl.DataFrame, have: dict[int, int], start: int) -> None:
+        """Every data line longer than the header by the same count: the header, not a JobName,
+        is wrong (a field deleted from the header only would shift every value after it)."""
+        n, d = self.n, self.delimiter
+        if have.get(_LONG, 0) < 2 or have.get(_EXACT) or have.get(_TRAILING):
+            return  # some line fits the header
+        by_cls = split.select("idx", "_cls")
+        short = by_cls.filter(pl.col("_cls") == _SHORT).get_column("idx").to_list()
+        if any(self.lines[i].strip() != "" for i in short):
+            return  # a non-blank line with fewer fields
+        texts = [self.lines[i] for i in by_cls.filter(pl.col("_cls") == _LONG)["idx"].to_list()]
+        extra = min(len(t.split(d)) - t.endswith(d) for t in texts) - n
+        if extra > 0:
+            raise SacctParseError(
+                self.source,
+                start if self.header_from_text else None,
+                f"data lines with the {n} fields of the header ({d.join(self.names)})",
+                f"every one of the {len(texts)} data lines has at least {n + extra} fields: the "
+                f"header (or the fields= list) lacks {extra} field(s); re-export with the same "
+                "--format for header and data",
+            )
+
+    def _note_joined(self, joined: list[int]) -> None:
+        d, n = self.delimiter, self.n
+        note = (
+            f"; this assumes {', '.join(self.other_free)} contain no {d!r}"
+            if self.other_free
+            else ""
+        )
+        self.quality.add(
+            self.source,
+            "delimiter_in_free_text",
+            "corrected",
+            f"{len(joined)} line(s) with more than {n} fields: the extra {d!r} joined back into "
+            f"the last field {self.names[-1]}{note}",
+            n_lines=len(joined),
+            first_line=joined[0],
+            warn=bool(self.other_free),
+        )
+
+    def _short_lines(
+        self, split: pl.DataFrame, drop: set[int]
+    ) -> dict[int, tuple[list[str], bool]]:
+        """Records made from lines with fewer fields than the header (newlines in free text).
+
+        Follows the rules of the line-by-line reader: a blank line is skipped; a short line that
+        does not start with a JobID continues the last field of the previous record when that
+        field is free text; otherwise the following lines are appended while the field they
+        continue is free text. Lines taken into a record are added to ``drop``.
+        """
+        n, d = self.n, self.delimiter
+        short = split.filter(pl.col("_cls") == _SHORT).get_column("idx").to_list()
+        regular_idx = split.filter(pl.col("_cls") != _SHORT).get_column("idx").to_list()
+        regular_idx = [i for i in regular_idx if i not in drop]
+        patched: dict[int, tuple[list[str], bool]] = {}  # idx -> (fields, surplus joined)
+        last_rec, consumed_upto = -1, -1
+        n_lines = self.lines.len()
+        for idx in short:
+            if idx <= consumed_upto:
+                continue
+            line = self.lines[idx]
+            if line.strip() == "":
+                drop.add(idx)
+                continue
+            parts = line.split(d)
+            k = bisect.bisect_left(regular_idx, idx) - 1
+            prev = regular_idx[k] if k >= 0 and regular_idx[k] > consumed_upto else -1
+            target = max(prev, last_rec)
+            if target >= 0 and self.last_free and not _JOBID_RE.match(parts[0].strip()):
+                # continuation of a newline inside the last (free-text) field of the previous record
+                if target not in patched:
+                    tl = self.lines[target]
+                    done = self._finish(tl.split(d), target + 1, tl)
+                    assert done is not None  # a regular line of a free last field always fits
+                    patched[target] = (list(done[0]), done[1])
+                patched[target][0][-1] += "\n" + line
+                drop.add(idx)
+                continue
+            # a newline inside a free-text value in the middle splits one record over several lines
+            j = idx + 1
+            while (
+                len(parts) < n and j < n_lines and self.lower[len(parts) - 1] in _FREE_TEXT_FIELDS
+            ):
+                nxt = self.lines[j].split(d)
+                parts[-1] = parts[-1] + "\n" + nxt[0]
+                parts.extend(nxt[1:])
+                j += 1
+            done = self._finish(parts, idx + 1, line)
+            if done is None:  # error recorded; in "skip" mode the line alone is left out
+                drop.add(idx)
+                continue
+            patched[idx] = done
+            last_rec, consumed_upto = idx, max(consumed_upto, j - 1)
+            drop.update(range(idx + 1, j))
+        return patched
+
+    def _handle_errors(self) -> None:
+        if not self.errors:
+            return
+        self.errors.sort(key=lambda e: e[0])
+        if self.bad_lines == "raise":
+            raise self.errors[0][1]
+        first = self.errors[0][1]
+        self.quality.add(
+            self.source,
+            "bad_line",
+            "excluded",
+            f"{len(self.errors)} line(s) that cannot be split into records left out; first: "
+            f"{first}",
+            n_lines=len(self.errors),
+            first_line=first.line,
+        )

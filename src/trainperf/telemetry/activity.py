@@ -1,0 +1,498 @@
+"""GPU activity by phase and over time, job selection, and what the telemetry cannot give."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from trainperf import dcgm
+from trainperf.telemetry._common import (
+    ACTIVITY_FIELDS,
+    NIC_RX,
+    NIC_TX,
+    SYNTHETIC_LABEL,
+    WANTED,
+    _collect,
+    _every_us,
+    _gpu_rows,
+    _host_batches,
+    _lazy,
+    _only_hosts,
+    _to_datetime,
+)
+from trainperf.telemetry.phases import _in_span, _interval_expr, _interval_table
+
+
+def jobs_in(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """Slurm jobs seen in the telemetry's ``job_id`` column (``hpc_job``/``jobid`` labels).
+
+    A GPU shared by several jobs (``job_id`` ``"11,12"``, see :mod:`trainperf.dcgm.checks`) counts
+    for each of them.
+
+    Returns:
+        job_id (String), n_hosts (UInt32), n_gpus (UInt32, distinct host x gpu), first, last
+        (Datetime[us, UTC]), sorted by n_gpus descending. Empty when no series carries a job.
+    """
+    return (
+        _lazy(data)
+        .filter(pl.col("job_id").is_not_null())
+        # a GPU shared by several jobs carries their ids joined with "," (trainperf.dcgm.checks)
+        .with_columns(pl.col("job_id").str.split(","))
+        .explode("job_id")
+        .group_by("job_id")
+        .agg(
+            pl.col("hostname").n_unique().alias("n_hosts"),
+            pl.struct("hostname", "gpu").n_unique().alias("n_gpus"),
+            pl.col("timestamp").min().alias("first"),
+            pl.col("timestamp").max().alias("last"),
+        )
+        .sort(["n_gpus", "job_id"], descending=[True, False])
+        .pipe(_collect)
+    )
+
+
+def select_job(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    job_id: str | None = None,
+    hostnames: Iterable[str] | str | None = None,
+    start: Any = None,
+    end: Any = None,
+) -> pl.LazyFrame:
+    """Restrict telemetry to one Slurm job: its nodes and its time window.
+
+    Args:
+        data: reader frame (eager or lazy).
+        job_id: keep every series (GPU *and* NIC) of the hosts on which some series carries this
+            ``job_id`` label (alone, or among the ``,``-joined ids of a shared GPU); exclusive 8-GPU nodes make the node-level join exact
+            (telemetry_formats.md A.5). Needs one collect of (job_id, hostname).
+        hostnames: explicit node list, or a Slurm host list string (``"gpu[001-064]"``), e.g. from
+            ``sacct`` NodeList, for telemetry without job labels.
+        start, end: time window (datetime, epoch s or ISO 8601), inclusive.
+
+    Returns:
+        a LazyFrame (same columns).
+
+    Raises:
+        ValueError: ``job_id`` not found in the data.
+    """
+    lf = _lazy(data)
+    hosts: set[str] | None = None
+    if hostnames is not None:
+        if isinstance(hostnames, str):
+            from trainperf.slurm import expand_nodelist
+
+            hostnames = expand_nodelist(hostnames)
+        hosts = set(hostnames)
+    if job_id is not None and str(job_id) != "":
+        jh = (
+            lf.filter(
+                (pl.col("job_id") == str(job_id))
+                | (
+                    pl.col("job_id").str.contains(",", literal=True)
+                    & pl.col("job_id").str.split(",").list.contains(str(job_id))
+                )
+            )
+            .select("hostname")
+            .unique()
+            .pipe(_collect)["hostname"]
+            .to_list()
+        )
+        if not jh:
+            raise ValueError(f"job {job_id!r} not found in the telemetry's job_id labels")
+        hosts = set(jh) if hosts is None else hosts & set(jh)
+    if hosts is not None:
+        lf = lf.filter(pl.col("hostname").is_in(sorted(hosts)))
+    if start is not None:
+        lf = lf.filter(pl.col("timestamp") >= _to_datetime(start))
+    if end is not None:
+        lf = lf.filter(pl.col("timestamp") <= _to_datetime(end))
+    return lf
+
+
+def is_synthetic(data: pl.DataFrame | pl.LazyFrame, probe_rows: int = 10_000) -> bool:
+    """True when the first ``probe_rows`` rows carry the ``synthetic="true"`` label."""
+    k, v = SYNTHETIC_LABEL
+    pat = f'"{k}":"{v}"'
+    res = (
+        _lazy(data)
+        .head(probe_rows)
+        .select(pl.col("labels").str.contains(pat, literal=True).any())
+        .pipe(_collect)
+    )
+    return bool(res.item()) if res.height else False
+
+
+# --------------------------------------------------------------------------------------
+# GPU activity
+# --------------------------------------------------------------------------------------
+
+
+def _metric_table(fields: Mapping[str, tuple[int, str]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "metric": list(fields),
+            "field_id": [f[0] for f in fields.values()],
+            "unit": [f[1] for f in fields.values()],
+        },
+        schema={"metric": pl.String, "field_id": pl.Int32, "unit": pl.String},
+    )
+
+
+def phase_stats(
+    data: pl.DataFrame | pl.LazyFrame,
+    phases: pl.DataFrame,
+    *,
+    level: str = "gpu",
+    fields: Mapping[str, tuple[int, str]] | None = None,
+    quantiles: Sequence[float] = (0.05, 0.25, 0.5, 0.75, 0.95),
+) -> pl.DataFrame:
+    """Distribution of each activity metric per phase (and per GPU).
+
+    Args:
+        data: reader frame (eager or lazy); GPU-entity rows are used.
+        phases: :func:`phases_from_log`.
+        level: ``"gpu"`` (per phase x host x GPU), ``"phase"`` (per phase, all GPUs pooled) or
+            ``"kind"`` (per phase kind init/train/eval, all phases and GPUs pooled).
+        fields: metric -> (field id, unit); default :data:`ACTIVITY_FIELDS`.
+        quantiles: linear-interpolation quantiles (``pl.Expr.quantile``) to report.
+
+    Returns:
+        grouping columns (``gpu``: phase, kind, index, hostname, gpu; ``phase``: phase, kind,
+        index; ``kind``: kind) + ``metric`` (String), ``unit`` (String), ``n`` (UInt32, samples),
+        ``mean`` (Float64) and one Float64 column per quantile named ``p05``, ``p25``, ``p50``...
+        in the field's unit; sorted by the grouping columns and metric. Metrics absent from the
+        data have no rows (see :func:`unavailable`).
+
+    Raises:
+        ValueError: unknown ``level``.
+    """
+    keys = {
+        "gpu": ["phase", "kind", "index", "hostname", "gpu"],
+        "phase": ["phase", "kind", "index"],
+        "kind": ["kind"],
+    }.get(level)
+    if keys is None:
+        raise ValueError(f"level must be 'gpu', 'phase' or 'kind', not {level!r}")
+    mt = _metric_table(fields or ACTIVITY_FIELDS)
+    lf = _gpu_rows(_lazy(data)).filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
+    qcols = [f"p{round(q * 100):02d}" for q in quantiles]
+    aggs = [pl.len().alias("n"), pl.col("value").mean().alias("mean")] + [
+        pl.col("value").quantile(q, "linear").alias(c)
+        for q, c in zip(quantiles, qcols, strict=True)
+    ]
+    # Memory: group on small integer keys (a phase-group number from the interval number, the
+    # field id) and attach the phase / metric strings to the small result, instead of carrying
+    # five string columns on every sample through the group-by (7.4 GB peak at 62 M rows before).
+    bounds, table = _interval_table(phases)
+    gkeys = [k for k in keys if k not in ("hostname", "gpu")]
+    groups = table.select(gkeys).unique(maintain_order=True).with_row_index("_g")
+    iv_to_g = table.join(groups, on=gkeys, how="inner", nulls_equal=True).select("_iv", "_g")
+    if len(bounds) < 2 or iv_to_g.height == 0:
+        lf = lf.filter(pl.lit(False)).with_columns(pl.lit(None, pl.UInt32).alias("_g"))
+    else:
+        lf = (
+            lf.filter(_in_span(bounds))
+            .with_columns(_interval_expr(bounds))
+            .with_columns(
+                pl.col("_iv")
+                .replace_strict(
+                    iv_to_g["_iv"].to_list(),
+                    iv_to_g["_g"].to_list(),
+                    default=None,
+                    return_dtype=pl.UInt32,
+                )
+                .alias("_g")
+            )
+            .filter(pl.col("_g").is_not_null())
+        )
+    rest = [k for k in keys if k in ("hostname", "gpu")]
+    # per-GPU groups lie within one host: run host batch by host batch (bounded memory)
+    batches = _host_batches(lf) if level == "gpu" else [None]
+    parts = [
+        _only_hosts(lf, hosts).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
+        for hosts in batches
+    ]
+    return _assemble(parts, groups, mt, keys, rest, qcols)
+
+
+def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
+    """The per-batch aggregates as the result, ordered (kind, index, hostname, gpu, metric).
+
+    Memory: the per-GPU result of a long store has millions of rows, so the order is found on
+    integer keys (``arg_sort``) and every output column is gathered once, the strings (phase,
+    kind, metric, unit) straight from the small group / metric tables, each input column dropped
+    as soon as it is used (before: three joins and a sort, each a full copy of the result)."""
+    kind_order = {"init": 0, "train": 1, "eval": 2}
+    gr = groups.with_columns(
+        pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
+    ).with_columns(
+        pl.struct(["_k", "index"] if "index" in groups.columns else ["_k"])
+        .rank("dense")
+        .cast(pl.UInt32)
+        .alias("_gr")
+    )
+    ids = mt["field_id"].to_list()
+    res = pl.concat(parts)  # the input was filtered to these field ids: no copy here
+    parts.clear()
+    res = res.with_columns(
+        pl.col("field_id")
+        .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
+        .alias("_m"),
+        pl.col("_g").replace_strict(gr["_g"], gr["_gr"], return_dtype=pl.UInt32).alias("_gr"),
+    ).drop("field_id")
+    order = res.select(pl.arg_sort_by(["_gr", *rest, "_m", "_g"])).to_series()
+    res = res.drop("_gr")
+    out: dict[str, pl.Series] = {}
+
+    def take(c: str) -> pl.Series:
+        nonlocal res
+        col = res[c].gather(order)
+        res = res.drop(c)
+        return col
+
+    g = take("_g")
+    for c in keys:
+        if c in groups.columns:
+            out[c] = g.replace_strict(groups["_g"], groups[c], return_dtype=groups.schema[c]).alias(
+                c
+            )
+        else:
+            out[c] = take(c)
+    del g
+    m = take("_m")
+    out["metric"] = m.replace_strict(list(range(len(ids))), mt["metric"], return_dtype=pl.String)
+    out["unit"] = m.replace_strict(list(range(len(ids))), mt["unit"], return_dtype=pl.String)
+    del m
+    for c in ["n", "mean", *qcols]:
+        out[c] = take(c)
+    return pl.DataFrame([v.alias(k) for k, v in out.items()])
+
+
+def activity_timeline(
+    data: pl.DataFrame | pl.LazyFrame,
+    field: int | str = "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    every: Any = "60s",
+) -> pl.DataFrame:
+    """One metric over time, pooled over GPUs, in time bins.
+
+    Args:
+        data: reader frame (eager or lazy).
+        field: DCGM field id or any alias.
+        every: bin width (seconds, timedelta or ``"30s"``/``"2m"``); bins start at multiples of it
+            (``dt.truncate``).
+
+    Returns:
+        ``timestamp`` (Datetime[us, UTC], bin start), ``n_gpus`` (UInt32, distinct host x GPU),
+        ``n`` (UInt32), ``mean``, ``p05``, ``p50``, ``p95`` (Float64, the field's unit, over all
+        samples of all GPUs in the bin); sorted by time.
+    """
+    fid = dcgm.field_id(field) if isinstance(field, str) else int(field)
+    if fid is None:
+        raise ValueError(f"unknown DCGM field {field!r}")
+    ev = _every_us(every)
+    return (
+        _gpu_rows(_lazy(data))
+        .filter(pl.col("field_id") == fid)
+        .with_columns(pl.col("timestamp").dt.truncate(f"{ev}us").alias("_bin"))
+        .group_by("_bin")
+        .agg(
+            pl.struct("hostname", "gpu").n_unique().alias("n_gpus"),
+            pl.len().alias("n"),
+            pl.col("value").mean().alias("mean"),
+            pl.col("value").quantile(0.05, "linear").alias("p05"),
+            pl.col("value").quantile(0.5, "linear").alias("p50"),
+            pl.col("value").quantile(0.95, "linear").alias("p95"),
+        )
+        .rename({"_bin": "timestamp"})
+        .sort("timestamp")
+        .pipe(_collect)
+    )
+
+
+def gpu_heatmap(
+    data: pl.DataFrame | pl.LazyFrame,
+    field: int | str = "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    every: Any = "60s",
+    *,
+    per: str = "gpu",
+) -> pl.DataFrame:
+    """GPU (or node) x time grid of one metric, downsampled by averaging into time bins.
+
+    Args:
+        data: reader frame (eager or lazy).
+        field: DCGM field id or alias.
+        every: bin width (see :func:`activity_timeline`).
+        per: ``"gpu"`` (one row per host x GPU) or ``"node"`` (GPUs of a host averaged).
+
+    Returns:
+        ``hostname`` (String), ``gpu`` (Int32; null for ``per="node"``), ``row`` (String,
+        ``host/gpu`` or ``host``), ``timestamp`` (Datetime[us, UTC], bin start), ``value``
+        (Float64, mean in the bin, the field's unit), ``n`` (UInt32); sorted by host, gpu, time.
+    """
+    fid = dcgm.field_id(field) if isinstance(field, str) else int(field)
+    if fid is None:
+        raise ValueError(f"unknown DCGM field {field!r}")
+    if per not in ("gpu", "node"):
+        raise ValueError(f"per must be 'gpu' or 'node', not {per!r}")
+    ev = _every_us(every)
+    keys = ["hostname", "gpu"] if per == "gpu" else ["hostname"]
+    out = (
+        _gpu_rows(_lazy(data))
+        .filter(pl.col("field_id") == fid)
+        .with_columns(pl.col("timestamp").dt.truncate(f"{ev}us").alias("timestamp"))
+        .group_by([*keys, "timestamp"])
+        .agg(pl.col("value").mean().alias("value"), pl.len().alias("n"))
+        .pipe(_collect)
+    )
+    if per == "node":
+        out = out.with_columns(pl.lit(None, pl.Int32).alias("gpu"))
+        row = pl.col("hostname")
+    else:
+        row = pl.col("hostname") + "/" + pl.col("gpu").cast(pl.String)
+    return (
+        out.with_columns(row.alias("row"))
+        .select("hostname", "gpu", "row", "timestamp", "value", "n")
+        .sort(["hostname", "gpu", "timestamp"], nulls_last=True)
+    )
+
+
+# --------------------------------------------------------------------------------------
+# FLOP/s
+
+
+def unavailable(data: pl.DataFrame | pl.LazyFrame, wanted: Iterable[str] = WANTED) -> pl.DataFrame:
+    """What the telemetry cannot give, and why, summarised over hosts.
+
+    DCGM metrics go through :func:`trainperf.dcgm.missing_metrics` (reasons ``no_profiling``,
+    ``off_by_default``, ``not_exported``); ``nic_bytes`` needs both node-exporter byte counters
+    (:data:`NIC_TX`, :data:`NIC_RX`) on the host (reason ``not_exported``: node-exporter not
+    scraped or the ``netdev`` collector off).
+
+    Returns:
+        wanted (String), reason (String), detail (String), n_hosts (UInt32), example_host
+        (String); empty when everything is computable on every host.
+    """
+    present = _lazy(data).select("hostname", "field_id", "field").unique().pipe(_collect)
+    wanted = list(wanted)
+    parts = []
+    dcgm_w = [w for w in wanted if w != "nic_bytes"]
+    if dcgm_w:
+        parts.append(dcgm.missing_metrics(present.select("hostname", "field_id"), dcgm_w))
+    if "nic_bytes" in wanted:
+        hosts = present["hostname"].unique().sort().to_list()
+        have = (
+            present.filter(pl.col("field").is_in([NIC_TX, NIC_RX]))
+            .group_by("hostname")
+            .agg(pl.col("field").n_unique().alias("k"))
+            .filter(pl.col("k") == 2)["hostname"]
+            .to_list()
+        )
+        miss = [h for h in hosts if h not in set(have)]
+        if miss:
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "wanted": ["nic_bytes"] * len(miss),
+                        "hostname": miss,
+                        "missing_field_ids": [[] for _ in miss],
+                        "reason": ["not_exported"] * len(miss),
+                        "detail": [
+                            f"no node-exporter {NIC_TX} / {NIC_RX} series: scrape node-exporter "
+                            "(netdev collector) on the GPU nodes"
+                        ]
+                        * len(miss),
+                    },
+                    schema={
+                        "wanted": pl.String,
+                        "hostname": pl.String,
+                        "missing_field_ids": pl.List(pl.Int32),
+                        "reason": pl.String,
+                        "detail": pl.String,
+                    },
+                )
+            )
+    schema = {
+        "wanted": pl.String,
+        "reason": pl.String,
+        "detail": pl.String,
+        "n_hosts": pl.UInt32,
+        "example_host": pl.String,
+    }
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return (
+        pl.concat(parts)
+        .group_by("wanted", "reason", "detail", maintain_order=True)
+        .agg(
+            pl.col("hostname").n_unique().alias("n_hosts"),
+            pl.col("hostname").min().alias("example_host"),
+        )
+        .select(list(schema))
+    )
+
+
+def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") -> pl.DataFrame:
+    """Data-quality rows of the analysis itself: series the per-GPU statistics leave out.
+
+    :func:`phase_stats`, :func:`activity_timeline`, :func:`gpu_heatmap` and the MFU checks use the
+    whole-GPU rows (entity ``GPU`` with a GPU index). Rows of other entities are counted here so
+    that the book says what was left out and why:
+
+    * ``mig_instance`` (entity ``GPU-I``): MIG instances are slices of a GPU; their activity
+      ratios are relative to the slice and cannot be pooled with whole GPUs;
+    * ``nvswitch`` (entity ``NVSwitch``): switch metrics, not GPU activity;
+    * ``no_gpu_index``: GPU rows without a ``gpu`` label (cannot be attributed to a GPU).
+
+    Args:
+        data: reader frame (eager or lazy).
+        source: the ``source`` column of the rows.
+
+    Returns:
+        :data:`trainperf.quality.QUALITY_SCHEMA` rows (action ``flagged``), one per kind found; empty
+        when every row is a whole-GPU row.
+    """
+    from trainperf.quality import QUALITY_SCHEMA, empty_quality
+
+    kind = (
+        pl.when(pl.col("entity") == "GPU-I").then(pl.lit("mig_instance"))
+        .when(pl.col("entity") == "NVSwitch").then(pl.lit("nvswitch"))
+        .when((pl.col("entity") == "GPU") & pl.col("gpu").is_null() & pl.col("field_id").is_not_null())
+        .then(pl.lit("no_gpu_index"))
+    )  # fmt: skip
+    g = (
+        _lazy(data)
+        .with_columns(kind.alias("_k"))
+        .filter(pl.col("_k").is_not_null())
+        .group_by("_k")
+        .agg(
+            pl.struct("hostname", "gpu", "entity", "entity_id", "field_id", "job_id")
+            .n_unique()
+            .alias("n_series"),
+            pl.struct("hostname", "gpu")
+            .filter(pl.col("gpu").is_not_null())
+            .n_unique()
+            .alias("n_gpus"),
+            pl.len().alias("n_samples"),
+        )
+        .sort("_k")
+        .pipe(_collect)
+    )
+    if g.height == 0:
+        return empty_quality()
+    why = {
+        "mig_instance": "MIG instance (GPU-I) rows are not in the per-GPU statistics: their ratios "
+        "are relative to the instance and cannot be pooled with whole GPUs",
+        "nvswitch": "NVSwitch rows are switch metrics, not GPU activity: not in the GPU statistics",
+        "no_gpu_index": "GPU rows without a gpu label cannot be attributed to a GPU: not in the "
+        "per-GPU statistics",
+    }
+    rows = [
+        {"source": source, "check": k, "action": "flagged", "n_series": ns, "n_gpus": ng,
+         "n_samples": n, "n_lines": None, "first_line": None, "detail": why[k]}
+        for k, ns, ng, n in g.rows()
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=QUALITY_SCHEMA, orient="row")
