@@ -1,4 +1,4 @@
-"""Benchmark: exporting the report's 19 figures in English and Japanese (SVG, PNG 2x, PDF).
+"""Benchmark: exporting the report's 21 figures in English and Japanese (SVG, PNG 2x, PDF).
 
 Side by side in one process, interleaved and repeated:
 

@@ -1,4 +1,4 @@
-"""The report's 19 figures as Altair charts, built from the bundled data with the notebooks' calls.
+"""The report's 21 figures as Altair charts, built from the bundled data with the notebooks' calls.
 
 Used by ``bench_figures.py`` (export timing) and for looking at every figure without running the
 notebooks (``python benchmarks/figure_set.py OUTDIR`` exports them all in English and Japanese).
@@ -142,6 +142,16 @@ def _slurm(charts, figs):
     )
 
 
+def _trace(charts, figs):
+    from trainperf import dcgm, trace
+
+    cap = ROOT / "data/traces/h200_1gpu_1.3b_20261201T0923Z"
+    traces = trace.read_traces(cap / "trace")
+    figs["trace_step_breakdown"] = charts.trace_step_breakdown(trace.step_breakdown(traces))
+    mt = trace.match_telemetry(traces, dcgm.read_exposition(cap / "telemetry.prom.gz"))
+    figs["trace_vs_telemetry"] = charts.trace_vs_telemetry(mt)
+
+
 def build(scratch: Path) -> dict:
     """``{figure name: chart}`` for the report's figures; ``scratch`` holds the synthetic telemetry."""
     from trainperf.report import charts
@@ -152,6 +162,7 @@ def build(scratch: Path) -> dict:
     _memory(charts, figs)
     _telemetry(charts, figs, Path(scratch))
     _slurm(charts, figs)
+    _trace(charts, figs)
     return figs
 
 

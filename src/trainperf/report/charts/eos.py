@@ -252,13 +252,25 @@ def _ratio_layers(db: pl.DataFrame, ob: pl.DataFrame, y, colour, half: float) ->
     if ob.height:
         layers.append(
             alt.Chart(ob)
-            .mark_point(filled=True, size=110, shape="diamond", stroke="white", strokeWidth=1)
+            .mark_point(
+                filled=True, size=110, shape="diamond", stroke="white", strokeWidth=1, opacity=1
+            )
             .encode(
                 x=x,
                 y=alt.Y("ratio_vs_actual:Q"),
                 color=colour,
                 tooltip=["n_nodes", alt.Tooltip("ratio_vs_actual:Q", format=".3f")],
             )
+        )
+        # its value beside it (right of the diamond, inside or over the bar)
+        layers.append(
+            alt.Chart(
+                ob.with_columns(
+                    pl.col("ratio_vs_actual").round(2).cast(pl.String).alias("other_text")
+                )
+            )
+            .mark_text(align="left", dx=9, fontSize=12, fontWeight=600, color="black")
+            .encode(x=x, y=alt.Y("ratio_vs_actual:Q"), text="other_text:N")
         )
     return layers
 

@@ -73,8 +73,8 @@ JA: dict[str, str] = {
     "against Eos's measured result": "Eos の実測値に対して",
     "against Eos's measured result of another MLPerf round": "Eos の別ラウンドの実測値に対して",
     "GPU-minutes ratio, evaluated / Eos": "GPU 分の比、評価対象 / Eos",
-    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0; dashed: the ratio quoted in the talk": "1.0 = 同等、1 より上 = GPU あたり遅い; 比は 1.0 を中心とする目盛; 破線: 講演で示した比",
-    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0": "1.0 = 同等、1 より上 = GPU あたり遅い; 比は 1.0 を中心とする目盛",
+    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0; dashed: the ratio quoted in the talk": "1.0 = 同等、1 より上 = GPU あたり遅い。比は 1.0 を中心とする目盛、破線は講演で示した比",
+    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0": "1.0 = 同等、1 より上 = GPU あたり遅い。比は 1.0 を中心とする目盛",
     "the talk's ratio": "講演の比",
     "talk": "講演",
     "unverified": "未検証",
@@ -94,7 +94,7 @@ JA: dict[str, str] = {
     "primary": "主",
     "secondary, for comparison": "副、比較用",
     "the other precision": "もう一方の精度",
-    "solid: the precision the runs used; dashed: the other precision, for comparison": "実線: 実行で使った精度; 破線: もう一方の精度 (比較用)",
+    "solid: the precision the runs used; dashed: the other precision, for comparison": "実線: 実行で使った精度、破線: もう一方の精度 (比較用)",
     # --- memory ---
     "model state per GPU against node count": "ノード数ごとの GPU あたりモデル状態",
     "model state per GPU (GB, log scale)": "GPU あたりモデル状態 (GB、対数目盛)",
@@ -202,6 +202,8 @@ JA: dict[str, str] = {
     "1 d": "1 日",
     "1 wk": "1 週",
     "30 d": "30 日",
+    # d3 time formats inside label expressions (month names come from the locale)
+    "%b %Y": "%Y年%b",
 }
 
 

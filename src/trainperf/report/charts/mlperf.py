@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from trainperf.report.charts.theme import RULE_COLOR, benchmark_name
+from trainperf.report.charts.theme import RULE_COLOR, benchmark_name, log_x
 
 __all__ = ["EVAL_METRICS", "eval_curve", "time_to_train_runs"]
 
@@ -19,7 +19,7 @@ def _system_label(df: pl.DataFrame) -> pl.DataFrame:
         (
             pl.col("system")
             + " ("
-            + pl.col("n_accelerators").cast(pl.String)
+            + pl.col("n_accelerators").map_elements(lambda n: f"{n:,}", return_dtype=pl.String)
             + " GPUs, "
             + pl.col("round")
             + ")"
@@ -59,10 +59,11 @@ def time_to_train_runs(
         alt.Chart(r)
         .mark_point(filled=True, size=70, opacity=0.75)
         .encode(
-            x=alt.X(
+            # log axis over the runs shown (padded), not whole decades of empty space
+            x=log_x(
                 "time_to_train_min:Q",
-                title="time to train (minutes, log scale)",
-                scale=alt.Scale(type="log"),
+                r["time_to_train_min"].to_list() + s["score_min"].to_list(),
+                "time to train (minutes, log scale)",
             ),
             y=y,
             color=alt.Color("status_label:N", title="run status"),
@@ -125,7 +126,10 @@ def eval_curve(curve: pl.DataFrame, benchmark: str) -> alt.LayerChart:
             x=alt.X(
                 "progress:Q",
                 title=f"{unit} trained",
-                axis=alt.Axis(format="~s", tickCount=8),
+                # each label with its own SI prefix ("200M ... 1.2G"; a shared prefix gives "0G")
+                axis=alt.Axis(
+                    tickCount=8, labelExpr="datum.value == 0 ? '0' : format(datum.value, '~s')"
+                ),
             ),
             y=alt.Y("eval_value:Q", title=metric, scale=alt.Scale(zero=False)),
             color=alt.Color("system_label:N", title="system"),

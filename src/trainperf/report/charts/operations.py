@@ -195,6 +195,22 @@ def slurm_runtime_distribution(
     )
 
 
+def _years_title(d: pl.DataFrame) -> str:
+    """``time (UTC), 2024-2025``: the years the periods span."""
+    if not d.height:
+        return "time (UTC)"
+    lo, hi = d["period_start"].min().year, d["period_start"].max().year
+    return f"time (UTC), {lo}" + (f"–{hi}" if hi != lo else "")
+
+
+def _headroom(d: pl.DataFrame) -> float | None:
+    """The highest stack plus 5 %, or None (no data)."""
+    if not d.height:
+        return None
+    top = d.group_by("period_start").agg(pl.col("gpu_hours").sum())["gpu_hours"].max()
+    return float(top) * 1.05 if top else None
+
+
 def slurm_gpu_hours_over_time(
     over_time: pl.DataFrame, *, every: str = "1mo", synthetic: bool = False
 ) -> alt.Chart:
@@ -234,11 +250,30 @@ def slurm_gpu_hours_over_time(
         .encode(
             x=alt.X(
                 "period_start:T",
-                title="time (UTC)",
+                title=_years_title(d) if interval == "month" else "time (UTC)",
                 scale=alt.Scale(type="utc"),
-                axis=alt.Axis(tickCount={"interval": interval, "step": 1}),
+                axis=alt.Axis(
+                    tickCount={"interval": interval, "step": 1},
+                    # the year at each January and in the title (on the first tick it would
+                    # crowd out the second label)
+                    **(
+                        {
+                            "labelExpr": "utcmonth(datum.value) == 0"
+                            " ? utcFormat(datum.value, '%b %Y') : utcFormat(datum.value, '%b')"
+                        }
+                        if interval == "month"
+                        else {}
+                    ),
+                ),
             ),
-            y=alt.Y("gpu_hours:Q", title=f"GPU-hours per {unit}", stack="zero"),
+            y=alt.Y(
+                "gpu_hours:Q",
+                title=f"GPU-hours per {unit}",
+                stack="zero",
+                # headroom: the highest block never touches the top of the frame
+                scale=alt.Scale(domainMax=_headroom(d)),
+                axis=alt.Axis(format=",.0f"),
+            ),
             color=alt.Color(
                 "size:N",
                 title="job size (nodes)",

@@ -20,6 +20,8 @@ __all__ = [
     "PALETTE",
     "THEME",
     "benchmark_name",
+    "log_x",
+    "log_y",
     "node_axis",
     "node_axis_width",
     "theme",
@@ -83,6 +85,8 @@ def theme() -> dict:
                 "orient": "bottom",
                 "direction": "vertical",
                 "labelLimit": 520,
+                # swatches in the colour of the marks (Vega draws them at 0.7 opacity by default)
+                "symbolOpacity": 1,
             },
             "header": {"labelFontSize": 13, "titleFontSize": 13},
             "range": {"category": PALETTE},
@@ -239,11 +243,20 @@ def log_y(
     field: str, values: Iterable[float], title: str, *, pad: float = 1.25, max_ticks: int = 8
 ) -> alt.Y:
     """A log y axis over the data's range widened by ``pad`` each way, ticks from :func:`log_ticks`."""
+    return alt.Y(field, title=title, **_log_encoding(values, pad, max_ticks))
+
+
+def log_x(
+    field: str, values: Iterable[float], title: str, *, pad: float = 1.25, max_ticks: int = 8
+) -> alt.X:
+    """A log x axis over the data's range widened by ``pad`` each way (see :func:`log_y`)."""
+    return alt.X(field, title=title, **_log_encoding(values, pad, max_ticks))
+
+
+def _log_encoding(values: Iterable[float], pad: float, max_ticks: int) -> dict:
     vals = [v for v in values if v is not None and v > 0]
     lo, hi = (min(vals) / pad, max(vals) * pad) if vals else (1.0, 10.0)
-    return alt.Y(
-        field,
-        title=title,
-        scale=alt.Scale(type="log", domain=[lo, hi], nice=False),
-        axis=alt.Axis(values=log_ticks(lo, hi, max_ticks), format="~g"),
-    )
+    return {
+        "scale": alt.Scale(type="log", domain=[lo, hi], nice=False),
+        "axis": alt.Axis(values=log_ticks(lo, hi, max_ticks), format=",~g"),
+    }
