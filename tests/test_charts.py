@@ -451,3 +451,147 @@ def test_export_progress_summary():
         export.summarize_exports(recs) == "figures: exported a (en, ja); unchanged, skipped: b (en)"
     )
     assert export.summarize_exports([]) == ""
+
+
+# --- axes fitted to what is shown ---------------------------------------------------------------
+
+
+def _svg_texts(chart) -> list[str]:
+    import html
+
+    svg = export.render_svg(chart.to_dict())
+    return [html.unescape(t) for t in re.findall(r"<text[^>/]*>([^<]*)</text>", svg)]
+
+
+def test_time_to_train_axis_spans_the_runs_not_whole_decades():
+    runs = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "round": ["v4.1"] * 3,
+            "benchmark": ["gpt3"] * 3,
+            "n_accelerators": [10752, 10752, 256],
+            "time_to_train_min": [3.7, 4.0, 100.0],
+            "status": ["success"] * 3,
+            "result_file": ["r0", "r1", "r2"],
+        }
+    )
+    scores = runs.group_by("system", "round", "benchmark", "n_accelerators").agg(
+        pl.col("time_to_train_min").mean().alias("score_min")
+    )
+    ch = charts.time_to_train_runs(runs, scores, "gpt3")
+    spec = ch.to_dict()
+    x = next(u for u in _layers(spec) if "x" in u["encoding"] and "scale" in u["encoding"]["x"])
+    # the data's range widened by 1.25 each way: 3.7 / 1.25 = 2.96, 100 * 1.25 = 125
+    assert x["encoding"]["x"]["scale"]["domain"] == pytest.approx([2.96, 125.0])
+    texts = _svg_texts(ch)
+    assert "1" not in texts and "1,000" not in texts  # no empty decade either side
+    assert "a (10,752 GPUs, v4.1)" in texts  # GPU counts with thousands separators
+
+
+def test_eval_curve_tick_labels_carry_their_own_prefix():
+    curve = pl.DataFrame(
+        {
+            "result_file": ["r0"] * 3,
+            "system": ["eos"] * 3,
+            "round": ["v4.1"] * 3,
+            "n_accelerators": [512] * 3,
+            "benchmark": ["gpt3"] * 3,
+            "progress": [0.1e9, 0.6e9, 1.2e9],
+            "progress_unit": ["tokens"] * 3,
+            "eval_value": [2.75, 2.70, 2.69],
+            "eval_target": [2.69] * 3,
+        }
+    )
+    texts = _svg_texts(charts.eval_curve(curve, "gpt3"))
+    # d3's shared-prefix tick format gave "0G 0.2G 0.4G ..." for these ticks
+    assert "0G" not in texts and "0.2G" not in texts
+    assert {"200M", "1G"} <= set(texts)
+
+
+def test_gpu_hours_over_time_has_headroom_and_names_the_years():
+    from trainperf.report.charts.operations import _SIZE_ORDER
+
+    months = [datetime(2024, 11, 1), datetime(2024, 12, 1), datetime(2025, 1, 1)]
+    frame = pl.DataFrame(
+        {
+            "period_start": months * 2,
+            "size_bin": [_SIZE_ORDER[0]] * 3 + [_SIZE_ORDER[4]] * 3,
+            "gpu_hours": [10.0, 20.0, 30.0, 100.0, 200.0, 370.0],
+        }
+    )
+    ch = charts.slurm_gpu_hours_over_time(frame, every="1mo")
+    spec = ch.to_dict()
+    # the highest stack is January 2025: 30 + 370 = 400 GPU-hours; 5 % headroom: 420
+    assert spec["encoding"]["y"]["scale"]["domainMax"] == pytest.approx(420.0)
+    assert spec["encoding"]["x"]["title"] == "time (UTC), 2024–2025"
+    texts = _svg_texts(ch)
+    assert {"Nov", "Dec", "Jan 2025", "Feb"} <= set(texts)
+
+
+def test_other_round_ratio_is_labelled():
+    table = pl.DataFrame(
+        {
+            "benchmark": ["gpt3", "gpt3"],
+            "n_nodes": [64, 96],
+            "ratio": [1.17, 1.26],
+            "reference_label": ["measured", "extrapolated"],
+            "reference_extrapolated": [False, True],
+            "ratio_vs_actual": [None, 1.03],
+        }
+    )
+    texts = _svg_texts(charts.efficiency_ratio_by_scale(table, talk_ratio=1.28))
+    assert {"1.17", "1.26", "1.03"} <= set(texts)
+
+
+# --- trace charts --------------------------------------------------------------------------------
+
+
+def test_trace_step_breakdown_partitions_the_whole_step():
+    sb = pl.DataFrame(
+        {
+            "rank": [0, 0],
+            "step": [7, 8],
+            "complete": [True, False],
+            "compute_share": [0.9, 0.8],
+            "comm_exposed_share": [0.05, 0.1],
+            "memory_exposed_share": [0.01, 0.0],
+            "other_exposed_share": [0.0, 0.0],
+            "idle_share": [0.04, 0.1],
+        }
+    )
+    spec = charts.trace_step_breakdown(sb).to_dict()
+    enc = spec["encoding"]
+    assert enc["x"]["scale"]["domain"] == [0, 1] and enc["x"]["axis"]["format"] == "%"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert sorted({r["step_label"] for r in rows}) == ["rank 0 step 7", "rank 0 step 8 (last)"]
+    # every part of every step drawn, summing to the whole step
+    for label in ("rank 0 step 7", "rank 0 step 8 (last)"):
+        parts = [r for r in rows if r["step_label"] == label]
+        assert len(parts) == 5 and sum(r["share"] for r in parts) == pytest.approx(1.0)
+    assert enc["color"]["scale"]["domain"][0] == "compute kernels"
+
+
+def test_trace_vs_telemetry_rows_pair_trace_and_dcgm():
+    mt = pl.DataFrame(
+        {
+            "timestamp": [datetime(2026, 12, 1, 9, 23, s, tzinfo=UTC) for s in (1, 2)],
+            "busy_share": [0.99, 0.98],
+            "gr_engine_active": [1.0, 0.99],
+            "compute_share": [0.97, 0.97],
+            "sm_active": [0.93, 0.94],
+            "matmul_share": [0.66, 0.68],
+            "tensor_active": [None, 0.57],
+        }
+    )
+    spec = charts.trace_vs_telemetry(mt).to_dict()
+    dots = next(u for u in _layers(spec) if u["mark"]["type"] == "circle")
+    assert dots["encoding"]["y"]["sort"] == [
+        "trace: any GPU activity",
+        "DCGM: graphics engine active",
+        "trace: compute kernels",
+        "DCGM: SM active",
+        "trace: GEMM and attention kernels",
+        "DCGM: tensor pipe active",
+    ]
+    assert dots["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    assert len(_rows(spec, dots)) == 11  # 2 x 6 samples, the null one left out

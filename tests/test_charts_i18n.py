@@ -314,3 +314,56 @@ def test_talk_renders_with_quarto(main_job, tmp_path):
     shutil.copytree(tmp / "figures", work / "figures")
     subprocess.run(["quarto", "render"], cwd=work, check=True)
     assert (work / "_output" / "index.html").is_file()
+
+
+@needs_cjk
+def test_trace_and_monthly_figures_are_japanese_throughout():
+    from datetime import datetime
+
+    from trainperf.report.charts import export, i18n
+    from trainperf.report.charts.operations import _SIZE_ORDER
+
+    sb = pl.DataFrame(
+        {
+            "rank": [0, 0],
+            "step": [7, 8],
+            "complete": [True, False],
+            "compute_share": [0.9, 0.8],
+            "comm_exposed_share": [0.05, 0.1],
+            "memory_exposed_share": [0.01, 0.0],
+            "other_exposed_share": [0.0, 0.0],
+            "idle_share": [0.04, 0.1],
+        }
+    )
+    mt = pl.DataFrame(
+        {
+            "timestamp": [datetime(2026, 12, 1, 9, 23, 1)],
+            "busy_share": [0.99],
+            "gr_engine_active": [1.0],
+            "compute_share": [0.97],
+            "sm_active": [0.93],
+            "matmul_share": [0.66],
+            "tensor_active": [0.57],
+        }
+    )
+    months = pl.DataFrame(
+        {
+            "period_start": [datetime(2024, 12, 1), datetime(2025, 1, 1)],
+            "size_bin": [_SIZE_ORDER[0]] * 2,
+            "gpu_hours": [10.0, 20.0],
+        }
+    )
+    font = fonts.find_cjk_font().family
+    for chart in (
+        charts.trace_step_breakdown(sb),
+        charts.trace_vs_telemetry(mt),
+        charts.slurm_gpu_hours_over_time(months, every="1mo"),
+    ):
+        svg = export.render_svg(i18n.localize(chart.to_dict(), "ja", font))
+        texts = [html.unescape(t) for t in re.findall(r"<text[^>/]*>([^<]*)</text>", svg)]
+        assert [t for t in texts if _latin_words(t)] == [], texts
+    # the month labels of the ja locale, the year in Japanese order at January
+    assert "2025年1月" in texts and "12月" in texts
+    assert "ランク 0 ステップ 8 (最後)" in export.render_svg(
+        i18n.localize(charts.trace_step_breakdown(sb).to_dict(), "ja", font)
+    )
