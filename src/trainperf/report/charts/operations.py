@@ -170,7 +170,13 @@ def slurm_runtime_distribution(
                 title="job size",
                 sort=groups,
                 scale=alt.Scale(domain=groups, range=["#000000", *_SIZE_COLORS]),
-                legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5, symbolSize=400),
+                legend=alt.Legend(
+                    orient="right",
+                    direction="vertical",
+                    symbolType="stroke",
+                    symbolStrokeWidth=2.5,
+                    symbolSize=400,
+                ),  # beside the ECDF: a wide, short figure that fits a 16:9 slide
             ),
             strokeDash=alt.StrokeDash(
                 "group_label:N",
