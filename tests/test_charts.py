@@ -595,3 +595,23 @@ def test_trace_vs_telemetry_rows_pair_trace_and_dcgm():
     ]
     assert dots["encoding"]["x"]["scale"]["domain"] == [0, 1]
     assert len(_rows(spec, dots)) == 11  # 2 x 6 samples, the null one left out
+
+
+def test_last_bits_of_parallel_means_do_not_re_export_a_figure():
+    # the same rail throughput twice, once with the last bits of each mean changed (a parallel
+    # group-by sums in another order): 18.9e9 * (1 + 4e-16) is 18.9e9 to 15 significant digits
+    link = pl.DataFrame(
+        {"hostname": ["n1", "n1", "n2"], "rail": [0, 1, 0], "nic_Bps": [18.9e9, 8.0e9, 18.95e9]}
+    )
+    noisy = link.with_columns(pl.col("nic_Bps") * (1 + 4e-16))
+    assert (noisy["nic_Bps"] != link["nic_Bps"]).any()
+    flagged = pl.DataFrame({"hostname": ["n1"], "rail": [1]})
+    keys = [
+        export.spec_digest(charts.telemetry_rail_throughput(f, flagged).to_dict())
+        for f in (link, noisy)
+    ]
+    assert keys[0] == keys[1]
+    # a change a reader could see is still a new figure
+    moved = link.with_columns(pl.col("nic_Bps") * 1.001)
+    assert export.spec_digest(charts.telemetry_rail_throughput(moved, flagged).to_dict()) != keys[0]
+    assert theme.stable_floats(pl.DataFrame({"x": [1.23456789012345]}))["x"][0] == 1.234567890

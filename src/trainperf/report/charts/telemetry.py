@@ -14,7 +14,13 @@ from datetime import timedelta
 import altair as alt
 import polars as pl
 
-from trainperf.report.charts.theme import KIND_COLORS, PALETTE, RULE_COLOR, time_axis
+from trainperf.report.charts.theme import (
+    KIND_COLORS,
+    PALETTE,
+    RULE_COLOR,
+    stable_floats,
+    time_axis,
+)
 
 __all__ = [
     "heatmap_columns",
@@ -77,6 +83,7 @@ def telemetry_activity(
         synthetic: say "SYNTHETIC data" in the title.
         subtitle: what the data are (e.g. the capture); the spread and field are appended.
     """
+    timeline = stable_floats(timeline)  # the same data give the same figure key (see there)
     fmt = "%" if percent else ""
     one_gpu = timeline.height > 0 and timeline["n_gpus"].max() == 1
     spread = "median and 5-95 % over samples" if one_gpu else "median and 5-95 % over GPUs"
@@ -196,7 +203,7 @@ def telemetry_heatmap(
         .to_list()
     )
     # only what the chart draws: fewer columns, a smaller spec to serialise and hash
-    d = d.select("row", "col_start", "col_end", "value")
+    d = stable_floats(d.select("row", "col_start", "col_end", "value"))
     step = grid.select(pl.col("timestamp").unique().sort().diff().min()).item()
     axis = alt.Axis(
         labels=len(rows) <= 64, ticks=len(rows) <= 64, title=f"GPU (host/gpu), {len(rows)} rows"
@@ -272,7 +279,7 @@ def telemetry_phase_distributions(
         by: the x column (``kind`` or ``phase``).
         synthetic: say "SYNTHETIC data" in the title.
     """
-    d = stats.with_columns(
+    d = stable_floats(stats).with_columns(
         pl.col("metric").replace(_METRIC_LABELS).alias("metric_label"),
         pl.col(by).alias(f"{by}_label"),
     )
@@ -356,6 +363,7 @@ def telemetry_rail_throughput(
         )
         .drop("_f")
         .sort("hostname", "rail")  # a stable order: the same data give the same figure key
+        .pipe(stable_floats)  # and the same last bits of parallel means
     )
     pts = (
         alt.Chart(d)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import altair as alt
+import polars as pl
 
 __all__ = [
     "BENCHMARK_NAMES",
@@ -21,6 +22,7 @@ __all__ = [
     "THEME",
     "benchmark_name",
     "log_x",
+    "stable_floats",
     "log_y",
     "node_axis",
     "node_axis_width",
@@ -260,3 +262,15 @@ def _log_encoding(values: Iterable[float], pad: float, max_ticks: int) -> dict:
         "scale": alt.Scale(type="log", domain=[lo, hi], nice=False),
         "axis": alt.Axis(values=log_ticks(lo, hi, max_ticks), format=",~g"),
     }
+
+
+def stable_floats(df: pl.DataFrame, digits: int = 10) -> pl.DataFrame:
+    """``df`` with every Float column rounded to ``digits`` significant digits.
+
+    Aggregations that polars runs in parallel (group-by sums and means) add in a varying order, so
+    the last bits of a mean can differ between two runs on the same data; a chart embedding them
+    would get another content key and be exported again although nothing a reader sees changed.
+    Ten significant digits are far below what a figure (or a tooltip) shows.
+    """
+    floats = [c for c, t in df.schema.items() if t.is_float()]
+    return df.with_columns(pl.col(floats).round_sig_figs(digits)) if floats else df
