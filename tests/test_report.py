@@ -106,8 +106,10 @@ def test_notebook_executed_with_tables_and_charts(main_job):
     # "eos_n64_ngc24.09_nemo": escaped, with break opportunities after "_" and "."
     assert "eos\\_<wbr>n64\\_<wbr>ngc24\\.<wbr>09\\_<wbr>nemo" in tables["tbl-mlperf-runs"]
     charts = [o for label, o in _labelled_outputs(nb) if label.startswith("fig-")]
-    # time to train, evaluation curves and the job layout ("Where the GPUs talk")
+    # time to train, evaluation curves and the job layout ("Where the GPUs talk"), as static
+    # images (no HTML or JavaScript output: Quarto would add require.js)
     assert len(charts) == 3 and all({"image/png", "image/svg+xml"} & set(o["data"]) for o in charts)
+    assert not [o for o in charts if {"text/html", "application/javascript"} & set(o["data"])]
 
 
 # Quarto's rule, quarto-cli src/core/jupyter/widgets.ts (extractJupyterWidgetDependencies and
@@ -143,11 +145,6 @@ def test_executed_notebooks_pass_quartos_cdn_rule_outside_chart_cells(main_job):
 
 
 @slow
-@pytest.mark.xfail(
-    reason="chart cells still emit text/html (inline Vega) until the charts branch makes "
-    "charts.enable() emit image/svg+xml; the lead removes this mark when both are merged",
-    strict=False,
-)
 def test_executed_notebooks_pass_quartos_cdn_rule_in_chart_cells(main_job):
     _, summary = main_job
     assert _cdn_outputs(summary, charts=True) == []
@@ -448,6 +445,9 @@ def test_preview_site_offline(main_job):
     for href in re.findall(r'href="(tables/[^"]+\.csv)"', page):
         assert (site / href).is_file()
     assert 'href="tables/mlperf_runs/tbl-mlperf-runs.csv"' in page
+    # the two chart outputs are static SVG images, no chart JavaScript
+    assert page.count('src="data:image/svg+xml;base64,') == 2
+    assert "vegaEmbed" not in page
 
 
 def test_external_url_detector_finds_cdn_tags_and_css_imports(tmp_path):

@@ -456,6 +456,16 @@ def run_report(
             p.unlink()
     for name, vals in config_values(cfg).items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
+    # figure languages: Japanese needs a CJK font; without one, say so once and write English only
+    from trainperf.report.charts import export as figure_export
+    from trainperf.report.charts.fonts import figure_languages
+
+    figure_langs, _, font_note = figure_languages(warn=False)
+    if font_note:
+        log(font_note)
+    figure_log = out / "figures.jsonl"
+    figure_log.parent.mkdir(parents=True, exist_ok=True)
+    figure_log.unlink(missing_ok=True)
     if plan.batches:
         from trainperf.report import batch
 
@@ -487,8 +497,11 @@ def run_report(
             source,
             target,
             {
-                k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
-                for k, v in params.items()
+                **{
+                    k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
+                    for k, v in params.items()
+                },
+                "_figure_languages": list(figure_langs),  # a CJK font installed later: run again
             },
             [k for k in params if is_input_path_parameter(k)],
             root / "data",
@@ -508,7 +521,14 @@ def run_report(
         check.start()
         if values_file:
             values_file.unlink(missing_ok=True)
-        nb_out = execute_notebook(source, target, params, progress=progress)
+        n_exports = len(figure_export.read_export_log(figure_log))
+        with figure_export.job_environment(figure_log, figure_langs):
+            nb_out = execute_notebook(source, target, params, progress=progress)
+        exports = figure_export.summarize_exports(
+            figure_export.read_export_log(figure_log)[n_exports:]
+        )
+        if exports:
+            log(f"  {exports}")
         executed.append((spec, nb_out))
         written = write_table_csvs(nb_out, out / "notebooks" / spec.name)
         tables += written
@@ -561,7 +581,9 @@ def run_report(
             log(
                 f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
             )
-    summary["figures"] = sorted(_rel(p, root) for p in figures.rglob("*") if p.is_file())
+    summary["figures"] = sorted(
+        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+    )
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
     log(

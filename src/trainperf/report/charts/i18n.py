@@ -1,0 +1,324 @@
+"""Figure languages: every string a reader sees in a figure, in English or Japanese.
+
+Charts are built once, in English; :func:`localize` turns the Vega-Lite spec into another language:
+
+* titles and subtitles (chart, axis, legend, facet header) are translated;
+* label *values* in the data (legend entries, facet headers, category labels such as
+  "against Eos's measured result" or "all sizes") are translated in the columns whose name ends in
+  ``_label`` (:data:`LABEL_SUFFIX`): chart functions put every text a reader sees into such a
+  column; other data (system names, job states, numbers) are left as they are;
+* scale domains and sort orders, and string literals inside ``labelExpr``, ``test``, ``calculate``
+  and ``filter`` expressions, are translated with the same table, so that a translated value still
+  meets its colour, its order and its condition;
+* ``config.locale`` gets the language's d3 number and time locale (month names), and
+  ``config.font`` the language's font.
+
+Translation is by the table :data:`JA`: an exact entry wins; otherwise every phrase of the table found
+in the text (on word boundaries, longest first) is replaced. Anything with no entry stays as it is,
+which the tests catch by reading every text element of every Japanese figure.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from trainperf.report.charts.theme import FONT
+
+__all__ = ["FONTS", "JA", "LABEL_SUFFIX", "localize", "translate"]
+
+#: Font of each figure language. Japanese needs a CJK font named explicitly: with a generic family
+#: vl-convert falls back to a face without the glyphs. This is the preferred face;
+#: :func:`trainperf.report.charts.fonts.find_cjk_font` picks the one installed.
+FONTS = {"en": FONT, "ja": "Noto Sans CJK JP"}
+
+#: Data columns whose name ends with this hold label text and are translated.
+LABEL_SUFFIX = "_label"
+
+#: d3 locale of each language (vl-convert's names), for month names and number formats.
+LOCALES = {"ja": "ja-JP"}
+
+# English -> Japanese. Proper names (systems, models, GPUs, DCGM fields, MLPerf, Slurm states) and
+# units stay as they are.
+JA: dict[str, str] = {
+    # --- benchmarks, MLPerf runs ---
+    "time to train per run; black tick: MLPerf score (olympic mean)": "実行ごとの学習時間 (黒線: MLPerf スコア、オリンピック平均)",
+    "evaluation curve (dashed: convergence target)": "評価曲線 (破線: 収束目標)",
+    "time to train (minutes, log scale)": "学習時間 (分、対数目盛)",
+    "time to train (minutes)": "学習時間 (分)",
+    "time to train (min, log scale)": "学習時間 (分、対数目盛)",
+    "time to train (min)": "学習時間 (分)",
+    "time to train by scale": "規模別の学習時間",
+    "run status": "実行状態",
+    "success": "成功",
+    "aborted": "中断",
+    "failed": "失敗",
+    "tokens trained": "学習トークン数",
+    "samples trained": "学習サンプル数",
+    "log perplexity": "対数パープレキシティ",
+    "evaluation loss": "評価損失",
+    "evaluation metric": "評価指標",
+    "convergence target": "収束目標",
+    "result folder": "結果フォルダ",
+    "GPUs": "GPU",
+    # --- comparison with Eos ---
+    "GPU-minutes (lower = more efficient per GPU; axis from zero)": "GPU 分 (小さいほど GPU あたり効率的、軸は 0 から)",
+    "GPU-minutes = time to train × GPUs": "GPU 分 = 学習時間 × GPU 数",
+    "Per-GPU efficiency against Eos": "Eos に対する GPU あたり効率",
+    "GPU-minutes ratio, evaluated / Eos (1.0 = equal; above 1 = slower per GPU)": "GPU 分の比、評価対象 / Eos (1.0 = 同等、1 より上 = GPU あたり遅い)",
+    "ratio on a scale centred on 1.0; dashed: the ratio quoted in the talk": "比は 1.0 を中心とする目盛; 破線: 講演で示した比",
+    "ratio on a scale centred on 1.0": "比は 1.0 を中心とする目盛",
+    "reference": "参照",
+    "against Eos's extrapolated result": "Eos の外挿値に対して",
+    "against Eos's measured result": "Eos の実測値に対して",
+    "against Eos's measured result of another MLPerf round": "Eos の別ラウンドの実測値に対して",
+    "GPU-minutes ratio, evaluated / Eos": "GPU 分の比、評価対象 / Eos",
+    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0; dashed: the ratio quoted in the talk": "1.0 = 同等、1 より上 = GPU あたり遅い。比は 1.0 を中心とする目盛、破線は講演で示した比",
+    "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0": "1.0 = 同等、1 より上 = GPU あたり遅い。比は 1.0 を中心とする目盛",
+    "the talk's ratio": "講演の比",
+    "talk": "講演",
+    "unverified": "未検証",
+    "system and MLPerf round": "システムと MLPerf ラウンド",
+    "system": "システム",
+    "MLPerf round": "MLPerf ラウンド",
+    "nodes (8 GPUs each)": "ノード数 (各 8 GPU)",
+    "nodes": "ノード数",
+    "model FLOPs utilization by scale (step level)": "規模別のモデル FLOPs 利用率 (ステップ単位)",
+    "MFU (model FLOPs / dense peak)": "MFU (モデル FLOPs / 密行列ピーク)",
+    "MFU against": "MFU の分母",
+    "dense peak": "密行列ピーク",
+    "the precision the runs used": "実行で使った精度",
+    "precision the runs used": "実行で使った精度",
+    "model FLOPs": "モデル FLOPs",
+    "the run's precision": "実行の精度",
+    "primary": "主",
+    "secondary, for comparison": "副、比較用",
+    "the other precision": "もう一方の精度",
+    "solid: the precision the runs used; dashed: the other precision, for comparison": "実線: 実行で使った精度、破線: もう一方の精度 (比較用)",
+    # --- memory ---
+    "model state per GPU against node count": "ノード数ごとの GPU あたりモデル状態",
+    "model state per GPU (GB, log scale)": "GPU あたりモデル状態 (GB、対数目盛)",
+    "model state per GPU (GB)": "GPU あたりモデル状態 (GB)",
+    "sharding": "分割方法",
+    "evenly over all GPUs": "全 GPU に均等",
+    "TP x PP x ZeRO-1 layout": "TP x PP x ZeRO-1 配置",
+    "GPU memory": "GPU メモリ",
+    "B/param model state": "B/パラメータのモデル状態",
+    "dashed: memory of one GPU": "破線: GPU 1 基のメモリ",
+    "Memory wall: model state against the memory of one accelerator": "メモリの壁: モデル状態とアクセラレータ 1 基のメモリ",
+    "model state": "モデル状態",
+    "bytes per parameter": "バイト/パラメータ",
+    "memory of one accelerator": "アクセラレータ 1 基のメモリ",
+    "bytes (log scale)": "バイト (対数目盛)",
+    "year": "年",
+    "what": "対象",
+    # --- telemetry ---
+    "Tensor-core activity over the MLPerf GPT-3 run": "MLPerf GPT-3 実行中の Tensor コア活動率",
+    "Tensor-core activity, real capture": "Tensor コア活動率 (実測)",
+    "Tensor-core activity per GPU over time": "GPU ごとの Tensor コア活動率の推移",
+    "GPU activity by MLPerf phase": "MLPerf のフェーズ別 GPU 活動",
+    "Per-rail throughput in the training blocks": "学習ブロック中のレールごとのスループット",
+    "median and 5-95 % over GPUs": "GPU 間の中央値と 5-95 %",
+    "median and 5-95 % over samples": "サンプル間の中央値と 5-95 %",
+    "whiskers 5-95 %, box 25-75 %, line median": "ひげ 5-95 %、箱 25-75 %、線は中央値",
+    "one column per MLPerf phase, on the sample grid": "MLPerf のフェーズごとに 1 列、サンプル時刻に整列",
+    "one column per": "1 列 =",
+    "samples": "サンプル",
+    "one point per node": "ノードごとに 1 点",
+    "tensor-pipe active": "Tensor パイプ活動率",
+    "tensor active (ratio)": "Tensor 活動率 (比)",
+    "SM active (ratio)": "SM 活動率 (比)",
+    "DRAM active (ratio)": "DRAM 活動率 (比)",
+    "power (W)": "消費電力 (W)",
+    "SM clock (MHz)": "SM クロック (MHz)",
+    "MLPerf phase": "MLPerf のフェーズ",
+    "phase kind": "フェーズ種別",
+    "phase": "フェーズ",
+    "init": "初期化",
+    "train": "学習",
+    "eval": "評価",
+    "time (UTC)": "時刻 (UTC)",
+    "GPU (host/gpu)": "GPU (ホスト/GPU)",
+    "rows": "行",
+    "rail (NIC i serves GPU i)": "レール (NIC i が GPU i を担当)",
+    "within range": "範囲内",
+    "below half of its node's median": "ノードの中央値の半分未満",
+    "SYNTHETIC data": "合成データ",
+    "smoke run": "スモーク実行",
+    # --- profiler traces ---
+    "Where the GPU time of each profiled step goes": "プロファイルした各ステップの GPU 時間の内訳",
+    "share of the step's GPU time": "ステップの GPU 時間に占める割合",
+    "profiler step": "プロファイラのステップ",
+    "what runs": "実行中の処理",
+    "compute kernels": "計算カーネル",
+    "communication, not overlapped": "通信 (計算と重ならない部分)",
+    "memory copies and sets": "メモリのコピーと設定",
+    "other GPU activity": "その他の GPU 処理",
+    "GPU idle": "GPU アイドル",
+    "rank": "ランク",
+    "step": "ステップ",
+    "(last)": "(最後)",
+    "Trace and DCGM over the same seconds": "同じ時間帯のトレースと DCGM",
+    "one dot per telemetry sample; black tick: mean": "テレメトリのサンプルごとに 1 点、黒線: 平均",
+    "share of the window": "時間窓に占める割合",
+    "trace: any GPU activity": "トレース: GPU 処理あり",
+    "trace: compute kernels": "トレース: 計算カーネル",
+    "trace: GEMM and attention kernels": "トレース: GEMM とアテンションのカーネル",
+    "DCGM: graphics engine active": "DCGM: グラフィックスエンジン活動率",
+    "DCGM: SM active": "DCGM: SM 活動率",
+    "DCGM: tensor pipe active": "DCGM: Tensor パイプ活動率",
+    # --- operations (Slurm) ---
+    "Jobs and GPU-hours by final job state": "最終状態別のジョブ数と GPU 時間",
+    "Jobs and GPU-hours by job size": "ジョブ規模別のジョブ数と GPU 時間",
+    "Run time of successful jobs": "成功したジョブの実行時間",
+    "Histogram": "ヒストグラム",
+    "Cumulative share by job size": "ジョブ規模別の累積割合",
+    "GPU-hours per day by job size": "ジョブ規模別の 1 日あたり GPU 時間",
+    "GPU-hours per week by job size": "ジョブ規模別の 1 週間あたり GPU 時間",
+    "GPU-hours per month by job size": "ジョブ規模別の 1 か月あたり GPU 時間",
+    "GPU-hours per day": "1 日あたり GPU 時間",
+    "GPU-hours per week": "1 週間あたり GPU 時間",
+    "GPU-hours per month": "1 か月あたり GPU 時間",
+    "share of jobs with run time ≤ x": "実行時間が x 以下のジョブの割合",
+    "share of successful jobs": "成功したジョブの割合",
+    "share of GPU-hours": "GPU 時間の割合",
+    "share of jobs": "ジョブ数の割合",
+    "share": "割合",
+    "final state": "最終状態",
+    "job size (nodes)": "ジョブ規模 (ノード数)",
+    "job size": "ジョブ規模",
+    "all sizes": "全規模",
+    "1 node": "1 ノード",
+    "2 nodes": "2 ノード",
+    "3-4 nodes": "3-4 ノード",
+    "5-16 nodes": "5-16 ノード",
+    "17-32 nodes": "17-32 ノード",
+    ">32 nodes": ">32 ノード",
+    "run time (log scale)": "実行時間 (対数目盛)",
+    "1 min": "1 分",
+    "10 min": "10 分",
+    "1 h": "1 時間",
+    "6 h": "6 時間",
+    "1 d": "1 日",
+    "1 wk": "1 週",
+    "30 d": "30 日",
+    # d3 time formats inside label expressions (month names come from the locale)
+    "%b %Y": "%Y年%b",
+}
+
+
+def translate(text, lang: str):
+    """``text`` (a string or a list of strings; anything else as is) in ``lang`` (see the module doc)."""
+    if lang == "en":
+        return text
+    if isinstance(text, list):
+        return [translate(t, lang) for t in text]
+    if not isinstance(text, str):
+        return text
+    table = _tables(lang)
+    if text in table:
+        return table[text]
+    return _pattern(lang).sub(lambda m: table[m.group(0)], text)
+
+
+def _tables(lang: str) -> dict[str, str]:
+    if lang == "ja":
+        return JA
+    raise ValueError(f"unknown figure language {lang!r}; known: {sorted(FONTS)}")
+
+
+@functools.cache
+def _pattern(lang: str) -> re.Pattern:
+    keys = sorted(_tables(lang), key=len, reverse=True)
+    # phrases match on word boundaries only ("train" never inside "training")
+    return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])" for k in keys))
+
+
+_LITERAL = re.compile(r"(['\"])((?:(?!\1).)*)\1")
+_EXPR_KEYS = ("labelExpr", "test", "calculate", "filter", "expr")
+
+
+def _translate_expr(expr: str, lang: str) -> str:
+    return _LITERAL.sub(lambda m: m.group(1) + translate(m.group(2), lang) + m.group(1), expr)
+
+
+def _copy(node, key=None):
+    """A copy of a spec in which every dict and list is new, except data records: the lists of
+    ``datasets`` and ``data.values`` are new lists of the same record dicts (never modified:
+    :func:`localize` replaces a record it translates; copying 10^5 heatmap cells costs seconds)."""
+    if isinstance(node, dict):
+        if key == "datasets":
+            return {name: list(records) for name, records in node.items()}
+        return {k: _copy(v, k) for k, v in node.items()}
+    if isinstance(node, list):
+        if key == "values":
+            return list(node)
+        return [_copy(v) for v in node]
+    return node
+
+
+def localize(spec: dict, lang: str, font: str | None = None) -> dict:
+    """Return a copy of a Vega-Lite ``spec`` with every label in ``lang`` and that language's font.
+
+    Args:
+        spec: ``chart.to_dict()``.
+        lang: ``"en"`` (returned unchanged, as a copy) or ``"ja"``.
+        font: the font family; default :data:`FONTS` ``[lang]``.
+
+    Raises:
+        ValueError: an unknown language.
+    """
+    if lang not in FONTS:
+        raise ValueError(f"unknown figure language {lang!r}; known: {sorted(FONTS)}")
+    out = _copy(spec)
+    if lang == "en":
+        return out
+
+    def rows(records):
+        # the records of one dataset share their columns: look for label columns once
+        first = records[0] if records and isinstance(records[0], dict) else {}
+        labels = [f for f in first if f.endswith(LABEL_SUFFIX)]
+        if not labels:
+            return
+        for i, rec in enumerate(records):
+            if isinstance(rec, dict):
+                records[i] = {**rec, **{f: translate(rec[f], lang) for f in labels if f in rec}}
+
+    def walk(node, parent=None):
+        if isinstance(node, list):
+            for item in node:
+                walk(item, parent)
+            return
+        if not isinstance(node, dict):
+            return
+        for key, val in node.items():
+            if key in ("title", "subtitle") and isinstance(val, (str, list)):
+                node[key] = translate(val, lang)
+            elif key == "title" and isinstance(val, dict):
+                for k in ("text", "subtitle"):
+                    if k in val:
+                        val[k] = translate(val[k], lang)
+                walk(val, key)
+            elif key in ("domain", "sort") and isinstance(val, list):
+                node[key] = translate(val, lang)
+            elif key in _EXPR_KEYS and isinstance(val, str):
+                node[key] = _translate_expr(val, lang)
+            elif key == "values" and parent == "data" and isinstance(val, list):
+                rows(val)
+            elif key == "datasets" and isinstance(val, dict):
+                for records in val.values():
+                    rows(records)
+            else:
+                walk(val, key)
+
+    walk(out)
+    config = out.setdefault("config", {})
+    config["font"] = font or FONTS[lang]
+    if lang in LOCALES:
+        import vl_convert as vlc
+
+        config["locale"] = {
+            "number": vlc.get_format_locale(LOCALES[lang]),
+            "time": vlc.get_time_format_locale(LOCALES[lang]),
+        }
+    return out

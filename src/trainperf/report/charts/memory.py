@@ -1,0 +1,267 @@
+"""Charts of the memory chapter: model state per GPU by node count, and the memory wall.
+
+The memory wall puts bytes against bytes on one axis: the model state of each model (parameters x
+bytes per parameter of the training recipe, 18 B/param for BF16 weights with FP32 gradients, FP32
+master weights and Adam moments) and the memory of one accelerator, after Gholami et al., "AI and
+Memory Wall" (IEEE Micro 2024, https://arxiv.org/abs/2403.14123).
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import polars as pl
+
+from trainperf.report.charts.theme import PALETTE, RULE_COLOR, log_y, node_axis
+
+__all__ = ["memory_per_gpu", "memory_wall", "place_labels"]
+
+
+def memory_per_gpu(
+    frame: pl.DataFrame,
+    gpu_memory_gb: float,
+    model_label: str,
+    bytes_per_param: float | None = None,
+) -> alt.LayerChart:
+    """Model-state memory per GPU against node count (log axes), with the per-GPU memory line.
+
+    Args:
+        frame: :func:`trainperf.flops.memory_vs_nodes` (n_nodes, bytes_per_gpu_perfect,
+            bytes_per_gpu_layout; bytes).
+        gpu_memory_gb: per-GPU memory in GB (1e9 bytes), drawn as a dashed rule.
+        model_label: the model, for the title (e.g. "GPT-3 175B").
+        bytes_per_param: model-state bytes per parameter of the recipe, named in the subtitle.
+    """
+    d = (
+        frame.unpivot(
+            index=["n_nodes"],
+            on=["bytes_per_gpu_perfect", "bytes_per_gpu_layout"],
+            variable_name="sharding_label",
+            value_name="bytes",
+        )
+        .with_columns(
+            (pl.col("bytes") / 1e9).alias("gb"),
+            pl.col("sharding_label").replace(
+                {
+                    "bytes_per_gpu_perfect": "evenly over all GPUs",
+                    "bytes_per_gpu_layout": "TP x PP x ZeRO-1 layout",
+                }
+            ),
+        )
+        .drop_nulls("gb")
+    )
+    order = ["TP x PP x ZeRO-1 layout", "evenly over all GPUs"]
+    lines = (
+        alt.Chart(d)
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=60), strokeWidth=2)
+        .encode(
+            x=node_axis(d["n_nodes"]),
+            y=log_y(
+                "gb:Q", [*d["gb"].to_list(), gpu_memory_gb], "model state per GPU (GB, log scale)"
+            ),
+            color=alt.Color(
+                "sharding_label:N",
+                title="sharding",
+                sort=order,
+                scale=alt.Scale(domain=order, range=[PALETTE[0], PALETTE[1]]),
+            ),
+            tooltip=["n_nodes", "sharding_label", alt.Tooltip("gb:Q", format=".1f")],
+        )
+    )
+    mem = pl.DataFrame({"gb": [gpu_memory_gb], "rule_label": [f"GPU memory {gpu_memory_gb:g} GB"]})
+    rule = alt.Chart(mem).mark_rule(color=RULE_COLOR, strokeDash=[6, 4]).encode(y="gb:Q")
+    text = (
+        alt.Chart(mem)
+        .mark_text(align="right", baseline="bottom", dy=-4, color=RULE_COLOR, fontSize=12)
+        .encode(y="gb:Q", x=alt.value(556), text="rule_label:N")
+    )
+    sub = "dashed: memory of one GPU"
+    if bytes_per_param:
+        sub = f"{bytes_per_param:g} B/param model state; {sub}"
+    return alt.layer(lines, rule, text).properties(
+        title=alt.Title(f"{model_label}: model state per GPU against node count", subtitle=sub),
+        width=560,
+    )
+
+
+# -- label placement ---------------------------------------------------------------------------
+
+# candidate label offsets (dx, dy) in pixels from a point, tried in order: right, left, then
+# further above and below on either side
+_OFFSETS = [(9, 0), (-9, 0)] + [
+    (sx * 9, sy * k * 13) for k in (1, 2, 3, 4) for sy in (-1, 1) for sx in (1, -1)
+]
+
+
+def place_labels(
+    points: list[tuple[float, float, str]],
+    width: float,
+    height: float,
+    font_size: float = 11,
+    char_width: float = 0.62,
+    marker: float = 6,
+) -> list[tuple[float, float, str]]:
+    """Greedy label placement: for each point (pixels), the first offset whose box hits nothing.
+
+    A label box must stay inside ``width`` x ``height`` and may not overlap any point marker
+    (``marker`` px half-size) or an earlier label. The text width is estimated as ``char_width`` x
+    ``font_size`` per character (DejaVu Sans averages 0.55-0.6 em for Latin text).
+
+    Args:
+        points: ``(x_px, y_px, text)``, y downwards.
+
+    Returns:
+        ``(label_x_px, label_y_px, align)`` per point, ``align`` "left" or "right" (the label's
+        anchor side; the y is the label's vertical middle). A point with no free offset gets the
+        first one (right).
+    """
+    markers = [(x - marker, y - marker, x + marker, y + marker) for x, y, _ in points]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    h = font_size + 2
+    for x, y, text in points:
+        w = len(text) * font_size * char_width
+        choice = None
+        for dx, dy in _OFFSETS:
+            x0 = x + dx if dx >= 0 else x + dx - w
+            box = (x0, y + dy - h / 2, x0 + w, y + dy + h / 2)
+            if box[0] < 0 or box[2] > width or box[1] < 0 or box[3] > height:
+                continue
+            if any(_overlap(box, b) for b in markers + placed):
+                continue
+            choice = (dx, dy, box)
+            break
+        if choice is None:
+            dx, dy = _OFFSETS[0]
+            choice = (dx, dy, (x + dx, y - h / 2, x + dx + w, y + h / 2))
+        dx, dy, box = choice
+        placed.append(box)
+        out.append((x + dx, y + dy, "left" if dx >= 0 else "right"))
+    return out
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _byte_ticks(lo: float, hi: float) -> list[float]:
+    return [
+        10.0**k
+        for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        if lo <= 10.0**k <= hi
+    ]
+
+
+_BYTES_LABEL = (
+    "datum.value >= 1e12 ? format(datum.value / 1e12, '~g') + ' TB' : "
+    "format(datum.value / 1e9, '~g') + ' GB'"
+)
+
+
+def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.LayerChart:
+    """Model state (parameters x ``bytes_per_param``) and one accelerator's memory by year, in bytes
+    on one log axis; every point named, labels placed so that none overlaps another or a point.
+
+    Args:
+        table: ``data/reference/memory_wall.csv`` (:func:`trainperf.compare.load_reference`):
+            kind ("model" or "accelerator"), name, year, parameters, memory_gb, source.
+        bytes_per_param: model-state bytes per parameter (18: BF16 weights, FP32 gradients, FP32
+            master weights, Adam moments; :data:`trainperf.flops.RECIPES`).
+    """
+    what_model = f"model state ({bytes_per_param:g} bytes per parameter)"
+    what_accel = "memory of one accelerator"
+    d = (
+        table.with_columns(
+            pl.when(pl.col("kind") == "model")
+            .then(pl.col("parameters").cast(pl.Float64) * bytes_per_param)
+            .otherwise(pl.col("memory_gb").cast(pl.Float64) * 1e9)
+            .alias("bytes"),
+            pl.when(pl.col("kind") == "model")
+            .then(pl.lit(what_model))
+            .otherwise(pl.lit(what_accel))
+            .alias("what_label"),
+        )
+        .drop_nulls("bytes")
+        .sort("year", "bytes")
+    )
+    width, height = 640, 400
+    x0, x1 = d["year"].min() - 0.5, d["year"].max() + 0.5
+    y0, y1 = d["bytes"].min() / 2.5, d["bytes"].max() * 2.5
+    ly0, ly1 = math.log10(y0), math.log10(y1)
+
+    def px(year, b):
+        return (year - x0) / (x1 - x0) * width, height - (math.log10(b) - ly0) / (
+            ly1 - ly0
+        ) * height
+
+    pts = [(*px(r["year"], r["bytes"]), r["name"]) for r in d.iter_rows(named=True)]
+    spots = place_labels(pts, width, height)
+    d = d.with_columns(
+        pl.Series("label_year", [x0 + lx / width * (x1 - x0) for lx, _, _ in spots]),
+        pl.Series(
+            "label_bytes",
+            [10 ** (ly0 + (height - ly) / height * (ly1 - ly0)) for _, ly, _ in spots],
+        ),
+        pl.Series("align", [a for _, _, a in spots]),
+        pl.Series(
+            "moved", [abs(ly - y) > 1 for (_, y, _), (_, ly, _) in zip(pts, spots, strict=True)]
+        ),
+    )
+    x = alt.X(
+        "year:Q",
+        title="year",
+        scale=alt.Scale(domain=[x0, x1], nice=False, zero=False),
+        axis=alt.Axis(format="d", values=list(range(int(math.ceil(x0)), int(x1) + 1))),
+    )
+    y = alt.Y(
+        "bytes:Q",
+        title="bytes (log scale)",
+        scale=alt.Scale(type="log", domain=[y0, y1], nice=False),
+        axis=alt.Axis(values=_byte_ticks(y0, y1), labelExpr=_BYTES_LABEL),
+    )
+    colour = alt.Color(
+        "what_label:N",
+        title=None,
+        scale=alt.Scale(domain=[what_model, what_accel], range=[PALETTE[0], PALETTE[3]]),
+        legend=alt.Legend(orient="bottom", direction="vertical"),
+    )
+    base = alt.Chart(d)
+    layers = [
+        base.transform_filter("datum.moved")
+        .mark_rule(strokeWidth=0.6, opacity=0.6)
+        .encode(
+            x=x,
+            y=y,
+            x2="label_year:Q",
+            y2="label_bytes:Q",
+            color=colour,
+        ),
+        base.mark_point(filled=True, size=70, opacity=0.95).encode(
+            x=x,
+            y=y,
+            color=colour,
+            shape=alt.Shape(
+                "what_label:N",
+                scale=alt.Scale(domain=[what_model, what_accel], range=["circle", "square"]),
+                legend=None,
+            ),
+            tooltip=["name", "year", alt.Tooltip("bytes:Q", format=".3~s"), "source"],
+        ),
+    ]
+    for align in ("left", "right"):
+        layers.append(
+            base.transform_filter(f"datum.align == '{align}'")
+            .mark_text(align=align, baseline="middle", fontSize=11)
+            .encode(
+                x=alt.X("label_year:Q", scale=alt.Scale(domain=[x0, x1])),
+                y=alt.Y("label_bytes:Q", scale=alt.Scale(type="log", domain=[y0, y1])),
+                text="name:N",
+                color=colour,
+            )
+        )
+    return alt.layer(*layers).properties(
+        title="Memory wall: model state against the memory of one accelerator",
+        width=width,
+        height=height,
+    )

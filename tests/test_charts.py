@@ -1,0 +1,617 @@
+"""Charts: honest scales (issue 13), SVG display without HTML or JavaScript, export done once and skipped
+when unchanged (issue 16)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import zlib
+from datetime import UTC, datetime, timedelta
+
+import altair as alt
+import numpy as np
+import polars as pl
+import pytest
+import yaml
+from conftest import ROOT
+
+from trainperf import compare, flops
+from trainperf.report import charts
+from trainperf.report.charts import export, memory, theme
+from trainperf.report.charts.telemetry import heatmap_columns
+
+
+def _layers(spec: dict):
+    """Every unit spec (with a mark) in a Vega-Lite spec, depth first."""
+    if "mark" in spec:
+        yield spec
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for sub in spec.get(key, []):
+            yield from _layers(sub)
+    if "spec" in spec:
+        yield from _layers(spec["spec"])
+
+
+def _rows(spec: dict, unit: dict) -> list[dict]:
+    name = (unit.get("data") or spec.get("data") or {}).get("name")
+    return spec["datasets"][name] if name else []
+
+
+@pytest.fixture(scope="module")
+def published():
+    return compare.load_published_results(ROOT / "data/reference/published_results.csv")
+
+
+# --- scales -------------------------------------------------------------------------------------
+
+
+def test_gpu_minutes_from_zero_one_series_per_round_and_a_tick_at_32(published):
+    spec = charts.time_to_train_by_scale(published, ["SAKURAONE", "Eos"]).to_dict()
+    left, right = spec["hconcat"]
+    assert right["encoding"]["y"]["field"] == "gpu_minutes"
+    assert right["encoding"]["y"]["scale"]["zero"] is True
+    x = left["encoding"]["x"]
+    assert 32 in x["axis"]["values"] and x["axis"]["values"] == [32, 64, 96]
+    lo, hi = x["scale"]["domain"]
+    assert lo < 32 and hi > 96  # the first and last points lie inside the frame, not on it
+    # a line joins the points of one series; every series holds one MLPerf round only
+    assert left["encoding"]["detail"]["field"] == "series_label"
+    rows = _rows(spec, left)
+    rounds = {}
+    for r in rows:
+        rounds.setdefault(r["series_label"], set()).add(r["round"])
+    assert all(len(v) == 1 for v in rounds.values()) and len(rounds) == 4, rounds
+    # Eos v4.1 at 32 nodes: 96.664 min x 256 GPUs = 24,746 GPU-minutes (published_results.csv)
+    eos32 = [r for r in rows if r["series_label"] == "Eos v4.1" and r["n_nodes"] == 32]
+    assert eos32[0]["gpu_minutes"] == pytest.approx(96.664 * 256)
+    assert left["title"] == "GPT-3 175B: time to train by scale"
+
+
+def test_ratio_scale_is_centred_on_one_and_the_talk_line_only_on_gpt3(published):
+    table = compare.paper_comparison_table(published, evaluated="SAKURAONE", reference="Eos")
+    spec = charts.efficiency_ratio_by_scale(table, talk_ratio=1.28).to_dict()
+    gpt3, lora = spec["hconcat"]
+    assert gpt3["title"] == "GPT-3 175B" and lora["title"] == "Llama 2 70B LoRA"
+    domain = next(_layers(gpt3))["encoding"]["y"]["scale"]["domain"]
+    assert domain[0] + domain[1] == pytest.approx(2.0)  # equal room below and above 1.0
+    assert domain[1] > 1.28  # the talk's ratio and every bar fit
+    bars = [u for u in _layers(gpt3) if u["mark"]["type"] == "bar"]
+    assert bars[0]["encoding"]["y2"]["field"] == "one"  # bars diverge from 1.0
+
+    def has_talk(panel):
+        return any("rule_label" in json.dumps(u["encoding"]) for u in _layers(panel))
+
+    assert has_talk(gpt3) and not has_talk(lora)
+
+
+def test_mfu_primary_is_the_precision_the_run_used(published):
+    rows = published.filter(
+        (pl.col("benchmark") == "gpt3") & pl.col("system").is_in(["SAKURAONE", "Eos"])
+    ).filter(pl.col("tflops_per_gpu").is_not_null())
+    mfu = flops.with_mfu_columns(rows, accelerator="H100 SXM")
+    spec = charts.mfu_by_scale(mfu, accelerator_label="H100 SXM").to_dict()
+    units = list(_layers(spec))
+    dash = next(u["encoding"]["strokeDash"] for u in units if "strokeDash" in u["encoding"])
+    primary, secondary = dash["scale"]["domain"]
+    assert primary.startswith("FP8") and "the precision the runs used" in primary
+    assert secondary.startswith("BF16") and "secondary" in secondary
+    assert dash["scale"]["range"][0] == [1, 0]  # primary solid, secondary dashed
+    prim_line = next(
+        u for u in units if u["mark"]["type"] == "line" and u["mark"]["strokeWidth"] > 2
+    )
+    sec_line = next(
+        u for u in units if u["mark"]["type"] == "line" and u["mark"]["strokeWidth"] < 2
+    )
+    # Eos v4.1 32 nodes: 957.5 TFLOP/s / 1979 (FP8 dense) = 48.4 %; / 989.5 (BF16 dense) = 96.8 %
+    (p,) = [r for r in _rows(spec, prim_line) if r["n_nodes"] == 32 and r["system"] == "Eos"]
+    (s,) = [r for r in _rows(spec, sec_line) if r["n_nodes"] == 32 and r["system"] == "Eos"]
+    assert p["mfu"] == pytest.approx(957.5 / 1979, rel=1e-3)
+    assert s["mfu"] == pytest.approx(957.5 / 989.5, rel=1e-3)
+
+
+def test_memory_wall_is_bytes_against_bytes_on_one_axis():
+    table = compare.load_reference("memory_wall")
+    spec = charts.memory_wall(table, bytes_per_param=18).to_dict()
+    assert "resolve" not in spec  # one y axis
+    point = next(u for u in _layers(spec) if u["mark"]["type"] == "point")
+    assert point["encoding"]["y"]["field"] == "bytes"
+    rows = {r["name"]: r for r in _rows(spec, point)}
+    assert rows["GPT-3"]["bytes"] == pytest.approx(175e9 * 18)  # 3.15 TB of model state
+    assert rows["H100 SXM"]["bytes"] == pytest.approx(80e9)  # 80 GB of memory
+
+
+def test_memory_wall_labels_do_not_collide():
+    table = compare.load_reference("memory_wall")
+    svg = charts.render_svg(charts.memory_wall(table).to_dict())
+    names = set(table["name"].to_list())
+    boxes = []
+    for attrs, text in re.findall(r"<text([^>]*)>([^<]+)</text>", svg):
+        if text not in names:
+            continue
+        x, y = map(float, re.search(r"translate\(([-\d.]+),([-\d.]+)\)", attrs).groups())
+        w = len(text) * 11 * 0.55  # DejaVu Sans at 11 px: at least 0.55 em per character
+        anchor = re.search(r'text-anchor="(\w+)"', attrs)
+        x0 = x - w if anchor and anchor.group(1) == "end" else x
+        boxes.append((text, x0, y - 5, x0 + w, y + 5))
+    assert {b[0] for b in boxes} == names
+    clashes = [
+        (a[0], b[0])
+        for a, b in itertools.combinations(boxes, 2)
+        if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]
+    ]
+    assert clashes == []
+
+
+def test_place_labels_keeps_labels_off_points_and_each_other():
+    # MT-NLG (2021) and PaLM (2022) sit 2 px apart in height, 50 px apart in x: drawn at the right
+    # of its point, the first label (19 characters, ~130 px) would run over PaLM's point
+    pts = [(100, 100, "Megatron-Turing NLG"), (150, 102, "PaLM")]
+    out = memory.place_labels(pts, 600, 400)
+
+    def box(lx, ly, align, text):
+        w = len(text) * 11 * 0.62
+        x0 = lx if align == "left" else lx - w
+        return (x0, ly - 6.5, x0 + w, ly + 6.5)
+
+    boxes = [box(*o, p[2]) for o, p in zip(out, pts, strict=True)]
+    markers = [(x - 6, y - 6, x + 6, y + 6) for x, y, _ in pts]
+
+    def hit(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    assert not hit(boxes[0], boxes[1])
+    assert not any(hit(b, m) for b in boxes for m in markers)
+    assert out[0] != (109, 100, "left")  # the naive place was taken by PaLM's point
+
+
+@pytest.mark.parametrize("span_s", [200, 3600, 4 * 3600, 3 * 86400, 300 * 86400])
+def test_time_axis_labels_never_repeat(span_s):
+    t0 = datetime(2024, 10, 2, 18, 52, 41, tzinfo=UTC)
+    ax = theme.time_axis([t0, t0 + timedelta(seconds=span_s)]).to_dict()["axis"]
+    if "values" in ax:
+        labels = [
+            datetime.fromtimestamp(v / 1000, UTC).strftime(ax["format"]) for v in ax["values"]
+        ]
+        assert len(labels) == len(set(labels)) and 2 <= len(labels) <= 9, labels
+    else:
+        assert ax["tickCount"]["interval"] in ("day", "week", "month", "year")
+
+
+def test_heatmap_columns_lie_on_the_sample_grid_and_do_not_alias():
+    # 10 s samples; a train block of 115 s, then an eval of 10 s, repeated (as in the GPT-3 log):
+    # train samples read 0.45, eval samples 0.15
+    t0 = datetime(2024, 10, 2, 19, 0, tzinfo=UTC)
+    phases, t, k = [], t0 + timedelta(seconds=3), 0
+    while t < t0 + timedelta(minutes=30):
+        phases.append(("train", t, t + timedelta(seconds=115)))
+        phases.append(("eval", t + timedelta(seconds=115), t + timedelta(seconds=125)))
+        t, k = t + timedelta(seconds=125), k + 1
+    ph = pl.DataFrame(
+        {
+            "phase": [f"{kind}_{i // 2}" for i, (kind, _, _) in enumerate(phases)],
+            "start": [s for _, s, _ in phases],
+            "end": [e for _, _, e in phases],
+        }
+    )
+    stamps = [t0 + timedelta(seconds=10 * i) for i in range(1, 170)]
+    kinds = []
+    for s in stamps:
+        kind = next((kd for kd, a, b in phases if a <= s < b), None)
+        kinds.append(kind)
+    grid = pl.DataFrame(
+        {
+            "hostname": "n1",
+            "gpu": 0,
+            "row": "n1/0",
+            "timestamp": stamps,
+            "value": [0.15 if k == "eval" else 0.45 for k in kinds],
+            "n": 1,
+        }
+    ).with_columns(pl.col("gpu").cast(pl.Int32), pl.col("n").cast(pl.UInt32))
+    cols = heatmap_columns(grid, ph).join(grid, on="timestamp")
+    per_col = cols.group_by("col_start", "col_end").agg(
+        pl.col("value").n_unique().alias("k"), pl.col("value").mean().alias("v"), pl.len()
+    )
+    assert per_col["k"].max() == 1  # no column mixes train and eval samples
+    assert set(per_col["v"].round(6).to_list()) == {0.45, 0.15}  # train columns all equal: no band
+    # columns tile the axis: each starts at a sample and ends one sample step after its last one
+    assert set(per_col["col_start"].to_list()) <= set(stamps)
+    c = per_col.sort("col_start")
+    assert (c["col_start"][1:] == c["col_end"][:-1]).all()
+    # the 120 s uniform bins the chart used before: bins holding no eval sample read 0.45, the
+    # others 0.425 (11 x 0.45 + 1 x 0.15) / 12; that alternation is the band a reader saw as an event
+    old = grid.group_by(pl.col("timestamp").dt.truncate("120s")).agg(pl.col("value").mean())
+    assert old["value"].round(4).n_unique() > 1
+
+
+def test_titles_name_the_benchmarks_not_their_ids():
+    runs = pl.DataFrame(
+        {
+            "system": ["eos"],
+            "round": ["v4.1"],
+            "benchmark": ["llama2_70b_lora"],
+            "n_accelerators": [64],
+            "time_to_train_min": [4.5],
+            "status": ["success"],
+            "result_file": ["r0"],
+        }
+    )
+    scores = runs.select("system", "round", "benchmark", "n_accelerators").with_columns(
+        pl.lit(4.5).alias("score_min")
+    )
+    spec = charts.time_to_train_runs(runs, scores, "llama2_70b_lora").to_dict()
+    assert spec["title"].startswith("Llama 2 70B LoRA: ")
+    assert "llama2_70b_lora" not in json.dumps(spec["title"])
+
+
+# Machado, Oliveira and Fernandes (2009), "A Physiologically-based Model for Simulation of Color
+# Vision Deficiency", IEEE TVCG 15(6), Table 1, severity 1.0 (linear RGB).
+_CVD = {
+    "protanopia": [
+        [0.152286, 1.052583, -0.204868],
+        [0.114503, 0.786281, 0.099216],
+        [-0.003882, -0.048116, 1.051998],
+    ],
+    "deuteranopia": [
+        [0.367322, 0.860646, -0.227968],
+        [0.280085, 0.672501, 0.047413],
+        [-0.011820, 0.042940, 0.968881],
+    ],
+    "tritanopia": [
+        [1.255528, -0.076749, -0.178779],
+        [-0.078411, 0.930809, 0.147602],
+        [0.004733, 0.691367, 0.303900],
+    ],
+}
+
+
+def _lab(hex_colour: str, matrix=None) -> np.ndarray:
+    rgb = np.array([int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+    lin = np.where(
+        rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4
+    )  # sRGB (IEC 61966-2-1)
+    if matrix is not None:
+        lin = np.clip(np.array(matrix) @ lin, 0, 1)
+    xyz = (
+        np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+        @ lin
+    )
+    f = [
+        np.cbrt(v) if v > 0.008856 else 7.787 * v + 16 / 116 for v in xyz / [0.95047, 1.0, 1.08883]
+    ]
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])  # CIELAB, D65
+
+
+@pytest.mark.parametrize("vision", [None, *_CVD])
+def test_palette_series_stay_apart_also_for_colour_blind_readers(vision):
+    from trainperf.report.charts.operations import _SIZE_COLORS
+
+    m = _CVD.get(vision)
+    for palette in (theme.PALETTE, ["#000000", *_SIZE_COLORS]):
+        worst = min(
+            float(np.linalg.norm(_lab(a, m) - _lab(b, m)))
+            for a, b in itertools.combinations(palette, 2)
+        )
+        # CIE76 distance: ~2.3 is just noticeable; 15 keeps thin lines apart at a glance
+        assert worst >= 15, (vision, palette, worst)
+    # the palette the ECDF used before fails this for deuteranopia (green #3a923a vs red #c03d3e: 3.0)
+    if vision == "deuteranopia":
+        assert float(np.linalg.norm(_lab("#3a923a", m) - _lab("#c03d3e", m))) < 15
+
+
+def test_chart_cell_options_are_valid_yaml():
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            src = "".join(cell["source"])
+            opts = "\n".join(line[3:] for line in src.splitlines() if line.startswith("#| "))
+            if "label: fig-" not in opts:
+                continue
+            parsed = yaml.safe_load(opts)
+            assert isinstance(parsed, dict) and parsed["label"].startswith("fig-"), nb.name
+            assert isinstance(parsed.get("fig-cap", ""), str), (nb.name, parsed["label"])
+
+
+# --- display: SVG, no HTML, no JavaScript -----------------------------------------------------
+
+
+def test_chart_display_in_a_kernel_is_svg_only():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import altair as alt, polars as pl\n"
+            "from trainperf.report import charts\n"
+            "charts.enable()\n"
+            "alt.Chart(pl.DataFrame({'a': [1, 2], 'b': [3, 4]})).mark_bar().encode(x='a:O', y='b:Q')"
+        )
+    ]
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    assert [o["output_type"] for o in outputs] == ["execute_result"]
+    data = outputs[0]["data"]
+    assert set(data) == {"image/svg+xml", "text/plain"}
+    svg = data["image/svg+xml"]
+    assert svg.lstrip().startswith("<svg") and "<script" not in svg
+    assert len(svg) < 50_000  # no inlined Vega bundle (it was ~1 MB per chart)
+
+
+def test_executed_notebooks_have_no_html_or_javascript_chart_outputs(main_job):
+    _, summary = main_job
+    n_charts = 0
+    for path in summary["notebooks"]:
+        for cell in json.loads(open(path).read())["cells"]:
+            if "label: fig-" not in "".join(cell.get("source", [])):
+                continue
+            for out in cell.get("outputs", []):
+                mimes = set(out.get("data", {}))
+                assert not mimes & {"text/html", "application/javascript"}, (path, mimes)
+                n_charts += "image/svg+xml" in mimes
+    assert n_charts >= 15
+
+
+def test_svg_element_ids_are_unique_per_chart():
+    df = pl.DataFrame({"a": [1, 2], "b": [0.1, 0.9]})
+    heat = (
+        alt.Chart(df)
+        .mark_rect()
+        .encode(x="a:O", color=alt.Color("b:Q", scale=alt.Scale(scheme="viridis")))
+    )
+    other = heat.encode(color=alt.Color("b:Q", scale=alt.Scale(scheme="magma")))
+    svgs = [charts.render_svg(c.to_dict()) for c in (heat, other)]
+    ids = [set(re.findall(r'id="([^"]+)"', svg)) for svg in svgs]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    for svg, own in zip(svgs, ids, strict=True):
+        assert set(re.findall(r"url\(#([^)]+)\)", svg)) <= own
+    # the same chart rendered again in this process gives the same SVG (vl-convert's own counters
+    # run on across renders)
+    assert charts.render_svg(heat.to_dict()) == svgs[0]
+
+
+# --- export: SVG once, PNG and PDF from it, unchanged figures skipped --------------------------
+
+
+def _small(title="t"):
+    df = pl.DataFrame({"a": [1, 2, 3], "b": [3.0, 1.0, 2.0], "c": ["x", "y", "z"]})
+    return alt.Chart(df).mark_bar().encode(x="a:O", y="b:Q", color="c:N").properties(title=title)
+
+
+def _pdf_content(pdf: bytes) -> list[bytes]:
+    # PDF streams, inflated, with font resource names normalised (svg2pdf numbers fonts in a
+    # varying order: two PDFs of one SVG differ in those bytes only)
+    out = []
+    for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S):
+        data = m.group(1)
+        try:
+            data = zlib.decompress(data)
+        except zlib.error:
+            pass
+        out.append(re.sub(rb"/fo\d+", b"/fo", data))
+    return sorted(out)
+
+
+def test_png_and_pdf_derived_from_the_svg_match_direct_renders(tmp_path):
+    import vl_convert as vlc
+
+    from trainperf.report.charts.export import _vl_version
+
+    ch = _small()
+    charts.save_chart(ch, "s", tmp_path, langs=("en",))
+    with alt.theme.enable(charts.THEME):
+        spec = ch.to_dict()
+    direct_png = vlc.vegalite_to_png(spec, scale=2, vl_version=_vl_version())
+    assert (tmp_path / "s.png").read_bytes() == direct_png  # same bytes
+    direct_pdf = vlc.vegalite_to_pdf(spec, vl_version=_vl_version())
+    assert _pdf_content((tmp_path / "s.pdf").read_bytes()) == _pdf_content(direct_pdf)
+
+
+def _mtimes(folder):
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def test_second_export_of_an_unchanged_chart_writes_nothing(tmp_path):
+    first = charts.save_chart(_small(), "s", tmp_path, langs=("en",))
+    assert sorted(p.suffix for p in first.written) == [".pdf", ".png", ".svg"]
+    before = _mtimes(tmp_path)
+    second = charts.save_chart(_small(), "s", tmp_path, langs=("en",))
+    assert second.written == [] and len(second.skipped) == 3
+    assert _mtimes(tmp_path) == before
+    assert export.EXPORTS[-1]["written"] == [] and export.EXPORTS[-1]["skipped"] == [
+        "svg",
+        "png",
+        "pdf",
+    ]
+
+
+def test_changed_chart_data_or_language_is_re_exported(tmp_path, monkeypatch):
+    charts.save_chart(_small(), "s", tmp_path, langs=("en",))
+    changed = charts.save_chart(_small("another title"), "s", tmp_path, langs=("en",))
+    assert len(changed.written) == 3
+    assert "another title" in (tmp_path / "s.svg").read_text()
+    # new data, same spec otherwise
+    ch = _small().properties(data=pl.DataFrame({"a": [1], "b": [9.0], "c": ["x"]}))
+    assert len(charts.save_chart(ch, "s", tmp_path, langs=("en",)).written) == 3
+    # a file changed or removed behind the exporter's back is written again, only that one
+    (tmp_path / "s.png").write_bytes(b"not a png")
+    (tmp_path / "s.pdf").unlink()
+    again = charts.save_chart(ch, "s", tmp_path, langs=("en",))
+    assert sorted(p.name for p in again.written) == ["s.pdf", "s.png"]
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_export_progress_summary():
+    recs = [
+        {"name": "a", "lang": "en", "written": ["svg"], "skipped": []},
+        {"name": "a", "lang": "ja", "written": ["svg"], "skipped": []},
+        {"name": "b", "lang": "en", "written": [], "skipped": ["svg"]},
+    ]
+    assert (
+        export.summarize_exports(recs) == "figures: exported a (en, ja); unchanged, skipped: b (en)"
+    )
+    assert export.summarize_exports([]) == ""
+
+
+# --- axes fitted to what is shown ---------------------------------------------------------------
+
+
+def _svg_texts(chart) -> list[str]:
+    import html
+
+    svg = export.render_svg(chart.to_dict())
+    return [html.unescape(t) for t in re.findall(r"<text[^>/]*>([^<]*)</text>", svg)]
+
+
+def test_time_to_train_axis_spans_the_runs_not_whole_decades():
+    runs = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "round": ["v4.1"] * 3,
+            "benchmark": ["gpt3"] * 3,
+            "n_accelerators": [10752, 10752, 256],
+            "time_to_train_min": [3.7, 4.0, 100.0],
+            "status": ["success"] * 3,
+            "result_file": ["r0", "r1", "r2"],
+        }
+    )
+    scores = runs.group_by("system", "round", "benchmark", "n_accelerators").agg(
+        pl.col("time_to_train_min").mean().alias("score_min")
+    )
+    ch = charts.time_to_train_runs(runs, scores, "gpt3")
+    spec = ch.to_dict()
+    x = next(u for u in _layers(spec) if "x" in u["encoding"] and "scale" in u["encoding"]["x"])
+    # the data's range widened by 1.25 each way: 3.7 / 1.25 = 2.96, 100 * 1.25 = 125
+    assert x["encoding"]["x"]["scale"]["domain"] == pytest.approx([2.96, 125.0])
+    texts = _svg_texts(ch)
+    assert "1" not in texts and "1,000" not in texts  # no empty decade either side
+    assert "a (10,752 GPUs, v4.1)" in texts  # GPU counts with thousands separators
+
+
+def test_eval_curve_tick_labels_carry_their_own_prefix():
+    curve = pl.DataFrame(
+        {
+            "result_file": ["r0"] * 3,
+            "system": ["eos"] * 3,
+            "round": ["v4.1"] * 3,
+            "n_accelerators": [512] * 3,
+            "benchmark": ["gpt3"] * 3,
+            "progress": [0.1e9, 0.6e9, 1.2e9],
+            "progress_unit": ["tokens"] * 3,
+            "eval_value": [2.75, 2.70, 2.69],
+            "eval_target": [2.69] * 3,
+        }
+    )
+    texts = _svg_texts(charts.eval_curve(curve, "gpt3"))
+    # d3's shared-prefix tick format gave "0G 0.2G 0.4G ..." for these ticks
+    assert "0G" not in texts and "0.2G" not in texts
+    assert {"200M", "1G"} <= set(texts)
+
+
+def test_gpu_hours_over_time_has_headroom_and_names_the_years():
+    from trainperf.report.charts.operations import _SIZE_ORDER
+
+    months = [datetime(2024, 11, 1), datetime(2024, 12, 1), datetime(2025, 1, 1)]
+    frame = pl.DataFrame(
+        {
+            "period_start": months * 2,
+            "size_bin": [_SIZE_ORDER[0]] * 3 + [_SIZE_ORDER[4]] * 3,
+            "gpu_hours": [10.0, 20.0, 30.0, 100.0, 200.0, 370.0],
+        }
+    )
+    ch = charts.slurm_gpu_hours_over_time(frame, every="1mo")
+    spec = ch.to_dict()
+    # the highest stack is January 2025: 30 + 370 = 400 GPU-hours; 5 % headroom: 420
+    assert spec["encoding"]["y"]["scale"]["domainMax"] == pytest.approx(420.0)
+    assert spec["encoding"]["x"]["title"] == "time (UTC), 2024–2025"
+    texts = _svg_texts(ch)
+    assert {"Nov", "Dec", "Jan 2025", "Feb"} <= set(texts)
+
+
+def test_other_round_ratio_is_labelled():
+    table = pl.DataFrame(
+        {
+            "benchmark": ["gpt3", "gpt3"],
+            "n_nodes": [64, 96],
+            "ratio": [1.17, 1.26],
+            "reference_label": ["measured", "extrapolated"],
+            "reference_extrapolated": [False, True],
+            "ratio_vs_actual": [None, 1.03],
+        }
+    )
+    texts = _svg_texts(charts.efficiency_ratio_by_scale(table, talk_ratio=1.28))
+    assert {"1.17", "1.26", "1.03"} <= set(texts)
+
+
+# --- trace charts --------------------------------------------------------------------------------
+
+
+def test_trace_step_breakdown_partitions_the_whole_step():
+    sb = pl.DataFrame(
+        {
+            "rank": [0, 0],
+            "step": [7, 8],
+            "complete": [True, False],
+            "compute_share": [0.9, 0.8],
+            "comm_exposed_share": [0.05, 0.1],
+            "memory_exposed_share": [0.01, 0.0],
+            "other_exposed_share": [0.0, 0.0],
+            "idle_share": [0.04, 0.1],
+        }
+    )
+    spec = charts.trace_step_breakdown(sb).to_dict()
+    enc = spec["encoding"]
+    assert enc["x"]["scale"]["domain"] == [0, 1] and enc["x"]["axis"]["format"] == "%"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert sorted({r["step_label"] for r in rows}) == ["rank 0 step 7", "rank 0 step 8 (last)"]
+    # every part of every step drawn, summing to the whole step
+    for label in ("rank 0 step 7", "rank 0 step 8 (last)"):
+        parts = [r for r in rows if r["step_label"] == label]
+        assert len(parts) == 5 and sum(r["share"] for r in parts) == pytest.approx(1.0)
+    assert enc["color"]["scale"]["domain"][0] == "compute kernels"
+
+
+def test_trace_vs_telemetry_rows_pair_trace_and_dcgm():
+    mt = pl.DataFrame(
+        {
+            "timestamp": [datetime(2026, 12, 1, 9, 23, s, tzinfo=UTC) for s in (1, 2)],
+            "busy_share": [0.99, 0.98],
+            "gr_engine_active": [1.0, 0.99],
+            "compute_share": [0.97, 0.97],
+            "sm_active": [0.93, 0.94],
+            "matmul_share": [0.66, 0.68],
+            "tensor_active": [None, 0.57],
+        }
+    )
+    spec = charts.trace_vs_telemetry(mt).to_dict()
+    dots = next(u for u in _layers(spec) if u["mark"]["type"] == "circle")
+    assert dots["encoding"]["y"]["sort"] == [
+        "trace: any GPU activity",
+        "DCGM: graphics engine active",
+        "trace: compute kernels",
+        "DCGM: SM active",
+        "trace: GEMM and attention kernels",
+        "DCGM: tensor pipe active",
+    ]
+    assert dots["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    assert len(_rows(spec, dots)) == 11  # 2 x 6 samples, the null one left out
+
+
+def test_last_bits_of_parallel_means_do_not_re_export_a_figure():
+    # the same rail throughput twice, once with the last bits of each mean changed (a parallel
+    # group-by sums in another order): 18.9e9 * (1 + 4e-16) is 18.9e9 to 15 significant digits
+    link = pl.DataFrame(
+        {"hostname": ["n1", "n1", "n2"], "rail": [0, 1, 0], "nic_Bps": [18.9e9, 8.0e9, 18.95e9]}
+    )
+    noisy = link.with_columns(pl.col("nic_Bps") * (1 + 4e-16))
+    assert (noisy["nic_Bps"] != link["nic_Bps"]).any()
+    flagged = pl.DataFrame({"hostname": ["n1"], "rail": [1]})
+    keys = [
+        export.spec_digest(charts.telemetry_rail_throughput(f, flagged).to_dict())
+        for f in (link, noisy)
+    ]
+    assert keys[0] == keys[1]
+    # a change a reader could see is still a new figure
+    moved = link.with_columns(pl.col("nic_Bps") * 1.001)
+    assert export.spec_digest(charts.telemetry_rail_throughput(moved, flagged).to_dict()) != keys[0]
+    assert theme.stable_floats(pl.DataFrame({"x": [1.23456789012345]}))["x"][0] == 1.234567890
