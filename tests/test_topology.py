@@ -15,7 +15,7 @@ import pytest
 from conftest import MLPERF
 
 from trainperf import mlperf, topology
-from trainperf.report import topology_chart
+from trainperf.report.charts import topology as topology_chart
 
 
 def _groups(layout, col):
