@@ -421,3 +421,92 @@ def test_report_config_on_the_command_line(tmp_path, monkeypatch):
     seen.clear()
     assert cli.main(["report"]) == 0
     assert (seen["out"], seen["figures"], seen["config"]) == ("_output", "figures", None)
+
+
+# --------------------------------------------------------------------------- refused, naming file, key, line
+# (the cases of a fresh-user trial of the own-cluster path)
+
+
+def _one_line(capsys, argv) -> tuple[int, str]:
+    rc = cli.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return rc, err[0]
+
+
+def test_a_reference_round_the_reference_logs_do_not_have_is_refused(tmp_path, capsys):
+    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1 (the MLCommons round folders)
+    rounds = sorted(p.name for p in MLPERF.iterdir() if p.is_dir() and p.name.startswith("v"))
+    assert rounds == ["v3.1", "v4.0", "v4.1"]
+    cfg = _write(tmp_path, {**BASE, "reference": {"round": "v9.9"}})
+    out = tmp_path / "book"
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
+    assert rc == 1 and not out.exists()
+    assert line.startswith(
+        f"trainperf: error: ConfigError: config {cfg}: reference.round: 'v9.9' is not a round of "
+        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1"
+    ), line
+    # a round the logs have is kept (written without the v too)
+    assert parse_config({**BASE, "reference": {"round": "4.1"}}, tmp_path).reference.round == "v4.1"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfename: x\n", "not UTF-8 text (byte 0xff at offset 0); save it as UTF-8"),
+        (b"", "the file is empty (no keys)"),
+        (b"# only a comment\n\n", "the file is empty (no keys)"),
+        (
+            b"name: A\naccelerator: H100 SXM\ngpus_per_node: 8\nname: Dup\n",
+            "line 4: duplicate key 'name' (first at line 1)",
+        ),
+        (b"name: A\naccelerator: [H100\n", "line 3: not valid YAML ("),
+    ],
+)
+def test_an_unreadable_config_names_the_file_and_line(tmp_path, capsys, content, message):
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_bytes(content)
+    out = tmp_path / "book"
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
+    assert rc == 1 and not out.exists()
+    assert line.startswith(f"trainperf: error: ConfigError: config {cfg}: {message}"), line
+
+
+def test_bad_overrides_name_the_parameter_or_the_file(tmp_path, capsys, monkeypatch):
+    from trainperf.report import job
+
+    monkeypatch.setattr(job, "run_report", lambda **kw: pytest.fail("must not run"))
+    rc, line = _one_line(capsys, ["report", "-p", "mlperf_runs.mlperf_path=[oops"])
+    assert rc == 1
+    assert line.startswith(
+        "trainperf: error: ConfigError: -p mlperf_runs.mlperf_path: line 1: not valid YAML ("
+    ), line
+    params = tmp_path / "p.yaml"
+    params.write_text("telemetry:\n  job_id: [1\n  x: 2\n", encoding="utf-8")
+    rc, line = _one_line(capsys, ["report", "--params", str(params)])
+    assert rc == 1
+    assert line.startswith(
+        f"trainperf: error: ConfigError: --params {params}: line 3: not valid YAML"
+    )
+    params.write_bytes(b"\xff")
+    rc, line = _one_line(capsys, ["report", "--params", str(params)])
+    assert line.startswith(f"trainperf: error: ConfigError: --params {params}: not UTF-8 text")
+
+
+def test_init_on_a_folder_and_out_on_a_file_are_refused(tmp_path, capsys, monkeypatch):
+    from trainperf.report import job
+
+    folder = tmp_path / "dirx"
+    folder.mkdir()
+    rc, line = _one_line(capsys, ["init", str(folder), "--force"])
+    assert rc == 1 and list(tmp_path.iterdir()) == [folder] and not any(folder.iterdir())
+    assert line.startswith(f"trainperf: error: ConfigError: {folder} is a folder;"), line
+    monkeypatch.setattr(job, "run_report", lambda **kw: pytest.fail("must not run"))
+    afile = tmp_path / "afile"
+    afile.write_text("keep", encoding="utf-8")
+    cfg = _write(tmp_path, BASE)
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(afile)])
+    assert rc == 1 and afile.read_text() == "keep"
+    assert line.startswith(
+        f"trainperf: error: ConfigError: --out {afile}: is a file; --out must be a folder"
+    ), line
