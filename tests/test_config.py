@@ -331,6 +331,7 @@ def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
 def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_path):
     from trainperf.report.absent import write_absent_notebook
     from trainperf.report.notebooks import cell_options
+    from trainperf.report.preview.pages import chapter_markdown, notebook_markdown
 
     src = ROOT / "notebooks" / "slurm_jobs.ipynb"
     labels = [
@@ -338,18 +339,28 @@ def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_p
         for c in json.loads(src.read_text())["cells"]
         if c["cell_type"] == "code"
     ]
-    tables = [lab for lab in labels if lab.startswith("tbl-")]
-    assert len(tables) >= 5  # the chapter embeds these
+    floats = [lab for lab in labels if lab.startswith(("tbl-", "fig-"))]
+    assert len([lab for lab in floats if lab.startswith("tbl-")]) >= 5  # the chapter embeds these
     out = write_absent_notebook(src, tmp_path / "slurm_jobs.ipynb", "No sacct given.")
     nb = json.loads(out.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    # every table cell is there, with its options only and the sentence as its only output
-    assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == tables
+    # every labelled cell is there, with its options only (plus include: false) and the
+    # sentence as its only output
+    assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == floats
     for c in code:
         assert all(line.startswith("#|") for line in c["source"])
+        assert cell_options("".join(c["source"]))["include"] is False
         assert [o["data"]["text/markdown"] for o in c["outputs"]] == [["No sacct given."]]
     assert "SYNTHETIC" not in out.read_text() and "synthetic" not in out.read_text().lower()
     assert nb["metadata"]["trainperf"]["input_given"] is False
+    # the appendix page: the title and the sentence once, no table caption
+    page = notebook_markdown(out)
+    assert page.count("No sacct given.") == 1 and "tp-float" not in page, page
+    assert page.splitlines()[0].startswith("# ")
+    # an embed of a stand-in cell still resolves (a chapter hides it with when-meta)
+    qmd = tmp_path / "ch.qmd"
+    qmd.write_text(f"{{{{< embed ../_output/notebooks/slurm_jobs.ipynb#{floats[0]} >}}}}\n")
+    assert "No sacct given." in chapter_markdown(qmd, tmp_path, {})
 
 
 def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):

@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="execute every notebook (default: skip those whose inputs did not change since their last run)",
     )
+    r.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first notebook that fails (default: a stand-in page says it failed, the "
+        "other notebooks and the site are still built, and the exit status is 1)",
+    )
     i = sub.add_parser(
         "init",
         parents=[common],
@@ -200,14 +206,23 @@ def main(argv: list[str] | None = None) -> int:
                 book_out = (project_root() / "_output").resolve()
                 own = bool(args.config) and Path(out).resolve() != book_out
                 figures = str(Path(out) / "figures") if own else "figures"
-            run_report(
+            summary = run_report(
                 out=out,
                 config=config,
                 figures=figures,
                 use_quarto=False if args.no_quarto else None,
                 overrides=overrides,
                 force=args.force,
+                fail_fast=args.fail_fast,
             )
+            failed = (summary or {}).get("failed") or {}
+            if failed:
+                print(
+                    f"trainperf: error: {len(failed)} notebook(s) failed: {', '.join(failed)}; "
+                    "their pages say why (the rest of the book was built)",
+                    file=sys.stderr,
+                )
+                return 1
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 
