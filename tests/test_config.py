@@ -222,7 +222,7 @@ def test_no_measured_reference_at_a_scale_gives_the_nearest_below_and_above():
         {"system": ["A"], "result": ["a"], "source": ["logs"], "round": ["v4.1"],
          "benchmark": ["gpt3"], "n_nodes": [48], "n_gpus": [384], "time_to_train_min": [80.0],
          "n_runs": [3], "tokens_per_s_per_gpu": [None], "model_tflops_per_gpu": [None],
-         "precision": [None], "mfu": [None], "mfu_bf16": [None], "mfu_fp8": [None]},
+         "precision": [None], "mfu": [None], "mfu_bf16": [None], "mfu_fp8": [None], "note": [None]},
         schema=compare.evaluated.SIDE_SCHEMA,
     )  # fmt: skip
     ref = pl.DataFrame(
@@ -230,7 +230,8 @@ def test_no_measured_reference_at_a_scale_gives_the_nearest_below_and_above():
          "round": ["v4.1"] * 2, "benchmark": ["gpt3"] * 2, "n_nodes": [32, 64],
          "n_gpus": [256, 512], "time_to_train_min": [96.0, 50.0], "n_runs": [3, 3],
          "tokens_per_s_per_gpu": [None] * 2, "model_tflops_per_gpu": [None] * 2,
-         "precision": ["fp8"] * 2, "mfu": [None] * 2, "mfu_bf16": [None] * 2, "mfu_fp8": [None] * 2},
+         "precision": ["fp8"] * 2, "mfu": [None] * 2, "mfu_bf16": [None] * 2, "mfu_fp8": [None] * 2,
+         "note": [None] * 2},
         schema=compare.evaluated.SIDE_SCHEMA,
     )  # fmt: skip
     out = compare.log_comparison(ev, ref)
@@ -521,3 +522,52 @@ def test_init_on_a_folder_and_out_on_a_file_are_refused(tmp_path, capsys, monkey
     assert line.startswith(
         f"trainperf: error: ConfigError: --out {afile}: is a file; --out must be a folder"
     ), line
+
+
+# --------------------------------------------------------------------------- damaged logs, precision
+
+
+def test_damaged_logs_where_no_run_scores_give_rows_that_say_why(tmp_path):
+    # the three Eos v3.1 96-node logs, each cut off at half its lines: no run_stop, so no run
+    # succeeds and the MLPerf rules give no score (3 runs, 3 needed for GPT-3)
+    root = _copy_n96(tmp_path)
+    for f in root.rglob("result_*.txt"):
+        lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+        f.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    out = compare.cluster_comparison("Copycat", 8, "H100 SXM", MLPERF, mlperf=root)
+    row = out.filter(pl.col("reference_kind") == "measured").row(0, named=True)
+    assert (row["benchmark"], row["n_nodes"]) == ("gpt3", 96)
+    assert row["evaluated_min"] is None and row["ratio"] is None
+    assert row["note"].startswith("no valid score: 3 of 3 runs failed or damaged"), row["note"]
+    from trainperf.config import parse_config as pc
+    from trainperf.report.job import _comparison_line
+
+    line = _comparison_line(out, pc({**BASE, "mlperf": str(root)}, tmp_path))
+    assert "none scored: gpt3 at 96 nodes: no valid score: 3 of 3 runs failed" in line, line
+
+
+def test_the_precision_the_logs_state_comes_first_else_the_config_else_both(tmp_path):
+    root = _copy_n96(tmp_path)
+    js = next(root.rglob("systems/*.json"))
+
+    def side(precision=None):
+        out = compare.cluster_comparison(
+            "Copycat", 8, "H100 SXM", MLPERF, mlperf=root, precision=precision
+        )
+        return out.row(0, named=True)
+
+    # the Eos logs and systems JSON name no datatype: unknown, MFU at both peaks, no single MFU
+    r = side()
+    assert r["evaluated_precision"] is None and r["evaluated_mfu"] is None
+    assert r["evaluated_mfu_fp8"] > 0 and r["evaluated_mfu_bf16"] > 0
+    # H100 SXM dense peaks 989.4 BF16 and 1978.9 FP8 TFLOP/s (accelerators.csv): ratio 2
+    assert r["evaluated_mfu_bf16"] / r["evaluated_mfu_fp8"] == pytest.approx(2.0, rel=1e-3)
+    # the config's precision where the logs say nothing
+    r = side("bf16")
+    assert r["evaluated_precision"] == "bf16" and r["evaluated_mfu"] == r["evaluated_mfu_bf16"]
+    # the submission's own systems JSON says FP8: it wins over the config
+    desc = json.loads(js.read_text())
+    desc["sw_notes"] = "Transformer Engine FP8 (E4M3 forward, E5M2 backward)"
+    js.write_text(json.dumps(desc))
+    r = side("bf16")
+    assert r["evaluated_precision"] == "fp8" and r["evaluated_mfu"] == r["evaluated_mfu_fp8"]

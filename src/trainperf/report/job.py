@@ -350,6 +350,31 @@ def _config(config, root: Path):
     return load_config(config)
 
 
+def _comparison_line(comparison: pl.DataFrame, cfg) -> str:
+    """``2 rows (none scored: gpt3 at 32 nodes: no valid score: 3 of 3 runs failed or damaged)``;
+    says why there are none (no MLPerf input given)."""
+    if not comparison.height:
+        if cfg.mlperf is None and cfg.published is None:
+            return "0 rows (no MLPerf logs or published rows given: config keys `mlperf:`, `published:`)"
+        return "0 rows (no result of the evaluated system in the logs or published rows given)"
+    unscored = comparison.filter(pl.col("evaluated_min").is_null()).unique(
+        ["benchmark", "n_nodes"], maintain_order=True
+    )
+    line = f"{comparison.height} rows"
+    if unscored.height:
+        which = (
+            "none"
+            if unscored.height == comparison.unique(["benchmark", "n_nodes"]).height
+            else f"{unscored.height}"
+        )
+        why = "; ".join(
+            f"{r['benchmark']} at {r['n_nodes']} nodes: {r['note'] or 'no valid score'}"
+            for r in unscored.iter_rows(named=True)
+        )
+        line += f" ({which} scored: {why})" if which == "none" else f" ({which} not scored: {why})"
+    return line
+
+
 def _counts(ran: list, not_given: list, skipped: list, failed: dict) -> str:
     """``6 executed, 2 not given (telemetry, slurm_jobs), 0 unchanged, 1 failed (x)``."""
 
@@ -469,7 +494,7 @@ def run_report(
         reference_precision=cfg.reference.precision,
     )
     write_text_atomic(comparison.write_csv(), comparison_csv)
-    log(f"comparison: {comparison.height} rows into {_rel(comparison_csv, root)}")
+    log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
 
     from trainperf.report.rerun import NotebookRun
 
