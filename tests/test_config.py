@@ -571,3 +571,30 @@ def test_the_precision_the_logs_state_comes_first_else_the_config_else_both(tmp_
     js.write_text(json.dumps(desc))
     r = side("bf16")
     assert r["evaluated_precision"] == "fp8" and r["evaluated_mfu"] == r["evaluated_mfu_fp8"]
+
+
+def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
+    # the Eos v3.1 96-node logs under another name: 768 GPUs x 40.626 min on both sides, so the
+    # GPU-time ratio is 1 (test_a_copy_of_the_eos_96_node_logs_compares_at_ratio_one)
+    frame = compare.cluster_comparison("Copycat", 8, "H100 SXM", MLPERF, mlperf=_copy_n96(tmp_path))
+    got = compare.comparison_summary(frame)
+    assert got.startswith("Copycat needs 1.00x the GPU time of Eos v3.1 at 96 nodes (GPT-3 175B)")
+    # hand-made rows: an extrapolated reference (80 min against 96 x 32/48 = 64 min: 1.25) and
+    # a result without a score
+    row = dict.fromkeys(compare.COMPARISON_SCHEMA)
+    a = {**row, "benchmark": "gpt3", "n_nodes": 48, "n_gpus": 384, "evaluated_system": "A",
+         "evaluated_min": 80.0, "reference_system": "Eos", "reference_round": "v4.1",
+         "reference_min": 64.0, "reference_kind": "extrapolated", "reference_basis_nodes": 32,
+         "ratio": 1.25, "gpu_minutes_ratio": 1.25}  # fmt: skip
+    b = {**row, "benchmark": "llama2_70b_lora", "n_nodes": 1, "evaluated_system": "A",
+         "reference_kind": "measured", "note": "no valid score: 2 of 10 runs failed or damaged"}  # fmt: skip
+    got = compare.comparison_summary(pl.DataFrame([a, b], schema=compare.COMPARISON_SCHEMA))
+    assert got == (
+        "A needs 1.25x the GPU time of Eos v4.1 (extrapolated from its 32-node run) at 48 nodes "
+        "(GPT-3 175B). No valid score at 1 node (Llama 2 70B LoRA): 2 of 10 runs failed or damaged."
+    )
+    summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
+    assert "{{< meta values.eos_comparison.cmp_summary >}}" in summary
+    # the bundled capture's bullet only where the user gave real telemetry
+    block = summary.split("* **Telemetry.**")[0].rsplit(":::", 1)[1]
+    assert 'when-meta="values.inputs.telemetry_real"' in block

@@ -20,6 +20,7 @@ __all__ = [
     "COMPARISON_SCHEMA",
     "SIDE_SCHEMA",
     "cluster_comparison",
+    "comparison_summary",
     "log_comparison",
     "side_from_published",
     "side_from_results",
@@ -475,3 +476,43 @@ def cluster_comparison(
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     return log_comparison(pl.concat(sides), ref)
+
+
+BENCHMARK_NAMES = {"gpt3": "GPT-3 175B", "llama2_70b_lora": "Llama 2 70B LoRA"}
+"""How the book names the MLPerf benchmarks (the MLPerf Training results tables' names)."""
+
+
+def comparison_summary(comparison: pl.DataFrame) -> str:
+    """One sentence for the book's summary from a :func:`log_comparison` frame (``comparison.csv``):
+    per benchmark and node count, the first reference row (measured before extrapolated), e.g.
+    ``MyCluster needs 1.00x the GPU time of Eos v4.1 at 32 nodes (GPT-3 175B)``; GPU time is
+    ``gpu_minutes_ratio`` (GPUs x minutes, so a different GPU count is accounted for), else the
+    time-to-train ``ratio``. A result without a score says so with its ``note``; an extrapolated
+    reference says from which scale. "" for an empty frame.
+    """
+    if comparison.is_empty():
+        return ""
+    parts, other = [], []
+    name = comparison["evaluated_system"][0]
+    firsts = comparison.unique(["benchmark", "n_nodes"], keep="first", maintain_order=True)
+    for r in firsts.iter_rows(named=True):
+        bench = BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"])
+        nodes = r["n_nodes"]
+        where = f"at {nodes} node{'s' if nodes != 1 else ''} ({bench})"
+        ref = f"{r['reference_system'] or 'the reference'} {r['reference_round'] or ''}".strip()
+        if r["evaluated_min"] is None:
+            why = (r.get("note") or "").removeprefix("no valid score: ")
+            other.append(f"No valid score {where}" + (f": {why}." if why else "."))
+        elif r["reference_kind"] == "none" or r["reference_min"] is None:
+            other.append(f"No {r['reference_system'] or 'reference'} result to compare {where}.")
+        else:
+            gm = r.get("gpu_minutes_ratio")
+            what = f"{gm:.2f}x the GPU time" if gm is not None else f"{r['ratio']:.2f}x the time"
+            how = (
+                f" (extrapolated from its {r['reference_basis_nodes']}-node run)"
+                if r["reference_kind"] == "extrapolated"
+                else ""
+            )
+            parts.append(f"{what} of {ref}{how} {where}")
+    head = f"{name} needs " + "; ".join(parts) + "." if parts else ""
+    return " ".join(x for x in [head, *other] if x)
