@@ -598,3 +598,26 @@ def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
     # the bundled capture's bullet only where the user gave real telemetry
     block = summary.split("* **Telemetry.**")[0].rsplit(":::", 1)[1]
     assert 'when-meta="values.inputs.telemetry_real"' in block
+
+
+def test_chapters_draw_the_job_layout_only_where_one_is_known():
+    # logs of a system no parallel layout is known for (the Eos copy under another name) record
+    # no layout_* values; the cluster and summary chapters must not ask for them (before: "no
+    # generated value 'values.mlperf_runs.layout_system'", both chapters left out of the site)
+    from trainperf.report.preview.pages import _conditional_content
+
+    nb = json.loads((ROOT / "notebooks" / "mlperf_runs.ipynb").read_text(encoding="utf-8"))
+    assert any(
+        'vals["layout_known"] = bool(layout_vals)' in "".join(c["source"]) for c in nb["cells"]
+    )
+    meta = {"values": {"mlperf_runs": {"layout_known": False}}}
+    for chapter in ("summary.qmd", "cluster.qmd"):
+        text = (ROOT / "chapters" / chapter).read_text(encoding="utf-8")
+        assert "values.mlperf_runs.layout_" in text
+        kept = _conditional_content(text, meta)
+        assert "values.mlperf_runs.layout_n" not in kept and "layout_system" not in kept, chapter
+    kept = _conditional_content((ROOT / "chapters" / "cluster.qmd").read_text(), meta)
+    assert "No job's parallel layout is known" in kept and "#fig-cluster-layout" not in kept
+    meta["values"]["mlperf_runs"]["layout_known"] = True
+    kept = _conditional_content((ROOT / "chapters" / "cluster.qmd").read_text(), meta)
+    assert "No job's parallel layout is known" not in kept and "#fig-cluster-layout" in kept
