@@ -115,6 +115,7 @@ def main_job(tmp_path_factory):
                 use_quarto=False,
                 log=lines.append,
                 progress=False,
+                fail_fast=True,  # a notebook failing in the suite shows its own error here
             )
         finally:
             sys.stdout.flush(), sys.stderr.flush()
@@ -140,5 +141,7 @@ def built_site(main_job, tmp_path_factory):
     _sh.copytree(
         ROOT, work, ignore=_sh.ignore_patterns(".venv", ".git", "_book", "_output", "figures")
     )
-    report.run_report(root=work, use_quarto=True, log=lambda *_: None, progress=False)
+    report.run_report(
+        root=work, use_quarto=True, log=lambda *_: None, progress=False, fail_fast=True
+    )
     return work / "_book"

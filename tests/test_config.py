@@ -222,7 +222,7 @@ def test_no_measured_reference_at_a_scale_gives_the_nearest_below_and_above():
         {"system": ["A"], "result": ["a"], "source": ["logs"], "round": ["v4.1"],
          "benchmark": ["gpt3"], "n_nodes": [48], "n_gpus": [384], "time_to_train_min": [80.0],
          "n_runs": [3], "tokens_per_s_per_gpu": [None], "model_tflops_per_gpu": [None],
-         "precision": [None], "mfu": [None], "mfu_bf16": [None], "mfu_fp8": [None]},
+         "precision": [None], "mfu": [None], "mfu_bf16": [None], "mfu_fp8": [None], "note": [None]},
         schema=compare.evaluated.SIDE_SCHEMA,
     )  # fmt: skip
     ref = pl.DataFrame(
@@ -230,7 +230,8 @@ def test_no_measured_reference_at_a_scale_gives_the_nearest_below_and_above():
          "round": ["v4.1"] * 2, "benchmark": ["gpt3"] * 2, "n_nodes": [32, 64],
          "n_gpus": [256, 512], "time_to_train_min": [96.0, 50.0], "n_runs": [3, 3],
          "tokens_per_s_per_gpu": [None] * 2, "model_tflops_per_gpu": [None] * 2,
-         "precision": ["fp8"] * 2, "mfu": [None] * 2, "mfu_bf16": [None] * 2, "mfu_fp8": [None] * 2},
+         "precision": ["fp8"] * 2, "mfu": [None] * 2, "mfu_bf16": [None] * 2, "mfu_fp8": [None] * 2,
+         "note": [None] * 2},
         schema=compare.evaluated.SIDE_SCHEMA,
     )  # fmt: skip
     out = compare.log_comparison(ev, ref)
@@ -331,6 +332,7 @@ def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
 def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_path):
     from trainperf.report.absent import write_absent_notebook
     from trainperf.report.notebooks import cell_options
+    from trainperf.report.preview.pages import chapter_markdown, notebook_markdown
 
     src = ROOT / "notebooks" / "slurm_jobs.ipynb"
     labels = [
@@ -338,18 +340,28 @@ def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_p
         for c in json.loads(src.read_text())["cells"]
         if c["cell_type"] == "code"
     ]
-    tables = [lab for lab in labels if lab.startswith("tbl-")]
-    assert len(tables) >= 5  # the chapter embeds these
+    floats = [lab for lab in labels if lab.startswith(("tbl-", "fig-"))]
+    assert len([lab for lab in floats if lab.startswith("tbl-")]) >= 5  # the chapter embeds these
     out = write_absent_notebook(src, tmp_path / "slurm_jobs.ipynb", "No sacct given.")
     nb = json.loads(out.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    # every table cell is there, with its options only and the sentence as its only output
-    assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == tables
+    # every labelled cell is there, with its options only (plus include: false) and the
+    # sentence as its only output
+    assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == floats
     for c in code:
         assert all(line.startswith("#|") for line in c["source"])
+        assert cell_options("".join(c["source"]))["include"] is False
         assert [o["data"]["text/markdown"] for o in c["outputs"]] == [["No sacct given."]]
     assert "SYNTHETIC" not in out.read_text() and "synthetic" not in out.read_text().lower()
     assert nb["metadata"]["trainperf"]["input_given"] is False
+    # the appendix page: the title and the sentence once, no table caption
+    page = notebook_markdown(out)
+    assert page.count("No sacct given.") == 1 and "tp-float" not in page, page
+    assert page.splitlines()[0].startswith("# ")
+    # an embed of a stand-in cell still resolves (a chapter hides it with when-meta)
+    qmd = tmp_path / "ch.qmd"
+    qmd.write_text(f"{{{{< embed ../_output/notebooks/slurm_jobs.ipynb#{floats[0]} >}}}}\n")
+    assert "No sacct given." in chapter_markdown(qmd, tmp_path, {})
 
 
 def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
@@ -421,3 +433,191 @@ def test_report_config_on_the_command_line(tmp_path, monkeypatch):
     seen.clear()
     assert cli.main(["report"]) == 0
     assert (seen["out"], seen["figures"], seen["config"]) == ("_output", "figures", None)
+
+
+# --------------------------------------------------------------------------- refused, naming file, key, line
+# (the cases of a fresh-user trial of the own-cluster path)
+
+
+def _one_line(capsys, argv) -> tuple[int, str]:
+    rc = cli.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return rc, err[0]
+
+
+def test_a_reference_round_the_reference_logs_do_not_have_is_refused(tmp_path, capsys):
+    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1 (the MLCommons round folders)
+    rounds = sorted(p.name for p in MLPERF.iterdir() if p.is_dir() and p.name.startswith("v"))
+    assert rounds == ["v3.1", "v4.0", "v4.1"]
+    cfg = _write(tmp_path, {**BASE, "reference": {"round": "v9.9"}})
+    out = tmp_path / "book"
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
+    assert rc == 1 and not out.exists()
+    assert line.startswith(
+        f"trainperf: error: ConfigError: config {cfg}: reference.round: 'v9.9' is not a round of "
+        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1"
+    ), line
+    # a round the logs have is kept (written without the v too)
+    assert parse_config({**BASE, "reference": {"round": "4.1"}}, tmp_path).reference.round == "v4.1"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfename: x\n", "not UTF-8 text (byte 0xff at offset 0); save it as UTF-8"),
+        (b"", "the file is empty (no keys)"),
+        (b"# only a comment\n\n", "the file is empty (no keys)"),
+        (
+            b"name: A\naccelerator: H100 SXM\ngpus_per_node: 8\nname: Dup\n",
+            "line 4: duplicate key 'name' (first at line 1)",
+        ),
+        (b"name: A\naccelerator: [H100\n", "line 3: not valid YAML ("),
+    ],
+)
+def test_an_unreadable_config_names_the_file_and_line(tmp_path, capsys, content, message):
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_bytes(content)
+    out = tmp_path / "book"
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
+    assert rc == 1 and not out.exists()
+    assert line.startswith(f"trainperf: error: ConfigError: config {cfg}: {message}"), line
+
+
+def test_bad_overrides_name_the_parameter_or_the_file(tmp_path, capsys, monkeypatch):
+    from trainperf.report import job
+
+    monkeypatch.setattr(job, "run_report", lambda **kw: pytest.fail("must not run"))
+    rc, line = _one_line(capsys, ["report", "-p", "mlperf_runs.mlperf_path=[oops"])
+    assert rc == 1
+    assert line.startswith(
+        "trainperf: error: ConfigError: -p mlperf_runs.mlperf_path: line 1: not valid YAML ("
+    ), line
+    params = tmp_path / "p.yaml"
+    params.write_text("telemetry:\n  job_id: [1\n  x: 2\n", encoding="utf-8")
+    rc, line = _one_line(capsys, ["report", "--params", str(params)])
+    assert rc == 1
+    assert line.startswith(
+        f"trainperf: error: ConfigError: --params {params}: line 3: not valid YAML"
+    )
+    params.write_bytes(b"\xff")
+    rc, line = _one_line(capsys, ["report", "--params", str(params)])
+    assert line.startswith(f"trainperf: error: ConfigError: --params {params}: not UTF-8 text")
+
+
+def test_init_on_a_folder_and_out_on_a_file_are_refused(tmp_path, capsys, monkeypatch):
+    from trainperf.report import job
+
+    folder = tmp_path / "dirx"
+    folder.mkdir()
+    rc, line = _one_line(capsys, ["init", str(folder), "--force"])
+    assert rc == 1 and list(tmp_path.iterdir()) == [folder] and not any(folder.iterdir())
+    assert line.startswith(f"trainperf: error: ConfigError: {folder} is a folder;"), line
+    monkeypatch.setattr(job, "run_report", lambda **kw: pytest.fail("must not run"))
+    afile = tmp_path / "afile"
+    afile.write_text("keep", encoding="utf-8")
+    cfg = _write(tmp_path, BASE)
+    rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(afile)])
+    assert rc == 1 and afile.read_text() == "keep"
+    assert line.startswith(
+        f"trainperf: error: ConfigError: --out {afile}: is a file; --out must be a folder"
+    ), line
+
+
+# --------------------------------------------------------------------------- damaged logs, precision
+
+
+def test_damaged_logs_where_no_run_scores_give_rows_that_say_why(tmp_path):
+    # the three Eos v3.1 96-node logs, each cut off at half its lines: no run_stop, so no run
+    # succeeds and the MLPerf rules give no score (3 runs, 3 needed for GPT-3)
+    root = _copy_n96(tmp_path)
+    for f in root.rglob("result_*.txt"):
+        lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+        f.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    out = compare.cluster_comparison("Copycat", 8, "H100 SXM", MLPERF, mlperf=root)
+    row = out.filter(pl.col("reference_kind") == "measured").row(0, named=True)
+    assert (row["benchmark"], row["n_nodes"]) == ("gpt3", 96)
+    assert row["evaluated_min"] is None and row["ratio"] is None
+    assert row["note"].startswith("no valid score: 3 of 3 runs failed or damaged"), row["note"]
+    from trainperf.config import parse_config as pc
+    from trainperf.report.job import _comparison_line
+
+    line = _comparison_line(out, pc({**BASE, "mlperf": str(root)}, tmp_path))
+    assert "none scored: gpt3 at 96 nodes: no valid score: 3 of 3 runs failed" in line, line
+
+
+def test_the_precision_the_logs_state_comes_first_else_the_config_else_both(tmp_path):
+    root = _copy_n96(tmp_path)
+    js = next(root.rglob("systems/*.json"))
+
+    def side(precision=None):
+        out = compare.cluster_comparison(
+            "Copycat", 8, "H100 SXM", MLPERF, mlperf=root, precision=precision
+        )
+        return out.row(0, named=True)
+
+    # the Eos logs and systems JSON name no datatype: unknown, MFU at both peaks, no single MFU
+    r = side()
+    assert r["evaluated_precision"] is None and r["evaluated_mfu"] is None
+    assert r["evaluated_mfu_fp8"] > 0 and r["evaluated_mfu_bf16"] > 0
+    # H100 SXM dense peaks 989.4 BF16 and 1978.9 FP8 TFLOP/s (accelerators.csv): ratio 2
+    assert r["evaluated_mfu_bf16"] / r["evaluated_mfu_fp8"] == pytest.approx(2.0, rel=1e-3)
+    # the config's precision where the logs say nothing
+    r = side("bf16")
+    assert r["evaluated_precision"] == "bf16" and r["evaluated_mfu"] == r["evaluated_mfu_bf16"]
+    # the submission's own systems JSON says FP8: it wins over the config
+    desc = json.loads(js.read_text())
+    desc["sw_notes"] = "Transformer Engine FP8 (E4M3 forward, E5M2 backward)"
+    js.write_text(json.dumps(desc))
+    r = side("bf16")
+    assert r["evaluated_precision"] == "fp8" and r["evaluated_mfu"] == r["evaluated_mfu_fp8"]
+
+
+def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
+    # the Eos v3.1 96-node logs under another name: 768 GPUs x 40.626 min on both sides, so the
+    # GPU-time ratio is 1 (test_a_copy_of_the_eos_96_node_logs_compares_at_ratio_one)
+    frame = compare.cluster_comparison("Copycat", 8, "H100 SXM", MLPERF, mlperf=_copy_n96(tmp_path))
+    got = compare.comparison_summary(frame)
+    assert got.startswith("Copycat needs 1.00x the GPU time of Eos v3.1 at 96 nodes (GPT-3 175B)")
+    # hand-made rows: an extrapolated reference (80 min against 96 x 32/48 = 64 min: 1.25) and
+    # a result without a score
+    row = dict.fromkeys(compare.COMPARISON_SCHEMA)
+    a = {**row, "benchmark": "gpt3", "n_nodes": 48, "n_gpus": 384, "evaluated_system": "A",
+         "evaluated_min": 80.0, "reference_system": "Eos", "reference_round": "v4.1",
+         "reference_min": 64.0, "reference_kind": "extrapolated", "reference_basis_nodes": 32,
+         "ratio": 1.25, "gpu_minutes_ratio": 1.25}  # fmt: skip
+    b = {**row, "benchmark": "llama2_70b_lora", "n_nodes": 1, "evaluated_system": "A",
+         "reference_kind": "measured", "note": "no valid score: 2 of 10 runs failed or damaged"}  # fmt: skip
+    got = compare.comparison_summary(pl.DataFrame([a, b], schema=compare.COMPARISON_SCHEMA))
+    assert got == (
+        "A needs 1.25x the GPU time of Eos v4.1 (extrapolated from its 32-node run) at 48 nodes "
+        "(GPT-3 175B). No valid score at 1 node (Llama 2 70B LoRA): 2 of 10 runs failed or damaged."
+    )
+    summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
+    assert "{{< meta values.eos_comparison.cmp_summary >}}" in summary
+    # the bundled capture's bullet only where the user gave real telemetry
+    block = summary.split("* **Telemetry.**")[0].rsplit(":::", 1)[1]
+    assert 'when-meta="values.inputs.telemetry_real"' in block
+
+
+def test_chapters_draw_the_job_layout_only_where_one_is_known():
+    # logs of a system no parallel layout is known for (the Eos copy under another name) record
+    # no layout_* values; the cluster and summary chapters must not ask for them (before: "no
+    # generated value 'values.mlperf_runs.layout_system'", both chapters left out of the site)
+    from trainperf.report.preview.pages import _conditional_content
+
+    nb = json.loads((ROOT / "notebooks" / "mlperf_runs.ipynb").read_text(encoding="utf-8"))
+    assert any(
+        'vals["layout_known"] = bool(layout_vals)' in "".join(c["source"]) for c in nb["cells"]
+    )
+    meta = {"values": {"mlperf_runs": {"layout_known": False}}}
+    for chapter in ("summary.qmd", "cluster.qmd"):
+        text = (ROOT / "chapters" / chapter).read_text(encoding="utf-8")
+        assert "values.mlperf_runs.layout_" in text
+        kept = _conditional_content(text, meta)
+        assert "values.mlperf_runs.layout_n" not in kept and "layout_system" not in kept, chapter
+    kept = _conditional_content((ROOT / "chapters" / "cluster.qmd").read_text(), meta)
+    assert "No job's parallel layout is known" in kept and "#fig-cluster-layout" not in kept
+    meta["values"]["mlperf_runs"]["layout_known"] = True
+    kept = _conditional_content((ROOT / "chapters" / "cluster.qmd").read_text(), meta)
+    assert "No job's parallel layout is known" not in kept and "#fig-cluster-layout" in kept

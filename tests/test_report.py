@@ -722,3 +722,63 @@ def test_quarto_render_book_and_talk_offline(tmp_path):
     subprocess.run(["quarto", "render"], cwd=work / "talk", check=True)
     assert (work / "talk" / "_output" / "index.html").is_file()
     assert preview.network_loads(work / "talk" / "_output") == {}
+
+
+# --------------------------------------------------------------------------- one bad notebook
+
+
+@slow
+def test_a_failing_notebook_costs_only_its_own_page(tmp_path):
+    """A notebook that raises (here: the telemetry notebook given a file that is not an MLPerf
+    log) is logged in one line and replaced by a stand-in page saying why; the notebook after it
+    still runs, the site is built and the summary records the failure. fail_fast=True keeps the
+    old behaviour."""
+    from trainperf.report.notebooks import NotebookError
+
+    bad_log = tmp_path / "result_0.txt"
+    bad_log.write_text("this is not an MLPerf log\n", encoding="utf-8")
+    specs = [s for s in report.NOTEBOOKS if s.name in ("telemetry", "cluster")]
+    kw = dict(
+        figures=tmp_path / "f",
+        root=ROOT,
+        notebooks=specs,
+        use_quarto=False,
+        progress=False,
+        run_batches=False,
+        overrides={"telemetry": {"mlperf_log": str(bad_log)}},
+    )
+    lines: list[str] = []
+    summary = report.run_report(out=tmp_path / "o", log=lines.append, **kw)
+    assert list(summary["failed"]) == ["telemetry"]
+    assert summary["failed"]["telemetry"].startswith("notebooks/telemetry.ipynb, cell ")
+    assert summary["executed"] == ["cluster"]
+    failed_lines = [ln for ln in lines if "failed:" in ln]
+    assert len(failed_lines) == 1 and "telemetry.ipynb" in failed_lines[0]
+    page = json.loads((tmp_path / "o" / "notebooks" / "telemetry.ipynb").read_text())
+    assert page["metadata"]["trainperf"]["executed"] is False
+    note = "".join(page["cells"][1]["source"])
+    assert note.startswith("**Not executed: the notebook failed.** notebooks/telemetry.ipynb, cell")
+    assert Path(summary["site"]).is_file()
+    on_disk = json.loads((tmp_path / "o" / "report_summary.json").read_text())
+    assert on_disk["failed"] == summary["failed"]
+    assert lines[-1].startswith("done in ") and "1 executed" in lines[-1]
+    assert "1 failed (telemetry)" in lines[-1]
+    with pytest.raises(NotebookError, match=r"^notebooks/telemetry\.ipynb, cell "):
+        report.run_report(out=tmp_path / "o2", log=lambda *_: None, fail_fast=True, **kw)
+
+
+def test_report_exits_non_zero_naming_the_failed_notebooks(monkeypatch, capsys):
+    from trainperf.report import job
+
+    monkeypatch.setattr(
+        job, "run_report", lambda **kw: {"failed": {"telemetry": "x", "slurm_jobs": "y"}}
+    )
+    assert cli.main(["report"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "trainperf: error: 2 notebook(s) failed: telemetry, slurm_jobs; their pages say why "
+        "(the rest of the book was built)"
+    ]
+    seen = {}
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or {})
+    assert cli.main(["report", "--fail-fast"]) == 0 and seen["fail_fast"] is True

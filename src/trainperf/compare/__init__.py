@@ -544,9 +544,10 @@ from trainperf.compare.checks import (  # noqa: E402
 from trainperf.compare.evaluated import (  # noqa: E402  (uses extrapolate_linear above)
     COMPARISON_SCHEMA,
     cluster_comparison,
+    comparison_summary,
     log_comparison,
     side_from_published,
     side_from_results,
 )
 
-__all__ += ["caveats_by_scale", "consistency_checks", "ratio_candidates"]
+__all__ += ["caveats_by_scale", "comparison_summary", "consistency_checks", "ratio_candidates"]

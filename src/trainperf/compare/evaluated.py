@@ -10,6 +10,8 @@ none, the nearest measured scales below and above are extrapolated linearly to t
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,6 +20,7 @@ __all__ = [
     "COMPARISON_SCHEMA",
     "SIDE_SCHEMA",
     "cluster_comparison",
+    "comparison_summary",
     "log_comparison",
     "side_from_published",
     "side_from_results",
@@ -39,6 +42,7 @@ SIDE_SCHEMA: dict[str, pl.DataType] = {
     "mfu": pl.Float64,
     "mfu_bf16": pl.Float64,
     "mfu_fp8": pl.Float64,
+    "note": pl.String,
 }
 """One side of a comparison, one row per result (system folder or published row) and benchmark:
 ``system`` (String, the name the book uses), ``result`` (String, the MLPerf system folder, or
@@ -49,7 +53,9 @@ runs in the score; null for published rows), ``tokens_per_s_per_gpu`` (Float64, 
 step level, median over runs), ``model_tflops_per_gpu`` (Float64, model TFLOP/s per GPU, step
 level), ``precision`` (String, ``fp8``/``bf16`` the runs trained in, null if unknown), ``mfu``
 (Float64, fraction of the dense peak of ``precision``; null if unknown), ``mfu_bf16``,
-``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks)."""
+``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks), ``note`` (String: why a result
+has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``; where the precision
+came from; null if nothing to say)."""
 
 COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "benchmark": pl.String,
@@ -80,6 +86,7 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "ratio": pl.Float64,
     "gpu_minutes_ratio": pl.Float64,
     "throughput_ratio": pl.Float64,
+    "note": pl.String,
 }
 """Columns of :func:`log_comparison`: the evaluated side (``evaluated_*``, as in
 :data:`SIDE_SCHEMA`) and the reference at the same ``benchmark`` and ``n_nodes``:
@@ -92,7 +99,8 @@ measured), ``reference_tokens_per_s_per_gpu`` and ``reference_mfu`` (of the meas
 count, the paper's table), ``gpu_minutes_ratio`` (Float64, ``n_gpus_A T_A / (n_gpus_B T_B)``,
 equal to ``ratio`` with equal GPUs per node) and ``throughput_ratio`` (Float64,
 ``tps_B / tps_A`` at step level, above 1: the evaluated system processes fewer tokens/s per GPU;
-measured only)."""
+measured only) and ``note`` (String, the evaluated side's note: why it has no score, where its
+precision came from)."""
 
 
 def _mfu(tflops, accelerator: str | None, precision: str) -> float | None:
@@ -106,13 +114,55 @@ def _mfu(tflops, accelerator: str | None, precision: str) -> float | None:
         return None
 
 
+def _join(*notes) -> str | None:
+    text = "; ".join(n for n in notes if n)
+    return text or None
+
+
+_PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
+
+
+def precision_in_logs(result_files) -> str | None:
+    """The datatype (``fp8``/``bf16``) the submission's own files state, or None.
+
+    MLPerf Training logs have no precision key (mlperf-logging's ``constants.py`` defines none);
+    a submission may say it in its ``systems/<system>.json`` (``framework``, ``sw_notes``,
+    ``hw_notes``, ``other_software_stack``). Read there, next to each ``result_*.txt`` in the
+    MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
+    the two words must appear, else None (unknown: the caller falls back to the config).
+    """
+    import json
+
+    found: set[str] = set()
+    for f in {Path(f) for f in result_files if f}:
+        if len(f.parts) < 5 or f.parts[-4] != "results":
+            continue
+        js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
+        try:
+            desc = json.loads(js.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(desc, dict):
+            continue
+        text = " ".join(
+            json.dumps(desc.get(k, ""))
+            for k in ("framework", "sw_notes", "hw_notes", "other_software_stack")
+        )
+        found |= {p for p, rx in _PRECISION_WORDS.items() if rx.search(text)}
+    return found.pop() if len(found) == 1 else None
+
+
 def _with_mfu(rows: list[dict], accelerator: str | None, precision: str | None) -> pl.DataFrame:
     for r in rows:
         acc = accelerator or r.pop("_accelerator", None)
         r.pop("_accelerator", None)
         r["mfu_bf16"] = _mfu(r["model_tflops_per_gpu"], acc, "bf16")
         r["mfu_fp8"] = _mfu(r["model_tflops_per_gpu"], acc, "fp8")
-        prec = precision or r.get("precision")
+        prec = r.get("precision") or precision  # the logs' own word first, then the config
+        if prec is None and r["mfu_bf16"] is not None and r["mfu_bf16"] > 1:
+            # model FLOP/s above the dense BF16 peak: the run cannot have been BF16
+            prec = "fp8"
+            r["note"] = _join(r.get("note"), "precision fp8: model FLOP/s above the BF16 peak")
         r["precision"] = prec
         r["mfu"] = r[f"mfu_{prec}"] if prec in ("bf16", "fp8") else None
     return pl.DataFrame(rows, schema=SIDE_SCHEMA)
@@ -125,21 +175,28 @@ def side_from_results(
     accelerator: str | None = None,
     precision: str | None = None,
     rounds: str | list[str] | None = None,
+    keep_unscored: bool = False,
 ) -> pl.DataFrame:
     """One comparison side from MLPerf logs (:func:`trainperf.mlperf.load_results`).
 
     Time to train is the MLPerf score (``results.scores.score_min``, olympic mean by the MLPerf
     rules); throughput and model TFLOP/s the medians over the successful runs of
     :func:`trainperf.mlperf.runs_with_throughput`; MFU those TFLOP/s over the dense peaks of
-    ``accelerator`` (:func:`trainperf.flops.peak_flops`). Results without a score are left out.
+    ``accelerator`` (:func:`trainperf.flops.peak_flops`). Results without a score are left out,
+    or with ``keep_unscored`` kept with a null time and a ``note`` saying why (the evaluated side:
+    its user must see that the logs were read and none scored). ``precision`` is each result's
+    own (:func:`precision_in_logs`), else the ``precision`` argument, else null (unknown: both
+    MFUs, ``mfu`` null).
 
     Args:
         results: the loaded logs.
         system: the name the book uses for this side (e.g. the config's ``name``, ``Eos``).
         gpus_per_node: node count = GPUs / this; None: the logs' ``number_of_nodes``.
         accelerator: peak FLOP/s of this accelerator; None: each run's ``accelerator_model``.
-        precision: datatype the runs trained in (``fp8``/``bf16``); None: unknown.
+        precision: datatype the runs trained in (``fp8``/``bf16``) where their own files do not
+            say; None: unknown.
         rounds: keep only these MLPerf rounds (None: all).
+        keep_unscored: keep results without a score (see above).
 
     Returns:
         polars frame with :data:`SIDE_SCHEMA`.
@@ -155,7 +212,18 @@ def side_from_results(
         pl.col("n_nodes").drop_nulls().first(),
         pl.col("accelerator_model").drop_nulls().first(),
     )
-    scores = results.scores.filter(pl.col("score_min").is_not_null())
+    scores = results.scores
+    if not keep_unscored:
+        scores = scores.filter(pl.col("score_min").is_not_null())
+    files = (
+        results.runs.group_by(keys).agg(pl.col("result_file").drop_nulls())
+        if "result_file" in results.runs.columns
+        else None
+    )
+    own_precision = {
+        (r["round"], r["system"], r["benchmark"]): precision_in_logs(r["result_file"])
+        for r in (files.iter_rows(named=True) if files is not None else [])
+    }
     if rounds is not None:
         keep = [rounds] if isinstance(rounds, str) else list(rounds)
         scores = scores.filter(pl.col("round").is_in(keep))
@@ -180,11 +248,19 @@ def side_from_results(
                 "n_runs": r["n_valid_runs"],
                 "tokens_per_s_per_gpu": r["tokens_per_s_per_gpu_step"],
                 "model_tflops_per_gpu": r["model_tflops_per_gpu_step"],
-                "precision": None,
+                "precision": own_precision.get((r["round"], r["system"], r["benchmark"])),
                 "_accelerator": r["accelerator_model"],
+                "note": _score_note(r),
             }
         )
     return _with_mfu(rows, accelerator, precision).sort("benchmark", "n_nodes", "round")
+
+
+def _score_note(r: dict) -> str | None:
+    if r["score_min"] is not None:
+        return None
+    n, ok = r.get("n_runs") or 0, r.get("n_valid_runs") or 0
+    return f"no valid score: {n - ok} of {n} runs failed or damaged (see the runs' quality table)"
 
 
 def side_from_published(
@@ -287,6 +363,7 @@ def log_comparison(evaluated: pl.DataFrame, reference: pl.DataFrame) -> pl.DataF
             "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
             "evaluated_mfu_bf16": a["mfu_bf16"],
             "evaluated_mfu_fp8": a["mfu_fp8"],
+            "note": a.get("note"),
         }
         same = [b for b in ref_rows if b["benchmark"] == a["benchmark"]]
         measured = sorted(
@@ -385,10 +462,57 @@ def cluster_comparison(
         sides = []
         if mlperf is not None:
             sides.append(
-                side_from_results(load_results(mlperf), name, gpus_per_node, accelerator, precision)
+                side_from_results(
+                    load_results(mlperf),
+                    name,
+                    gpus_per_node,
+                    accelerator,
+                    precision,
+                    keep_unscored=True,
+                )
             )
     if published is not None:
         sides.append(side_from_published(load_published_results(published), name, accelerator))
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     return log_comparison(pl.concat(sides), ref)
+
+
+BENCHMARK_NAMES = {"gpt3": "GPT-3 175B", "llama2_70b_lora": "Llama 2 70B LoRA"}
+"""How the book names the MLPerf benchmarks (the MLPerf Training results tables' names)."""
+
+
+def comparison_summary(comparison: pl.DataFrame) -> str:
+    """One sentence for the book's summary from a :func:`log_comparison` frame (``comparison.csv``):
+    per benchmark and node count, the first reference row (measured before extrapolated), e.g.
+    ``MyCluster needs 1.00x the GPU time of Eos v4.1 at 32 nodes (GPT-3 175B)``; GPU time is
+    ``gpu_minutes_ratio`` (GPUs x minutes, so a different GPU count is accounted for), else the
+    time-to-train ``ratio``. A result without a score says so with its ``note``; an extrapolated
+    reference says from which scale. "" for an empty frame.
+    """
+    if comparison.is_empty():
+        return ""
+    parts, other = [], []
+    name = comparison["evaluated_system"][0]
+    firsts = comparison.unique(["benchmark", "n_nodes"], keep="first", maintain_order=True)
+    for r in firsts.iter_rows(named=True):
+        bench = BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"])
+        nodes = r["n_nodes"]
+        where = f"at {nodes} node{'s' if nodes != 1 else ''} ({bench})"
+        ref = f"{r['reference_system'] or 'the reference'} {r['reference_round'] or ''}".strip()
+        if r["evaluated_min"] is None:
+            why = (r.get("note") or "").removeprefix("no valid score: ")
+            other.append(f"No valid score {where}" + (f": {why}." if why else "."))
+        elif r["reference_kind"] == "none" or r["reference_min"] is None:
+            other.append(f"No {r['reference_system'] or 'reference'} result to compare {where}.")
+        else:
+            gm = r.get("gpu_minutes_ratio")
+            what = f"{gm:.2f}x the GPU time" if gm is not None else f"{r['ratio']:.2f}x the time"
+            how = (
+                f" (extrapolated from its {r['reference_basis_nodes']}-node run)"
+                if r["reference_kind"] == "extrapolated"
+                else ""
+            )
+            parts.append(f"{what} of {ref}{how} {where}")
+    head = f"{name} needs " + "; ".join(parts) + "." if parts else ""
+    return " ".join(x for x in [head, *other] if x)

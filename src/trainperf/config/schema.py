@@ -212,6 +212,34 @@ def _results(value: Any, key: str, base: Path) -> str:
     return path
 
 
+def log_rounds(folder: str | Path) -> list[str]:
+    """The MLPerf rounds (``v4.1``) of the result files under ``folder``, as
+    :func:`trainperf.mlperf.load_results` assigns them (a folder named like ``v4.1`` or
+    ``training_results_v4.1`` above ``<submitter>/results/``), sorted as version numbers."""
+    from trainperf.mlperf import find_result_files
+    from trainperf.mlperf.loader import _layout_from_path  # the loader's own rule, so both agree
+
+    try:
+        found = find_result_files(folder)
+    except FileNotFoundError:
+        return []
+    rounds = {_layout_from_path(p)["round"] for p in found} - {None}
+    return sorted(rounds, key=lambda r: tuple(int(x) for x in r.lstrip("v").split(".")))
+
+
+def _round(value: Any, folder: str) -> str:
+    text = _text(value, "reference.round")
+    want = text if text.startswith("v") else f"v{text}"
+    have = log_rounds(folder)
+    if want not in have:
+        known = ", ".join(have) if have else "none (no folder named like v4.1 above the logs)"
+        raise ConfigError(
+            f"reference.round: {text!r} is not a round of the reference logs ({folder}); "
+            f"their rounds: {known}"
+        )
+    return want
+
+
 def _mapping(value: Any, key: str) -> dict:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a mapping of keys, got {type(value).__name__}")
@@ -312,14 +340,15 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
     ref = data.get("reference")
     ref = {} if ref is None else _mapping(ref, "reference")
     _unknown(ref, _REFERENCE, "reference.")
+    kw_ref_mlperf = (
+        _results(ref["mlperf"], "reference.mlperf", base)
+        if ref.get("mlperf") is not None
+        else str(project_root() / "data" / "mlperf")
+    )
     kw["reference"] = ReferenceInput(
         name=_text(ref.get("name", "Eos"), "reference.name"),
-        mlperf=(
-            _results(ref["mlperf"], "reference.mlperf", base)
-            if ref.get("mlperf") is not None
-            else str(project_root() / "data" / "mlperf")
-        ),
-        round=_text(ref["round"], "reference.round") if ref.get("round") is not None else None,
+        mlperf=kw_ref_mlperf,
+        round=(_round(ref["round"], kw_ref_mlperf) if ref.get("round") is not None else None),
         precision=_choice(ref.get("precision", "fp8"), "reference.precision", PRECISIONS),
     )
     return ClusterConfig(**kw)
@@ -329,20 +358,18 @@ def load_config(path: str | Path) -> ClusterConfig:
     """Read and validate a cluster config file (YAML).
 
     Raises:
-        ConfigError: the file is missing or not YAML, or :func:`parse_config` refuses it; the
-            message is one line and names the key (and the file).
+        ConfigError: the file is missing, a folder, empty, not UTF-8, not YAML or has a key twice
+            (:func:`trainperf.config.yamlfile.load_yaml_file`), or :func:`parse_config` refuses
+            it; the message is one line and names the key (and the file, and the line).
     """
-    import yaml
+    from trainperf.config.yamlfile import load_yaml_file
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config {path}: no such file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"config {path}{where}: not valid YAML") from None
+    data = load_yaml_file(path, "config")
+    if data is None:
+        raise ConfigError(
+            f"config {path}: the file is empty (no keys); `trainperf init FILE` writes a template"
+        )
     try:
         return parse_config(data, path.parent.resolve(), str(path))
     except ConfigError as exc:

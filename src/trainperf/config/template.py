@@ -52,9 +52,13 @@ def write_template(path: str | Path, force: bool = False) -> Path:
     """Write :data:`TEMPLATE` to ``path`` (atomically).
 
     Raises:
-        ConfigError: ``path`` exists and ``force`` is false.
+        ConfigError: ``path`` is a folder, or exists and ``force`` is false.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a folder; give the config file's name, e.g. {path / 'cluster.yaml'}"
+        )
     if path.exists() and not force:
         raise ConfigError(f"{path} exists; use --force to overwrite it")
     return write_text_atomic(TEMPLATE, path)

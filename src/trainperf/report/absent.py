@@ -1,10 +1,15 @@
-"""A notebook whose input is not given: not executed; its place in the book is a stand-in with
-its title and its table cells, each showing one sentence saying so (nothing computed, so nothing
-synthetic either).
+"""A notebook whose input is not given (or that failed): not executed; its place in the book is
+a stand-in: its title and one sentence saying why (nothing computed, so nothing synthetic either).
 
-Every labelled table cell (``#| label: tbl-...``) gets the sentence as its only output, so each
-``{{< embed NB.ipynb#tbl-... >}}`` of a chapter still resolves, in Quarto and in the preview; the
-chapters hide their prose about the missing input with ``when-meta="values.inputs.<kind>"``.
+Every labelled cell (``#| label: tbl-...`` / ``fig-...``) of the source is kept, with
+``#| include: false`` added and the sentence as its only output, so that each
+``{{< embed NB.ipynb#tbl-... >}}`` of a chapter still finds its label (Quarto resolves embeds
+before it applies conditional content, so the label must exist even where the chapter hides the
+embed with ``when-meta="values.inputs.<kind>"``), while the notebook's own page (the appendix)
+shows the title and the sentence only: ``include: false`` drops a cell from the page it belongs
+to, in Quarto and in the preview. Why not drop the cells and let the chapters stop embedding:
+the chapters would need a second, label-free copy of every section, and an embed elsewhere (the
+summary, the talk) would break.
 """
 
 from __future__ import annotations
@@ -18,11 +23,18 @@ from trainperf.report.notebooks import cell_options
 __all__ = ["write_absent_notebook"]
 
 
-def write_absent_notebook(source: str | Path, output: str | Path, sentence: str) -> Path:
-    """Write ``output``: the title of ``source``, the sentence, and every labelled table cell of
-    ``source`` with only its ``#|`` options as code and the sentence as its only output
-    (``text/markdown`` and ``text/plain``). The rest (code and prose about the default data) is
-    left out: the page describes an analysis that did not run.
+def write_absent_notebook(
+    source: str | Path, output: str | Path, sentence: str, heading: str = "Input not given."
+) -> Path:
+    """Write ``output``: the title of ``source``, ``heading`` and the sentence, and every labelled
+    ``tbl-``/``fig-`` cell of ``source`` with only its ``#|`` options plus ``#| include: false``
+    as code and the sentence as its only output (``text/markdown`` and ``text/plain``). The rest
+    (code and prose about the default data) is left out: the page describes an analysis that did
+    not run.
+
+    Args:
+        heading: the bold lead of the note (``Input not given.``, ``Not executed: the notebook
+            failed.``).
 
     Returns:
         ``output``.
@@ -36,7 +48,7 @@ def write_absent_notebook(source: str | Path, output: str | Path, sentence: str)
             "cell_type": "markdown",
             "id": "absent-note",
             "metadata": {},
-            "source": [f"**Input not given.** {sentence}"],
+            "source": [f"**{heading}** {sentence}"],
         },
     ]
     for cell in nb["cells"]:
@@ -44,9 +56,11 @@ def write_absent_notebook(source: str | Path, output: str | Path, sentence: str)
             continue
         text = "".join(cell["source"])
         label = str(cell_options(text).get("label", ""))
-        if not label.startswith("tbl-"):
+        if not label.startswith(("tbl-", "fig-")):
             continue
         opts = [ln + "\n" for ln in text.splitlines() if ln.startswith("#|")]
+        opts = [ln for ln in opts if not ln.replace(" ", "").startswith("#|include:")]
+        opts.append("#| include: false\n")
         cells.append(
             {
                 "cell_type": "code",
@@ -64,6 +78,10 @@ def write_absent_notebook(source: str | Path, output: str | Path, sentence: str)
             }
         )
     nb["cells"] = cells
-    nb.setdefault("metadata", {})["trainperf"] = {"input_given": False, "note": sentence}
+    nb.setdefault("metadata", {})["trainperf"] = {
+        "input_given": heading != "Input not given.",  # a failed notebook had its input
+        "executed": False,
+        "note": sentence,
+    }
     write_text_atomic(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", output)
     return Path(output)

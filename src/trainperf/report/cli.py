@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from trainperf.errors import print_error
+from trainperf.errors import ConfigError, print_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="execute every notebook (default: skip those whose inputs did not change since their last run)",
     )
+    r.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first notebook that fails (default: a stand-in page says it failed, the "
+        "other notebooks and the site are still built, and the exit status is 1)",
+    )
     i = sub.add_parser(
         "init",
         parents=[common],
@@ -131,25 +137,29 @@ def parse_overrides(items: list[str], params_file: str | None = None) -> dict[st
     (relative to the current folder), since notebooks run in ``notebooks/``.
 
     Raises:
-        ValueError: an item not of the form NOTEBOOK.PARAM=VALUE, or a file that is not a mapping.
+        ConfigError: an item not of the form NOTEBOOK.PARAM=VALUE, a VALUE that is not YAML (naming
+            the ``-p`` item), a ``--params`` file that is missing, not UTF-8, not YAML (naming the
+            file and line) or not a mapping.
     """
-    import yaml
+    from trainperf.config.yamlfile import load_yaml_file, load_yaml_text
 
     out: dict[str, dict] = {}
     if params_file:
-        data = yaml.safe_load(Path(params_file).read_text(encoding="utf-8")) or {}
+        data = load_yaml_file(params_file, "--params") or {}
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-            raise ValueError(f"{params_file}: expected a mapping {{notebook: {{param: value}}}}")
+            raise ConfigError(
+                f"--params {params_file}: expected a mapping {{notebook: {{param: value}}}}"
+            )
         for nb, kv in data.items():
             out.setdefault(str(nb), {}).update(kv)
     for item in items:
         key, sep, value = item.partition("=")
         nb, dot, param = key.partition(".")
         if not (sep and dot and nb and param):
-            raise ValueError(
+            raise ConfigError(
                 f"-p {item!r}: expected NOTEBOOK.PARAM=VALUE, e.g. telemetry.telemetry_source=/data/dcgm.prom"
             )
-        out.setdefault(nb, {})[param] = yaml.safe_load(value) if value else ""
+        out.setdefault(nb, {})[param] = load_yaml_text(value, f"-p {key}") if value else ""
 
     def absolute(v):
         if isinstance(v, list):
@@ -184,8 +194,11 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.config import load_config
             from trainperf.report.job import run_report
 
+            overrides = parse_overrides(args.param, args.params)
             config = load_config(args.config) if args.config else None
             out = Path(args.out).resolve() if args.config else args.out
+            if Path(out).exists() and not Path(out).is_dir():
+                raise ConfigError(f"--out {args.out}: is a file; --out must be a folder")
             figures = args.figures
             if figures is None:  # a user's book elsewhere leaves the checkout's figures alone
                 from trainperf import project_root
@@ -193,14 +206,23 @@ def main(argv: list[str] | None = None) -> int:
                 book_out = (project_root() / "_output").resolve()
                 own = bool(args.config) and Path(out).resolve() != book_out
                 figures = str(Path(out) / "figures") if own else "figures"
-            run_report(
+            summary = run_report(
                 out=out,
                 config=config,
                 figures=figures,
                 use_quarto=False if args.no_quarto else None,
-                overrides=parse_overrides(args.param, args.params),
+                overrides=overrides,
                 force=args.force,
+                fail_fast=args.fail_fast,
             )
+            failed = (summary or {}).get("failed") or {}
+            if failed:
+                print(
+                    f"trainperf: error: {len(failed)} notebook(s) failed: {', '.join(failed)}; "
+                    "their pages say why (the rest of the book was built)",
+                    file=sys.stderr,
+                )
+                return 1
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 

@@ -43,7 +43,12 @@ from trainperf.compare import cluster_comparison
 from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
 from trainperf.report.absent import write_absent_notebook
-from trainperf.report.notebooks import NotebookSpec, check_cell_options, execute_notebook
+from trainperf.report.notebooks import (
+    NotebookError,
+    NotebookSpec,
+    check_cell_options,
+    execute_notebook,
+)
 from trainperf.report.preview import build_preview_site, csv_outputs, network_loads
 from trainperf.report.values import merge_values
 
@@ -350,6 +355,47 @@ def _config(config, root: Path):
     return load_config(config)
 
 
+def _comparison_line(comparison: pl.DataFrame, cfg) -> str:
+    """``2 rows (none scored: gpt3 at 32 nodes: no valid score: 3 of 3 runs failed or damaged)``;
+    says why there are none (no MLPerf input given)."""
+    if not comparison.height:
+        if cfg.mlperf is None and cfg.published is None:
+            return "0 rows (no MLPerf logs or published rows given: config keys `mlperf:`, `published:`)"
+        return "0 rows (no result of the evaluated system in the logs or published rows given)"
+    unscored = comparison.filter(pl.col("evaluated_min").is_null()).unique(
+        ["benchmark", "n_nodes"], maintain_order=True
+    )
+    line = f"{comparison.height} rows"
+    if unscored.height:
+        which = (
+            "none"
+            if unscored.height == comparison.unique(["benchmark", "n_nodes"]).height
+            else f"{unscored.height}"
+        )
+        why = "; ".join(
+            f"{r['benchmark']} at {r['n_nodes']} nodes: {r['note'] or 'no valid score'}"
+            for r in unscored.iter_rows(named=True)
+        )
+        line += f" ({which} scored: {why})" if which == "none" else f" ({which} not scored: {why})"
+    return line
+
+
+def _counts(ran: list, not_given: list, skipped: list, failed: dict) -> str:
+    """``6 executed, 2 not given (telemetry, slurm_jobs), 0 unchanged, 1 failed (x)``."""
+
+    def part(n: int, what: str, names) -> str:
+        return f"{n} {what}" + (f" ({', '.join(names)})" if names else "")
+
+    parts = [
+        f"{len(ran)} executed",
+        part(len(not_given), "not given", not_given),
+        part(len(skipped), "unchanged", skipped),
+    ]
+    if failed:
+        parts.append(part(len(failed), "failed", failed))
+    return ", ".join(parts)
+
+
 def run_report(
     out: str | Path = "_output",
     figures: str | Path = "figures",
@@ -362,6 +408,7 @@ def run_report(
     overrides: dict[str, dict] | None = None,
     config=None,
     force: bool = False,
+    fail_fast: bool = False,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -387,18 +434,26 @@ def run_report(
         force: execute every notebook; by default a notebook whose source, parameters, inputs,
             data folder and library are unchanged since its last run, and whose outputs are still
             there, is skipped (:mod:`trainperf.report.rerun`).
+        fail_fast: let the first :class:`~trainperf.report.notebooks.NotebookError` propagate;
+            by default a failed notebook is logged in one line, replaced by a stand-in page
+            saying it failed and why (:mod:`trainperf.report.absent`), and the other notebooks
+            and the site are still built: one bad input never costs the others.
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
         ``figures`` (files in the figures folder), ``site`` (index page of the site built),
         ``quarto`` (bool: the book was rendered), ``problems`` (preview cross-references that
         did not resolve, pages left out, pages that would load from the network), ``seconds``,
-        ``skipped`` (names of the notebooks not executed again, their inputs unchanged).
+        ``skipped`` (names of the notebooks not executed again, their inputs unchanged),
+        ``not_given`` (names of the notebooks not executed, their input not given),
+        ``failed`` (``{name: one-line error}`` of the notebooks that failed), ``executed``
+        (names of the notebooks executed in this run).
 
     Raises:
         ConfigError: a parameter refused before the run, or a ``#|`` cell-option block that is
             not YAML (:class:`~trainperf.report.notebooks.CellOptionsError`).
-        NotebookError: a notebook cell failed (one line: notebook, cell, the library's message).
+        NotebookError: with ``fail_fast``, a notebook cell failed (one line: notebook, cell, the
+            library's message).
         subprocess.CalledProcessError: ``quarto render`` failed.
     """
     t0 = time.monotonic()
@@ -444,7 +499,7 @@ def run_report(
         reference_precision=cfg.reference.precision,
     )
     write_text_atomic(comparison.write_csv(), comparison_csv)
-    log(f"comparison: {comparison.height} rows into {_rel(comparison_csv, root)}")
+    log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
 
     from trainperf.report.rerun import NotebookRun
 
@@ -477,7 +532,8 @@ def run_report(
                 raise RuntimeError(
                     f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
                 )
-    executed, tables, skipped = [], [], []
+    executed, tables, skipped, not_given, ran = [], [], [], [], []
+    failed: dict[str, str] = {}
     for i, (spec, params) in enumerate(plan.notebooks, start=1):
         source = root / "notebooks" / f"{spec.name}.ipynb"
         target = out / "notebooks" / f"{spec.name}.ipynb"
@@ -490,6 +546,7 @@ def run_report(
             if values_file:
                 values_file.unlink(missing_ok=True)
             nb_out = write_absent_notebook(source, target, absent[spec.name])
+            not_given.append(spec.name)
             executed.append((spec, nb_out))
             tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
             continue
@@ -522,13 +579,31 @@ def run_report(
         if values_file:
             values_file.unlink(missing_ok=True)
         n_exports = len(figure_export.read_export_log(figure_log))
-        with figure_export.job_environment(figure_log, figure_langs):
-            nb_out = execute_notebook(source, target, params, progress=progress)
+        try:
+            with figure_export.job_environment(figure_log, figure_langs):
+                nb_out = execute_notebook(source, target, params, progress=progress)
+        except NotebookError as exc:
+            if fail_fast:
+                raise
+            failed[spec.name] = str(exc)
+            log(f"[{i}/{len(plan.notebooks)}] failed: {exc}")
+            nb_out = write_absent_notebook(
+                source,
+                target,
+                f"{exc} (the executed copy is {_rel(exc.executed, root)})"
+                if exc.executed
+                else str(exc),
+                heading="Not executed: the notebook failed.",
+            )
+            executed.append((spec, nb_out))
+            tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
+            continue
         exports = figure_export.summarize_exports(
             figure_export.read_export_log(figure_log)[n_exports:]
         )
         if exports:
             log(f"  {exports}")
+        ran.append(spec.name)
         executed.append((spec, nb_out))
         written = write_table_csvs(nb_out, out / "notebooks" / spec.name)
         tables += written
@@ -550,7 +625,10 @@ def run_report(
         "tables": [_rel(p, root) for p in tables],
         "quarto": False,
         "problems": [],
+        "executed": ran,
         "skipped": skipped,
+        "not_given": not_given,
+        "failed": failed,
     }
     if quarto:
         log("rendering the book with quarto render")
@@ -587,6 +665,7 @@ def run_report(
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
     log(
-        f"done in {summary['seconds']} s: {len(executed)} notebooks, {len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+        f"done in {summary['seconds']} s: {_counts(ran, not_given, skipped, failed)}; "
+        f"{len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
     )
     return summary

@@ -259,6 +259,8 @@ def notebook_markdown(
         if cell.cell_type != "code":
             continue
         opts = _cell_options(cell, f"{nb_path} cell {ci}")
+        if opts.get("include") is False:  # as Quarto: not on its own page (embeds still find it)
+            continue
         code = "\n".join(ln for ln in src.splitlines() if not ln.startswith("#|")).strip()
         tags = cell.metadata.get("tags", [])
         summary = "Parameters used" if "injected-parameters" in tags else "Code"
