@@ -465,6 +465,49 @@ def run_report(
     # everything that can be refused is refused before the first notebook runs
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
+    plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
+    _write_comparison(root, out, cfg, log)
+    _reset_values(out, plan, cfg)
+    job = _Job(root, out, figures, log, progress, force, fail_fast, *_figure_setup(out, log))
+    _run_batches(plan, root, progress, log)
+    for i, (spec, params) in enumerate(plan.notebooks, start=1):
+        job.notebook(f"[{i}/{len(plan.notebooks)}]", spec, params, plan, absent.get(spec.name))
+    values = merge_values(out / "values", out / "values.yml")
+    summary = {
+        "notebooks": [str(p) for _, p in job.executed],
+        "tables": [_rel(p, root) for p in job.tables],
+        "quarto": False,
+        "problems": [],
+        "executed": job.ran,
+        "skipped": job.skipped,
+        "not_given": job.not_given,
+        "failed": job.failed,
+    }
+    summary.update(_build_book(root, out, figures, cfg, values, use_quarto, log))
+    summary["figures"] = sorted(
+        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+    )
+    summary["seconds"] = round(time.monotonic() - t0, 1)
+    write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
+    counts = _counts(job.ran, job.not_given, job.skipped, job.failed)
+    log(
+        f"done in {summary['seconds']} s: {counts}; "
+        f"{len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+    )
+    return summary
+
+
+def _plan_with_config(
+    root: Path,
+    out: Path,
+    figures: Path,
+    specs: list[NotebookSpec],
+    cfg,
+    overrides: dict[str, dict] | None,
+    run_batches: bool,
+) -> tuple[ReportPlan, dict[str, str]]:
+    """The plan of a run from the config and the user's overrides (overrides last), and the
+    notebooks whose input the config does not give (name -> the sentence their page shows)."""
     inputs = report_overrides(cfg)
     names = {s.name for s in specs}
     merged: dict[str, dict] = {nb: dict(kv) for nb, kv in inputs.overrides.items() if nb in names}
@@ -475,7 +518,6 @@ def run_report(
         for nb, text in inputs.absent.items()
         if nb in names and nb not in (overrides or {})
     }
-    comparison_csv = out / "comparison.csv"
     plan = plan_report(
         root,
         out,
@@ -483,9 +525,14 @@ def run_report(
         specs,
         merged,
         run_batches,
-        produced={("eos_comparison", "comparison_path"): str(comparison_csv)},
+        produced={("eos_comparison", "comparison_path"): str(out / "comparison.csv")},
         reference_mlperf=inputs.reference_mlperf,
     )
+    return plan, absent
+
+
+def _write_comparison(root: Path, out: Path, cfg, log) -> None:
+    """``<out>/comparison.csv``: the evaluated system against the reference (atomically)."""
     comparison = cluster_comparison(
         cfg.name,
         cfg.gpus_per_node,
@@ -498,21 +545,25 @@ def run_report(
         reference_round=cfg.reference.round,
         reference_precision=cfg.reference.precision,
     )
+    comparison_csv = out / "comparison.csv"
     write_text_atomic(comparison.write_csv(), comparison_csv)
     log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
 
-    from trainperf.report.rerun import NotebookRun
 
-    # values of notebooks not in this job must not linger (those of skipped notebooks stay); the
-    # config's values are written afresh
+def _reset_values(out: Path, plan: ReportPlan, cfg) -> None:
+    """Values of notebooks not in this job must not linger (those of skipped notebooks stay);
+    the config's values are written afresh."""
     kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
         if p.stem not in kept:
             p.unlink()
     for name, vals in config_values(cfg).items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
-    # figure languages: Japanese needs a CJK font; without one, say so once and write English only
-    from trainperf.report.charts import export as figure_export
+
+
+def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
+    """Figure languages (Japanese needs a CJK font; without one, said once and English only) and
+    the export log of this run."""
     from trainperf.report.charts.fonts import figure_languages
 
     figure_langs, _, font_note = figure_languages(warn=False)
@@ -521,35 +572,70 @@ def run_report(
     figure_log = out / "figures.jsonl"
     figure_log.parent.mkdir(parents=True, exist_ok=True)
     figure_log.unlink(missing_ok=True)
-    if plan.batches:
-        from trainperf.report import batch
+    return list(figure_langs), figure_log
 
-        for grid_file, grid in plan.batches:
-            log(f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, root)}")
-            summary_df = batch.run_batch(grid, progress=progress)
-            failed = summary_df.filter(pl.col("status") == "failed")
-            if failed.height:
-                raise RuntimeError(
-                    f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
-                )
-    executed, tables, skipped, not_given, ran = [], [], [], [], []
-    failed: dict[str, str] = {}
-    for i, (spec, params) in enumerate(plan.notebooks, start=1):
-        source = root / "notebooks" / f"{spec.name}.ipynb"
-        target = out / "notebooks" / f"{spec.name}.ipynb"
-        values_file = Path(params["values_path"]) if params.get("values_path") else None
-        if spec.name in absent:
-            log(
-                f"[{i}/{len(plan.notebooks)}] notebooks/{spec.name}.ipynb not executed: input not given"
+
+def _run_batches(plan: ReportPlan, root: Path, progress: bool, log) -> None:
+    if not plan.batches:
+        return
+    from trainperf.report import batch
+
+    for grid_file, grid in plan.batches:
+        log(f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, root)}")
+        summary_df = batch.run_batch(grid, progress=progress)
+        failed = summary_df.filter(pl.col("status") == "failed")
+        if failed.height:
+            raise RuntimeError(
+                f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
             )
+
+
+@dataclass
+class _Job:
+    """The notebooks of one run of the main job and what became of each."""
+
+    root: Path
+    out: Path
+    figures: Path
+    log: object
+    progress: bool
+    force: bool
+    fail_fast: bool
+    figure_langs: list[str]
+    figure_log: Path
+    executed: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    not_given: list = field(default_factory=list)
+    ran: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)
+
+    def _shown(self, spec: NotebookSpec, nb_out: Path) -> list[Path]:
+        self.executed.append((spec, nb_out))
+        written = write_table_csvs(nb_out, self.out / "notebooks" / spec.name)
+        self.tables += written
+        return written
+
+    def notebook(
+        self, step: str, spec: NotebookSpec, params: dict, plan: ReportPlan, absent: str | None
+    ) -> None:
+        """Execute one notebook, or write its stand-in page (input not given, or it failed), or
+        skip it (unchanged since its last run)."""
+        from trainperf.report.charts import export as figure_export
+        from trainperf.report.rerun import NotebookRun
+
+        log = self.log
+        source = self.root / "notebooks" / f"{spec.name}.ipynb"
+        target = self.out / "notebooks" / f"{spec.name}.ipynb"
+        values_file = Path(params["values_path"]) if params.get("values_path") else None
+        if absent is not None:
+            log(f"{step} notebooks/{spec.name}.ipynb not executed: input not given")
             target.with_suffix(".run.json").unlink(missing_ok=True)  # never skipped as unchanged
             if values_file:
                 values_file.unlink(missing_ok=True)
-            nb_out = write_absent_notebook(source, target, absent[spec.name])
-            not_given.append(spec.name)
-            executed.append((spec, nb_out))
-            tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
-            continue
+            self.not_given.append(spec.name)
+            self._shown(spec, write_absent_notebook(source, target, absent))
+            return
         check = NotebookRun(
             source,
             target,
@@ -558,57 +644,60 @@ def run_report(
                     k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
                     for k, v in params.items()
                 },
-                "_figure_languages": list(figure_langs),  # a CJK font installed later: run again
+                "_figure_languages": self.figure_langs,  # a CJK font installed later: run again
             },
             [k for k in params if is_input_path_parameter(k)],
-            root / "data",
-            figures,
-            force=force,
+            self.root / "data",
+            self.figures,
+            force=self.force,
         )
         if check.unchanged():
             log(
-                f"[{i}/{len(plan.notebooks)}] notebooks/{spec.name}.ipynb unchanged "
+                f"{step} notebooks/{spec.name}.ipynb unchanged "
                 "(source, parameters, inputs and library as in its last run): skipped"
             )
-            skipped.append(spec.name)
-            executed.append((spec, target))
-            tables += sorted((out / "notebooks" / spec.name).glob("*.csv"))
-            continue
-        log(f"[{i}/{len(plan.notebooks)}] executing notebooks/{spec.name}.ipynb")
+            self.skipped.append(spec.name)
+            self.executed.append((spec, target))
+            self.tables += sorted((self.out / "notebooks" / spec.name).glob("*.csv"))
+            return
+        log(f"{step} executing notebooks/{spec.name}.ipynb")
         check.start()
         if values_file:
             values_file.unlink(missing_ok=True)
-        n_exports = len(figure_export.read_export_log(figure_log))
+        n_exports = len(figure_export.read_export_log(self.figure_log))
         try:
-            with figure_export.job_environment(figure_log, figure_langs):
-                nb_out = execute_notebook(source, target, params, progress=progress)
+            with figure_export.job_environment(self.figure_log, self.figure_langs):
+                nb_out = execute_notebook(source, target, params, progress=self.progress)
         except NotebookError as exc:
-            if fail_fast:
+            if self.fail_fast:
                 raise
-            failed[spec.name] = str(exc)
-            log(f"[{i}/{len(plan.notebooks)}] failed: {exc}")
-            nb_out = write_absent_notebook(
-                source,
-                target,
-                f"{exc} (the executed copy is {_rel(exc.executed, root)})"
+            self.failed[spec.name] = str(exc)
+            log(f"{step} failed: {exc}")
+            why = (
+                f"{exc} (the executed copy is {_rel(exc.executed, self.root)})"
                 if exc.executed
-                else str(exc),
-                heading="Not executed: the notebook failed.",
+                else str(exc)
             )
-            executed.append((spec, nb_out))
-            tables += write_table_csvs(nb_out, out / "notebooks" / spec.name)
-            continue
+            stand_in = write_absent_notebook(
+                source, target, why, heading="Not executed: the notebook failed."
+            )
+            self._shown(spec, stand_in)
+            return
         exports = figure_export.summarize_exports(
-            figure_export.read_export_log(figure_log)[n_exports:]
+            figure_export.read_export_log(self.figure_log)[n_exports:]
         )
         if exports:
             log(f"  {exports}")
-        ran.append(spec.name)
-        executed.append((spec, nb_out))
-        written = write_table_csvs(nb_out, out / "notebooks" / spec.name)
-        tables += written
+        self.ran.append(spec.name)
+        written = self._shown(spec, nb_out)
         check.finish([*written, *([values_file] if values_file else [])])
-    values = merge_values(out / "values", out / "values.yml")
+
+
+def _build_book(
+    root: Path, out: Path, figures: Path, cfg, values: dict, use_quarto: bool | None, log
+) -> dict:
+    """``quarto render`` (the book) when Quarto is there and the run wrote ``_output``, else the
+    pandoc preview site. Returns the summary's ``quarto``, ``site`` and ``problems``."""
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
@@ -620,52 +709,30 @@ def run_report(
             "the preview site follows it (run with --out _output for the Quarto book)"
         )
         quarto, use_quarto = None, False
-    summary = {
-        "notebooks": [str(p) for _, p in executed],
-        "tables": [_rel(p, root) for p in tables],
-        "quarto": False,
-        "problems": [],
-        "executed": ran,
-        "skipped": skipped,
-        "not_given": not_given,
-        "failed": failed,
-    }
     if quarto:
         log("rendering the book with quarto render")
         subprocess.run([quarto, "render"], cwd=root, check=True)
-        summary["quarto"] = True
-        summary["site"] = str(root / "_book" / "index.html")
+        problems = []
         for page, urls in network_loads(root / "_book").items():
             line = f"_book/{page} loads from the network: {', '.join(urls[:3])}"
-            summary["problems"].append(line)
+            problems.append(line)
             log(f"warning: {line}")
-    else:
-        note = (
-            "This is the preview site, built with pandoc because Quarto was not found on PATH; "
-            f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
-        )
-        index, problems = build_preview_site(
-            root,
-            out / "notebooks",
-            site_figures(figures, cfg.language),
-            values,
-            out / "site",
-            note=note if use_quarto is None else "",
-            log=log,
-        )
-        summary["site"] = str(index)
-        summary["problems"] = problems
-        if use_quarto is None:
-            log(
-                f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
-            )
-    summary["figures"] = sorted(
-        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+        return {"quarto": True, "site": str(root / "_book" / "index.html"), "problems": problems}
+    note = (
+        "This is the preview site, built with pandoc because Quarto was not found on PATH; "
+        f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
     )
-    summary["seconds"] = round(time.monotonic() - t0, 1)
-    write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
-    log(
-        f"done in {summary['seconds']} s: {_counts(ran, not_given, skipped, failed)}; "
-        f"{len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+    index, problems = build_preview_site(
+        root,
+        out / "notebooks",
+        site_figures(figures, cfg.language),
+        values,
+        out / "site",
+        note=note if use_quarto is None else "",
+        log=log,
     )
-    return summary
+    if use_quarto is None:
+        log(
+            f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
+        )
+    return {"quarto": False, "site": str(index), "problems": problems}
