@@ -120,6 +120,7 @@ class Derive:
         name = self.name
         specs["JobID"] = (C.job_id_parts, name("JobID") or name("JobIDRaw"), "_jid_", {})
         if name("JobIDRaw"):
+            # the first pass takes JobID's number where the texts are equal (see parse_rows)
             specs["JobIDRaw"] = (C.job_id_number, name("JobIDRaw"), "_jraw_", {})
         for f in ("Submit", "Start", "End"):
             if name(f):
@@ -147,8 +148,12 @@ class Derive:
         parse are parsed again with surrounding whitespace stripped (a rare case, so the common
         one pays no strip pass)."""
         specs = self.specs()
+        first = {k: dict(kw) for k, (_, _, _, kw) in specs.items()}
+        if "JobIDRaw" in first:  # JobID's parse is in the same query
+            first["JobIDRaw"]["same_as"] = "_jid_"
         plans = {
-            k: fn(col, pre, strip_values=False, **kw) for k, (fn, col, pre, kw) in specs.items()
+            k: fn(col, pre, strip_values=False, **first[k])
+            for k, (fn, col, pre, _) in specs.items()
         }
         self.res = C.run_stages(self.raw, list(plans.values()))
         for k, (fn, col, pre, kw) in specs.items():
