@@ -190,12 +190,16 @@ def phase_stats(
     gkeys = [k for k in keys if k not in ("hostname", "gpu")]
     groups = table.select(gkeys).unique(maintain_order=True).with_row_index("_g")
     iv_to_g = table.join(groups, on=gkeys, how="inner", nulls_equal=True).select("_iv", "_g")
-    if len(bounds) < 2 or iv_to_g.height == 0:
-        lf = lf.filter(pl.lit(False)).with_columns(pl.lit(None, pl.UInt32).alias("_g"))
-    else:
-        lf = (
-            lf.filter(_in_span(bounds))
-            .with_columns(_interval_expr(bounds))
+    empty = len(bounds) < 2 or iv_to_g.height == 0
+    if not empty:
+        lf = lf.filter(_in_span(bounds))
+
+    def attach(lf: pl.LazyFrame) -> pl.LazyFrame:
+        """``_g``: the phase group of each sample (samples in no group dropped)."""
+        if empty:
+            return lf.filter(pl.lit(False)).with_columns(pl.lit(None, pl.UInt32).alias("_g"))
+        return (
+            lf.with_columns(_interval_expr(bounds))
             .with_columns(
                 pl.col("_iv")
                 .replace_strict(
@@ -208,11 +212,15 @@ def phase_stats(
             )
             .filter(pl.col("_g").is_not_null())
         )
+
     rest = [k for k in keys if k in ("hostname", "gpu")]
-    # per-GPU groups lie within one host: run host batch by host batch (bounded memory)
-    batches = _host_batches(lf) if level == "gpu" else [None]
+    # per-GPU groups lie within one host: run host batch by host batch (bounded memory). The host
+    # filter comes before the phase columns: polars does not push a filter down through the
+    # search_sorted of _interval_expr, so a filter after it read the whole store once per batch
+    # (16x store: 1.0 GB and 7-60 s per batch instead of 0.2 GB and 1.4 s)
+    batches = _host_batches(lf) if level == "gpu" and not empty else [None]
     parts = [
-        _only_hosts(lf, hosts).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
+        attach(_only_hosts(lf, hosts)).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
         for hosts in batches
     ]
     return _assemble(parts, groups, mt, keys, rest, qcols)
