@@ -395,10 +395,6 @@ def map_unique(
             is_bad = False
         rows.append(out)
         bad.append(is_bad)
-    # position of each row's value among the distinct values, then one gather of all outputs
-    code = values.replace_strict(
-        uniq, pl.Series(range(uniq.len()), dtype=pl.UInt32), return_dtype=pl.UInt32
-    )
     cols = {}
     for k, (name, dtype) in enumerate(schema.items()):
         vals = [r[k] for r in rows]
@@ -408,7 +404,20 @@ def map_unique(
             else pl.Series(name, vals, dtype=dtype)
         )
     cols["_bad"] = pl.Series("_bad", bad, dtype=pl.Boolean)
-    out = pl.DataFrame(cols, height=uniq.len()).select(pl.all().gather(code))
+    cols["_value"] = uniq.alias("_value")
+    # every row's outputs by one join on the value (a code per row and a gather cost more)
+    out = (
+        values.alias("_value")
+        .to_frame()
+        .join(
+            pl.DataFrame(cols, height=uniq.len()),
+            on="_value",
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .drop("_value")
+    )
     return out.drop("_bad"), out.get_column("_bad")
 
 
