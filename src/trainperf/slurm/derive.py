@@ -180,9 +180,8 @@ class Derive:
             ures = C.run_stages(uniq.to_frame(), [plan])
             ures = self._again(ures, uniq, plan, fn, "_v", "_u_", kw).with_columns(uniq)
             for k in keys:
-                joined = (
-                    self.raw.select(pl.col(specs[k][1]).alias("_v"))
-                    .join(ures, on="_v", how="left", nulls_equal=True, maintain_order="left")
+                joined = self.raw.select(pl.col(specs[k][1]).alias("_v")).join(
+                    ures, on="_v", how="left", nulls_equal=True, maintain_order="left"
                 )
                 parts.append(
                     joined.select(pl.col(plan.out[o]).alias(plans[k].out[o]) for o in plan.out)

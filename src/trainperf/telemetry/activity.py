@@ -267,7 +267,7 @@ def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
     for c in [*rest, "n", "mean", *qcols]:
         out[c] = take(c)
     g, m = take("_g"), take("_m")
-    del order
+    order = None  # frees the permutation (take is not called after this)
     for c in keys:
         if c in groups.columns:
             out[c] = g.replace_strict(groups["_g"], groups[c], return_dtype=groups.schema[c])
