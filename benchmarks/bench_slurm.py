@@ -56,6 +56,61 @@ def _cpu_interleaved(fns: dict, repeat: int, warmup: int = 1) -> dict[str, float
     return best
 
 
+def _profile(path: Path, repeat: int = 5) -> str:
+    """Where the product's CPU time goes: the reader's steps (records split from the lines, the
+    per-row parse query, each group of derived columns, the final frames), as shares of the
+    whole, min over ``repeat`` runs, measured by wrapping the steps with ``time.process_time``."""
+    import functools
+
+    from trainperf import slurm
+    from trainperf.slurm import derive, parsable
+
+    steps = {
+        (parsable._Records, "build"): "split into records",
+        (derive.Derive, "parse_rows"): "per-row parsers (ids, times, durations, counts)",
+        (derive.Derive, "resources"): "NodeList + AllocTRES",
+        (derive.Derive, "state_and_exit"): "State + ExitCode",
+        (derive.Derive, "ids"): "id columns",
+        (derive.Derive, "elapsed_and_limit"): "Elapsed + Timelimit",
+        (derive.Derive, "data_flags"): "data_flags",
+        (derive, "assemble"): "jobs/steps frames",
+    }
+    acc: dict[str, float] = {}
+    saved = {k: getattr(*k) for k in steps}
+
+    def wrap(f, label):
+        @functools.wraps(f)
+        def w(*a, **k):
+            t0 = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                acc[label] = acc.get(label, 0.0) + time.process_time() - t0
+
+        return w
+
+    best: dict[str, float] = {}
+    total = float("inf")
+    try:
+        for (obj, name), label in steps.items():
+            setattr(obj, name, wrap(saved[obj, name], label))
+        for _ in range(repeat):
+            acc.clear()
+            t0 = time.process_time()
+            slurm.read_sacct_parsable(path)
+            run = time.process_time() - t0
+            if run < total:
+                total, best = run, dict(acc)
+    finally:
+        for (obj, name), f in saved.items():
+            setattr(obj, name, f)
+    best["rest"] = total - sum(best.values())
+    top = sorted(best.items(), key=lambda kv: -kv[1])
+    return "profile (CPU share of one read): " + ", ".join(
+        f"{label} {100 * v / total:.0f} %" for label, v in top
+    )
+
+
 def _measure(path: Path, label: str, repeat: int, with_before: bool) -> list[harness.Row]:
     from trainperf import slurm
 
@@ -81,7 +136,7 @@ def _measure(path: Path, label: str, repeat: int, with_before: bool) -> list[har
     note = (
         f"CPU min of {repeat}, interleaved; wall min {wall['product']['min_s']:.3f} s vs "
         f"{wall['polars']['min_s']:.3f} s (ratio {wall['product']['min_s'] / wall['polars']['min_s']:.1f})"
-        f"{before}"
+        f"{before}; {_profile(path, repeat)}"
     )
     return [
         harness.Row(

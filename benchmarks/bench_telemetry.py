@@ -86,7 +86,9 @@ def run(quick: bool) -> list[harness.Row]:
                 f"<= {limit:g} GB peak, s per M rows ~ {k0}x" if limit else "s per M rows ~ 1x",
                 (peak_gb <= limit if limit else True) and per_m[k] / per_m[k0] < 1.5,
                 f"{per_m[k]:.2f} s per M rows; imports alone {base / 1e9:.2f} GB; generation "
-                f"{r['generate_s']:.0f} s",
+                f"{r['generate_s']:.0f} s; the per-GPU phase_stats result alone: "
+                f"{r['result']['phase_stats_rows'] / 1e6:.2f} M rows, "
+                f"{r['result']['phase_stats_mb']:.0f} MB (polars estimated_size)",
             )
         )
     return rows

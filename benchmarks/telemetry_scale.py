@@ -77,6 +77,7 @@ if mode in ("analyse_stats", "analyse_link"):
     out["rows"] = (st if st is not None else lt).height
 elif mode == "analyse":
     out["phase_stats_rows"] = st.height
+    out["phase_stats_mb"] = st.estimated_size() / 1e6
     out["link_rows"] = lt.height
     out["tensor_train_mean"] = st.filter(
         (pl.col("kind") == "train") & (pl.col("metric") == "tensor_active")

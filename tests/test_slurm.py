@@ -1468,3 +1468,43 @@ def test_numbers_beyond_64_bits_are_bad_values_not_errors():
     bad = d.quality.filter(pl.col("check") == "bad_value").select("first_line", "detail").rows()
     assert [ln for ln, _ in bad] == [3, 3, 2]
     assert "'x'" in bad[0][1] and "'999999999999999999999999999999'" in bad[2][1]
+
+
+def test_job_id_raw_equal_padded_and_different_texts_read_as_the_reference_reader():
+    # JobIDRaw takes JobID's number where the two texts are equal (trainperf.slurm.columns
+    # job_id_number same_as); padded equal texts, padded different ones and array tasks (raw
+    # ids of their own) must still give the old reader's ids
+    import slurm_reference
+
+    text = (
+        "JobID|JobIDRaw|State\n"
+        " 12 | 12 |COMPLETED\n"  # equal, padded: both parsed again stripped
+        "13_1|14|COMPLETED\n"  # array task: its own raw id
+        "15| 15|COMPLETED\n"  # different texts, same number
+        "16.batch|16.batch|COMPLETED\n"
+    )
+    with pytest.warns(SacctWarning, match="missing"):  # no Start, End, ... in this dump
+        new = slurm.parse_sacct_parsable(text)
+    with pytest.warns(Warning):
+        old = slurm_reference.parse_sacct_parsable(text)
+    for name in ("jobs", "steps"):
+        a, b = getattr(old, name), getattr(new, name)
+        assert b.select(a.columns).to_dicts() == a.to_dicts()
+    assert new.jobs["job_id_raw"].to_list() == [12, 14, 15]  # the JobIDRaw numbers, read by eye
+    assert new.steps["job_id_raw"].to_list() == [16]
+
+
+def test_list_columns_with_separator_characters_in_names():
+    # List(Utf8) columns are built by joining each list with a character none of the names holds
+    # and splitting in polars; names holding every candidate take the plain conversion
+    from trainperf.slurm.columns import _list_series
+
+    names = [f"n{i}" for i in range(100)]
+    for vals in (
+        [names[:3], [], None, [""], ["a", ""], *[[n] for n in names]],
+        [["a\x1fb", "c\x1ed", "e\x00f"], [], None, *[[n] for n in names]],
+        [["a\x1fb"], ["x"], [], *[[n] for n in names]],
+    ):
+        got = _list_series("nodes", vals)
+        assert got.dtype == pl.List(pl.Utf8)
+        assert got.to_list() == vals

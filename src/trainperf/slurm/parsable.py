@@ -71,6 +71,7 @@ def read_sacct_parsable(
         text, bad_utf8 = decode_utf8(data)
     return _parse(
         text,
+        has_cr=b"\r" in data,
         fields=fields,
         delimiter=delimiter,
         tz=tz,
@@ -171,6 +172,7 @@ def parse_sacct_parsable(
     text, bad_utf8 = decode_utf8(text)
     return _parse(
         text,
+        has_cr="\r" in text,
         fields=fields,
         delimiter=delimiter,
         tz=tz,
@@ -188,6 +190,7 @@ def parse_sacct_parsable(
 def _parse(
     text: str | pl.Series,
     *,
+    has_cr: bool,
     fields: str | Sequence[str] | None,
     delimiter: str,
     tz: str,
@@ -205,7 +208,7 @@ def _parse(
     lines = text.str.split("\n").explode()
     if lines.len() and lines[-1] == "":
         lines = lines.head(-1)
-    if text.str.contains("\r", literal=True).item():
+    if has_cr:
         lines = lines.str.strip_suffix("\r")
     names, start, header_from_text = _header(lines, fields, delimiter, source)
     rec = _Records(lines, names, delimiter, header_from_text, source, bad_lines, quality)
