@@ -158,148 +158,148 @@ def consistency_checks(
             "verified": r["verified"],
         }
         where = f"{r['system']} {r['n_nodes']} nodes"
-        tps, tflops = r["tokens_per_s_per_gpu"], r["tflops_per_gpu"]
-
-        # 1. FLOPs per token implied by the row's two throughputs
-        if tps and tflops:
-            implied = tflops * 1e12 / tps
-            rel = implied / f_tok - 1
-            bad = abs(rel) > tolerance
-            detail = (
-                f"{tflops:g} TFLOP/s ÷ {tps:g} tokens/s per GPU = "
-                f"{_fmt_e12(implied)} FLOP/token, {_pct(rel)} from F_tok = {_fmt_e12(f_tok)}"
-                + (
-                    f", beyond the ±{tolerance:.0%} that rounding explains: the two throughputs "
-                    "cannot both be this model's, at least one is from another run or definition"
-                    if bad
-                    else ""
-                )
-            )
-            out.append(
-                {
-                    **base,
-                    "check": "flops_per_token",
-                    "value": implied,
-                    "expected": f_tok,
-                    "unit": "FLOP/token",
-                    "rel_diff": rel,
-                    "verdict": VERDICTS[1] if bad else VERDICTS[0],
-                    "detail": detail,
-                    "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
-                }
-            )
-        else:
-            out.append(
-                {
-                    **base,
-                    "check": "flops_per_token",
-                    "value": None,
-                    "expected": f_tok,
-                    "unit": "FLOP/token",
-                    "rel_diff": None,
-                    "verdict": VERDICTS[2],
-                    "detail": f"{where}: no tokens/s or TFLOP/s published",
-                    "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
-                }
-            )
-
-        # 2. can the throughput cover the tokens in the time to train?
-        stated = r["tokens_to_converge"]
-        needed = float(stated) if stated else assumed_tokens
-        if tps and r["minutes"] and r["n_gpus"] and needed:
-            implied_tok = r["minutes"] * 60 * r["n_gpus"] * tps
-            rel = implied_tok / needed - 1
-            bad = rel < 0
-            what = "its tokens to converge" if stated else "the smallest GBS-2048 token budget"
-            hours_needed = needed / (r["n_gpus"] * tps) / 60
-            detail = (
-                f"{tps:g} tokens/s per GPU × {r['n_gpus']} GPUs × {_fmt_min(r['minutes'])} min "
-                f"= {implied_tok / 1e9:.3f}e9 tokens, {_pct(rel)} against {what} "
-                f"({needed / 1e9:.3f}e9)"
-                + (
-                    f"; at that throughput the tokens alone take {hours_needed:.1f} min, "
-                    "longer than the time to train, so the throughput is not the timed run's "
-                    "(another run or another definition)"
-                    if bad
-                    else ""
-                )
-            )
-            out.append(
-                {
-                    **base,
-                    "check": "tokens_covered",
-                    "value": implied_tok,
-                    "expected": needed,
-                    "unit": "tokens",
-                    "rel_diff": rel,
-                    "verdict": VERDICTS[1] if bad else VERDICTS[0],
-                    "detail": detail,
-                    "source": "tokens_to_converge of the row"
-                    if stated
-                    else "23 evaluations × 24,576 × 2048 tokens "
-                    "(mlcommons/training_policies@ad8c1ace training_rules.adoc:477)",
-                }
-            )
-        else:
-            out.append(
-                {
-                    **base,
-                    "check": "tokens_covered",
-                    "value": None,
-                    "expected": needed,
-                    "unit": "tokens",
-                    "rel_diff": None,
-                    "verdict": VERDICTS[2],
-                    "detail": f"{where}: no throughput or token budget to check",
-                    "source": "",
-                }
-            )
-
-        # 3. the same time to train as another system's published row
-        twins = bench.filter(
-            (pl.col("system") != r["system"])
-            & ((pl.col("minutes") - r["minutes"]).abs() <= duplicate_min)
-        )
-        if twins.height:
-            t = twins.row(0, named=True)
-            runs_txt = _twin_runs(t, runs)
-            detail = (
-                f"{_fmt_min(r['minutes'])} min equals the {t['system']} {t['round']} "
-                f"{t['n_nodes']}-node score ({_fmt_min(t['minutes'])} min{runs_txt}): a possible "
-                f"transcription mix-up, in which case a ratio to {t['system']} at this scale "
-                f"compares two {t['system']} results"
-            )
-            out.append(
-                {
-                    **base,
-                    "check": "duplicate_time",
-                    "value": r["minutes"],
-                    "expected": t["minutes"],
-                    "unit": "min",
-                    "rel_diff": r["minutes"] / t["minutes"] - 1,
-                    "verdict": VERDICTS[1],
-                    "detail": detail,
-                    "source": (t["source"] or "").split(" (copied")[0].split(";")[0],
-                }
-            )
-        else:
-            out.append(
-                {
-                    **base,
-                    "check": "duplicate_time",
-                    "value": r["minutes"],
-                    "expected": None,
-                    "unit": "min",
-                    "rel_diff": None,
-                    "verdict": VERDICTS[0],
-                    "detail": f"{where}: no other system's row has {_fmt_min(r['minutes'])} min",
-                    "source": "",
-                }
-            )
+        out.append(_check_flops_per_token(r, base, where, f_tok, tolerance))
+        out.append(_check_tokens_covered(r, base, where, assumed_tokens))
+        out.append(_check_duplicate_time(r, base, where, bench, runs, duplicate_min))
     for row in out:
         row["value_text"] = _quantity(row["value"], row["unit"])
         row["expected_text"] = _quantity(row["expected"], row["unit"])
     return pl.DataFrame(out, schema=CHECKS_SCHEMA)
+
+
+def _check_flops_per_token(r: dict, base: dict, where: str, f_tok: float, tolerance: float) -> dict:
+    """Check 1: the FLOPs per token implied by the row's two throughputs."""
+    tps, tflops = r["tokens_per_s_per_gpu"], r["tflops_per_gpu"]
+    if tps and tflops:
+        implied = tflops * 1e12 / tps
+        rel = implied / f_tok - 1
+        bad = abs(rel) > tolerance
+        detail = (
+            f"{tflops:g} TFLOP/s ÷ {tps:g} tokens/s per GPU = "
+            f"{_fmt_e12(implied)} FLOP/token, {_pct(rel)} from F_tok = {_fmt_e12(f_tok)}"
+            + (
+                f", beyond the ±{tolerance:.0%} that rounding explains: the two throughputs "
+                "cannot both be this model's, at least one is from another run or definition"
+                if bad
+                else ""
+            )
+        )
+        return {
+            **base,
+            "check": "flops_per_token",
+            "value": implied,
+            "expected": f_tok,
+            "unit": "FLOP/token",
+            "rel_diff": rel,
+            "verdict": VERDICTS[1] if bad else VERDICTS[0],
+            "detail": detail,
+            "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
+        }
+    else:
+        return {
+            **base,
+            "check": "flops_per_token",
+            "value": None,
+            "expected": f_tok,
+            "unit": "FLOP/token",
+            "rel_diff": None,
+            "verdict": VERDICTS[2],
+            "detail": f"{where}: no tokens/s or TFLOP/s published",
+            "source": "F_tok of Narayanan et al. SC21 (arXiv:2104.04473) eq. (3)",
+        }
+
+
+def _check_tokens_covered(r: dict, base: dict, where: str, assumed_tokens: float | None) -> dict:
+    """Check 2: can the throughput cover the tokens in the time to train?"""
+    tps = r["tokens_per_s_per_gpu"]
+    stated = r["tokens_to_converge"]
+    needed = float(stated) if stated else assumed_tokens
+    if tps and r["minutes"] and r["n_gpus"] and needed:
+        implied_tok = r["minutes"] * 60 * r["n_gpus"] * tps
+        rel = implied_tok / needed - 1
+        bad = rel < 0
+        what = "its tokens to converge" if stated else "the smallest GBS-2048 token budget"
+        hours_needed = needed / (r["n_gpus"] * tps) / 60
+        detail = (
+            f"{tps:g} tokens/s per GPU × {r['n_gpus']} GPUs × {_fmt_min(r['minutes'])} min "
+            f"= {implied_tok / 1e9:.3f}e9 tokens, {_pct(rel)} against {what} "
+            f"({needed / 1e9:.3f}e9)"
+            + (
+                f"; at that throughput the tokens alone take {hours_needed:.1f} min, "
+                "longer than the time to train, so the throughput is not the timed run's "
+                "(another run or another definition)"
+                if bad
+                else ""
+            )
+        )
+        return {
+            **base,
+            "check": "tokens_covered",
+            "value": implied_tok,
+            "expected": needed,
+            "unit": "tokens",
+            "rel_diff": rel,
+            "verdict": VERDICTS[1] if bad else VERDICTS[0],
+            "detail": detail,
+            "source": "tokens_to_converge of the row"
+            if stated
+            else "23 evaluations × 24,576 × 2048 tokens "
+            "(mlcommons/training_policies@ad8c1ace training_rules.adoc:477)",
+        }
+    else:
+        return {
+            **base,
+            "check": "tokens_covered",
+            "value": None,
+            "expected": needed,
+            "unit": "tokens",
+            "rel_diff": None,
+            "verdict": VERDICTS[2],
+            "detail": f"{where}: no throughput or token budget to check",
+            "source": "",
+        }
+
+
+def _check_duplicate_time(
+    r: dict, base: dict, where: str, bench: pl.DataFrame, runs, duplicate_min: float
+) -> dict:
+    """Check 3: the same time to train as another system's published row."""
+    twins = bench.filter(
+        (pl.col("system") != r["system"])
+        & ((pl.col("minutes") - r["minutes"]).abs() <= duplicate_min)
+    )
+    if twins.height:
+        t = twins.row(0, named=True)
+        runs_txt = _twin_runs(t, runs)
+        detail = (
+            f"{_fmt_min(r['minutes'])} min equals the {t['system']} {t['round']} "
+            f"{t['n_nodes']}-node score ({_fmt_min(t['minutes'])} min{runs_txt}): a possible "
+            f"transcription mix-up, in which case a ratio to {t['system']} at this scale "
+            f"compares two {t['system']} results"
+        )
+        return {
+            **base,
+            "check": "duplicate_time",
+            "value": r["minutes"],
+            "expected": t["minutes"],
+            "unit": "min",
+            "rel_diff": r["minutes"] / t["minutes"] - 1,
+            "verdict": VERDICTS[1],
+            "detail": detail,
+            "source": (t["source"] or "").split(" (copied")[0].split(";")[0],
+        }
+    else:
+        return {
+            **base,
+            "check": "duplicate_time",
+            "value": r["minutes"],
+            "expected": None,
+            "unit": "min",
+            "rel_diff": None,
+            "verdict": VERDICTS[0],
+            "detail": f"{where}: no other system's row has {_fmt_min(r['minutes'])} min",
+            "source": "",
+        }
 
 
 def _quantity(value: float | None, unit: str) -> str | None:
@@ -388,6 +388,8 @@ def _reference_run(ref_row: dict, runs: pl.DataFrame | None) -> dict | None:
     return sub.row((sub.height - 1) // 2, named=True)
 
 
+# Longer than ~120 lines: one row builder per candidate definition, each a few lines, kept side by
+# side so that the definitions read as the table they produce.
 def ratio_candidates(
     results: pl.DataFrame,
     evaluated: str,

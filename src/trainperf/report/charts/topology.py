@@ -65,6 +65,8 @@ LABELS: dict[str, dict[str, str]] = {
 _CELL = 0.86  # share of a node column / GPU row a cell fills
 
 
+# Longer than ~120 lines: one Vega-Lite spec built layer by layer (nodes, GPUs, links per group,
+# rail labels, legend); split up, the layers would lose the shared scales they are drawn on.
 def topology_chart(
     layout: pl.DataFrame,
     system: str,
