@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from trainperf import slurm
+from trainperf.errors import InputError
 from trainperf.jobs import share_by_size
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,3 +131,11 @@ def test_json_repeated_record_counted_once(tmp_path):
         d = slurm.read_sacct_dumps([p])
     assert len(doc["jobs"]) == n + 1 and d.jobs.height == clean.jobs.height
     assert d.jobs["gpu_hours"].sum() == pytest.approx(clean.jobs["gpu_hours"].sum())
+
+
+def test_no_readable_dump_names_the_file_once(tmp_path):
+    p = tmp_path / "sacct_empty.txt"
+    p.write_text("")
+    with pytest.raises(InputError) as err:
+        slurm.read_sacct_dumps([p])
+    assert str(err.value).count(str(p)) == 1, str(err.value)
