@@ -146,3 +146,12 @@ def test_load_records_the_excluded_line(tmp_path):
         r = dcgm.load([p])
     assert r.samples.height == 3423 - 1
     assert r.quality.filter(pl.col("check") == "malformed_line")["first_line"].to_list() == [i + 1]
+
+
+def test_binary_file_raises_without_a_warning_first(tmp_path):
+    p = tmp_path / "bin.prom"
+    p.write_bytes(bytes(range(256)) * 4)  # not an exposition at all
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dcgm.DcgmWarning)  # a warning would fail first
+        with pytest.raises(dcgm.DcgmFormatError):
+            dcgm.read(p)

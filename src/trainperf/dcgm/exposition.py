@@ -276,12 +276,13 @@ def ingest_exposition(
 
 
 def _read_split(
-    data: bytes | str, name: str, line_offset: int, log: QualityLog | None = None
+    data: bytes | str, name: str, line_offset: int, pending: list | None = None
 ) -> pl.DataFrame:
     """The file as (lineno, k, r): k = text before the first ``}``, r = the text after it (up to a
     second ``}``), both null on a blank line, r null on a line without ``}``. Lines with bytes that
-    are not UTF-8 are blanked (check ``invalid_utf8`` in ``log``: a damaged label would make a new,
-    wrong series)."""
+    are not UTF-8 are blanked, and their ``invalid_utf8`` quality row (a damaged label would make a
+    new, wrong series) is appended to ``pending`` as ``log.add`` arguments, added once the file
+    proves readable (no warning before an error)."""
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
 
@@ -310,7 +311,7 @@ def _read_split(
             f"unreadable bytes ({type(exc).__name__})",
         ) from None  # fmt: skip
     df = df.with_row_index("lineno", offset=1 + line_offset)
-    if lossy and log is not None:
+    if lossy and pending is not None:
         fffd = "\ufffd"
         hit = (pl.col("k").str.contains(fffd, literal=True).fill_null(False)
                | pl.col("r").str.contains(fffd, literal=True).fill_null(False))  # fmt: skip
@@ -319,10 +320,10 @@ def _read_split(
         if n and n < df.height:  # a file of nothing else is not text: the parser says so
             ln, k, r = bad.row(0)
             text = k if r is None else f"{k}}}{r}"
-            log.add(name, "invalid_utf8", "excluded",
+            pending.append(((name, "invalid_utf8", "excluded",
                     f"{n} {'line has' if n == 1 else 'lines have'} bytes that are not UTF-8 "
-                    f"(a damaged label or value), e.g. line {ln}: {text[:80]!r}",
-                    n_lines=n, first_line=int(ln))  # fmt: skip
+                    f"(a damaged label or value), e.g. line {ln}: {text[:80]!r}"),
+                    {"n_lines": n, "first_line": int(ln)}))  # fmt: skip
             null = pl.lit(None, pl.String)
             df = df.with_columns(
                 pl.when(hit).then(null).otherwise(pl.col("k")).alias("k"),
@@ -582,7 +583,8 @@ def _exposition_fast(
     all_failed_ok: bool = False,
 ) -> Reading:
     log = log if log is not None else QualityLog(category=DcgmWarning)
-    lines = _read_split(data, name, line_offset, log)
+    pending: list = []
+    lines = _read_split(data, name, line_offset, pending)
     if lines.height == 0:
         if not all_failed_ok:  # a whole file (not a chunk of one) of 0 bytes
             log.add(name, "empty_file", "flagged", "empty file (0 bytes): no samples", n_lines=0)
@@ -619,6 +621,8 @@ def _exposition_fast(
                                   parts, bad)  # fmt: skip
     ranges = _failed_scrapes(bad, m_line, parts["lineno"], _ends_with_newline(data), last_line,
                              name, log, all_failed_ok)  # fmt: skip
+    for args, kw in pending:  # the file is readable (no error above): record and warn
+        log.add(*args, **kw)
     if parts.height == 0:
         if not all_failed_ok and not log.rows:
             log.add(name, "empty_file", "flagged",
