@@ -79,7 +79,9 @@ def test_garbage_line_is_excluded(tmp_path, garbage, check):
     lines[i] = garbage
     r, q = read(write(tmp_path, lines))
     assert r.samples.height == 3423
-    assert set(q) == {check} and q[check]["first_line"] == i + 1 and q[check]["action"] == "excluded"
+    assert (
+        set(q) == {check} and q[check]["first_line"] == i + 1 and q[check]["action"] == "excluded"
+    )
 
 
 def test_invalid_utf8_in_a_label_excludes_that_line_only(tmp_path):
