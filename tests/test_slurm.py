@@ -1448,6 +1448,10 @@ def test_generated_dumps_read_as_the_reference_reader_reads_them(data):
         new = slurm.parse_sacct_parsable(text)
     for name in ("jobs", "steps"):
         a, b = getattr(old, name), getattr(new, name)
+        # the one documented change since the old reader: an exact repeat of a record is dropped
+        # (trainperf.slurm.checks, duplicate_record); drawn dumps of a few values repeat records
+        key = [c for c in a.columns if c not in ("source_line", "data_flags")]
+        a = a.filter(pl.struct(key).is_first_distinct()) if a.height else a
         assert b.select(a.columns).to_dicts() == a.to_dicts(), text
 
 

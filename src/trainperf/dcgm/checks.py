@@ -10,16 +10,19 @@ they produce.
 2. excludes values outside the physical range of their unit (check ``out_of_range``; ranges are the
    package table ``dcgm_ranges.csv``: ratio 0–1, percent 0–100, power 0 .. the board limit of
    ``accelerator_power.csv`` x 1.2 for the exporter's ``modelName``);
-3. keeps one sample per GPU, field and time where several series describe the same GPU (check
+3. keeps one sample per series and time (check ``duplicate_sample``: the same sample line twice,
+   e.g. a scrape appended twice to an archive; the first in input order is kept; where the values
+   differ the detail says how many);
+4. keeps one sample per GPU, field and time where several series describe the same GPU (check
    ``duplicate_series``: two exporters scraping one GPU, several ``hpc_job``/pod labels on a shared
    GPU). Samples at the same time are merged into one (the first in input order; the job ids of a
    shared GPU are joined, sorted, with ``,``); series of one GPU and field that interleave in time
    without coinciding (two unsynchronised exporters) keep the series with the most samples;
-4. excludes profiling samples frozen at a constant while the GPU is busy (check ``frozen``): every
+5. excludes profiling samples frozen at a constant while the GPU is busy (check ``frozen``): every
    ``DCGM_FI_PROF_*`` field of the GPU unchanged for at least :data:`FROZEN_MIN_SAMPLES` consecutive
    samples while ``DCGM_FI_DEV_GPU_UTIL`` >= :data:`BUSY_UTIL_PCT` % (a field DCGM has not yet
    watched, or frozen after an nv-hostengine restart). Without ``GPU_UTIL`` nothing is flagged;
-5. re-attributes jobs where the ``gpu`` label (DCGM index) and the ``device`` label (``nvidiaN``,
+6. re-attributes jobs where the ``gpu`` label (DCGM index) and the ``device`` label (``nvidiaN``,
    the device minor) disagree (check ``label_mismatch``): dcgm-exporter reads the job of GPU *i*
    from the HPC job-mapping file named *i*, which Slurm prolog scripts write per Slurm GPU index,
    i.e. per device minor; so the job belongs to the GPU whose minor is *i*. Action ``corrected``
@@ -195,6 +198,28 @@ def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, lo
                 **_summary(bad, series))  # fmt: skip
         samples = samples.filter(~mask)
     return samples
+
+
+def _drop_repeated(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    """Samples of one series at one time after the first (``duplicate_sample``)."""
+    key = ["sid", "timestamp"]
+    rep = samples.select(pl.struct(key).is_first_distinct().alias("f"))["f"]
+    if rep.all():
+        return samples
+    bad = samples.filter(~rep)
+    first = samples.filter(rep).join(bad.select(key).unique(), on=key, how="semi")
+    differ = bad.join(first.select(*key, pl.col("value").alias("_v0")), on=key, how="left")
+    n_diff = differ.filter(pl.col("value").ne_missing(pl.col("_v0"))).height
+    ln = bad["line"].min() if bad["line"].null_count() < bad.height else None
+    ex = f" at line {ln}" if ln is not None else ""
+    why = (f"; {n_diff} of them with a different value" if n_diff else
+           " (identical values)")  # fmt: skip
+    n = bad.height
+    log.add(src, "duplicate_sample", "excluded",
+            f"{n} {'sample repeats' if n == 1 else 'samples repeat'} a sample of the same series "
+            f"and time, e.g.{ex} ({_field_counts(bad, series)}){why}: the first kept",
+            **(_summary(bad, series) | {"n_lines": n}))  # fmt: skip
+    return samples.filter(rep)
 
 
 def _phys_ids(series: pl.DataFrame) -> list[int | None]:
@@ -445,6 +470,8 @@ def finish(
         samples = _drop_blank(series, samples, source, log)
     if samples.height and checks:
         samples = _drop_out_of_range(series, samples, source, log)
+    if samples.height and checks:
+        samples = _drop_repeated(series, samples, source, log)
     if samples.height and checks:
         series, samples = _dedupe(series, samples, source, log)
     if samples.height and checks:

@@ -133,7 +133,12 @@ def read_exposition(
     for the value checks): a *failed scrape* (a scrape of an archive with no readable sample, e.g.
     an HTTP 500 error text or a curl error message) is excluded and the rest of the archive is
     read (check ``failed_scrape``); a last line cut off without its newline is excluded (check
-    ``truncated_line``).
+    ``truncated_line``); a line among readable samples that is not a sample, comment, blank or
+    marker (a line cut off mid-line, garbage, malformed labels or value) is excluded (check
+    ``malformed_line``); a line with bytes that are not UTF-8 is excluded (check ``invalid_utf8``:
+    a damaged label would make a new, wrong series); an empty file, or one of only comments, is
+    flagged (check ``empty_file``); a repeated sample of one series and time is dropped (check
+    ``duplicate_sample``, :mod:`trainperf.dcgm.checks`).
 
     Args:
         source: path or the raw bytes.
@@ -147,11 +152,11 @@ def read_exposition(
         unit), rows in file order.
 
     Raises:
-        DcgmFormatError: a scrape that mixes samples with a line that is neither a sample, a
-            comment, blank nor a marker, malformed labels or a non-numeric value/timestamp
-            (the file is damaged in a way the reader cannot bound); a file in which no scrape
-            could be read; or samples with no time (bytes input without ``timestamp`` and no
-            marker).
+        DcgmFormatError: unreadable lines (neither a sample, a comment, blank nor a marker,
+            malformed labels or a non-numeric value/timestamp) at least as many as the readable
+            samples (the threshold: with as much damage as data the file is not an exposition, or
+            damaged in a way the reader cannot bound); a file in which no scrape could be read;
+            or samples with no time (bytes input without ``timestamp`` and no marker).
         FileNotFoundError: missing file.
     """
     r = read_exposition_reading(source, timestamp=timestamp, engine=engine)
@@ -270,9 +275,14 @@ def ingest_exposition(
 # --------------------------------------------------------------------------------------
 
 
-def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
+def _read_split(
+    data: bytes | str, name: str, line_offset: int, pending: list | None = None
+) -> pl.DataFrame:
     """The file as (lineno, k, r): k = text before the first ``}``, r = the text after it (up to a
-    second ``}``), both null on a blank line, r null on a line without ``}``."""
+    second ``}``), both null on a blank line, r null on a line without ``}``. Lines with bytes that
+    are not UTF-8 are blanked, and their ``invalid_utf8`` quality row (a damaged label would make a
+    new, wrong series) is appended to ``pending`` as ``log.add`` arguments, added once the file
+    proves readable (no warning before an error)."""
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
         return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
 
@@ -288,17 +298,38 @@ def _read_split(data: bytes | str, name: str, line_offset: int) -> pl.DataFrame:
             encoding=encoding,
         )
 
+    lossy = False
     try:
         try:
             df = read("utf8")  # strict decoding is the faster path
         except pl.exceptions.ComputeError:
-            df = read("utf8-lossy")  # invalid UTF-8: replaced by U+FFFD, as before
+            df = read("utf8-lossy")  # invalid UTF-8: replaced by U+FFFD, those lines blanked
+            lossy = True
     except pl.exceptions.PolarsError as exc:
         raise DcgmFormatError(
             name, 1 + line_offset, "Prometheus text exposition (UTF-8 text)",
             f"unreadable bytes ({type(exc).__name__})",
         ) from None  # fmt: skip
-    return df.with_row_index("lineno", offset=1 + line_offset)
+    df = df.with_row_index("lineno", offset=1 + line_offset)
+    if lossy and pending is not None:
+        fffd = "\ufffd"
+        hit = (pl.col("k").str.contains(fffd, literal=True).fill_null(False)
+               | pl.col("r").str.contains(fffd, literal=True).fill_null(False))  # fmt: skip
+        bad = df.filter(hit)
+        n = bad.height
+        if n and n < df.height:  # a file of nothing else is not text: the parser says so
+            ln, k, r = bad.row(0)
+            text = k if r is None else f"{k}}}{r}"
+            pending.append(((name, "invalid_utf8", "excluded",
+                    f"{n} {'line has' if n == 1 else 'lines have'} bytes that are not UTF-8 "
+                    f"(a damaged label or value), e.g. line {ln}: {text[:80]!r}"),
+                    {"n_lines": n, "first_line": int(ln)}))  # fmt: skip
+            null = pl.lit(None, pl.String)
+            df = df.with_columns(
+                pl.when(hit).then(null).otherwise(pl.col("k")).alias("k"),
+                pl.when(hit).then(null).otherwise(pl.col("r")).alias("r"),
+            )
+    return df
 
 
 def _full_lines(data: bytes | str, linenos: list[int], line_offset: int) -> dict[int, str]:
@@ -498,9 +529,17 @@ def _failed_scrapes(
     bad_scrapes = sorted({scrape(ln) for ln, _, _ in bad})
     mixed = [s for s in bad_scrapes if good_scrapes.get(s, 0) > 0]
     all_failed = not good_scrapes
-    if mixed or (all_failed and not all_failed_ok) or not bounds:
-        first = next(b for b in bad if scrape(b[0]) in mixed) if mixed else bad[0]
-        raise DcgmFormatError(name, first[0], first[1], first[2])
+    if mixed:
+        in_mixed = [b for b in bad if scrape(b[0]) in mixed]
+        if len(in_mixed) >= good_lines.len():  # at least as much damage as data: not bounded
+            raise DcgmFormatError(name, in_mixed[0][0], in_mixed[0][1], in_mixed[0][2])
+        _note_malformed(in_mixed, name, log)
+        bad = [b for b in bad if scrape(b[0]) not in mixed]
+        if not bad:
+            note_truncated()
+            return []
+    if (all_failed and not all_failed_ok) or not bounds:
+        raise DcgmFormatError(name, bad[0][0], bad[0][1], bad[0][2])
     note_truncated()
     ranges = []
     for s in bad_scrapes:
@@ -513,6 +552,16 @@ def _failed_scrapes(
             f"error message instead of metrics), e.g. line {bad[0][0]}: {bad[0][2][:80]!r}",
             n_lines=n_lines, first_line=bad[0][0])  # fmt: skip
     return ranges
+
+
+def _note_malformed(bad: list[tuple[int, str, str]], name: str, log: QualityLog) -> None:
+    """One ``malformed_line`` row for the unreadable lines among readable samples (excluded)."""
+    ln, expect, text = bad[0]
+    n = len(bad)
+    log.add(name, "malformed_line", "excluded",
+            f"{n} {'line is' if n == 1 else 'lines are'} not readable among readable samples "
+            f"(a line cut off mid-line, garbage bytes, malformed labels or value), e.g. line {ln}: "
+            f"expected {expect}; got {text[:80]!r}", n_lines=n, first_line=ln)  # fmt: skip
 
 
 def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -534,8 +583,11 @@ def _exposition_fast(
     all_failed_ok: bool = False,
 ) -> Reading:
     log = log if log is not None else QualityLog(category=DcgmWarning)
-    lines = _read_split(data, name, line_offset)
+    pending: list = []
+    lines = _read_split(data, name, line_offset, pending)
     if lines.height == 0:
+        if not all_failed_ok:  # a whole file (not a chunk of one) of 0 bytes
+            log.add(name, "empty_file", "flagged", "empty file (0 bytes): no samples", n_lines=0)
         return Reading.empty(name, log.frame())
     last_line = int(lines["lineno"][-1])
     k = pl.col("k")
@@ -569,7 +621,12 @@ def _exposition_fast(
                                   parts, bad)  # fmt: skip
     ranges = _failed_scrapes(bad, m_line, parts["lineno"], _ends_with_newline(data), last_line,
                              name, log, all_failed_ok)  # fmt: skip
+    for args, kw in pending:  # the file is readable (no error above): record and warn
+        log.add(*args, **kw)
     if parts.height == 0:
+        if not all_failed_ok and not log.rows:
+            log.add(name, "empty_file", "flagged",
+                    "no samples: the file holds only comments or blank lines", n_lines=last_line)  # fmt: skip
         return Reading.empty(name, log.frame())
     samples = _stamp(parts, m_line, m_us, default_us, name, data, line_offset)
     if ranges:

@@ -79,6 +79,7 @@ class _Found:
     detail: str
     lines: list[int] = field(default_factory=list)
     n: int = 0
+    counted: bool = False  # the detail already gives the count (no "and N more times")
 
 
 @dataclass
@@ -113,10 +114,11 @@ class FileChecks:
         for check, f in self.found.items():
             lines = sorted(set(f.lines))
             detail = f.detail
-            if f.n > 1:
+            if f.n > 1 and not f.counted:
                 more = f.n - 1
                 detail += f" (and {more} more {'time' if more == 1 else 'times'}"
-                detail += f", {len(lines)} lines)" if lines else ")"
+                nl = len(lines)
+                detail += f", {nl} {'line' if nl == 1 else 'lines'})" if lines else ")"
             log.add(
                 self.source,
                 check,

@@ -382,7 +382,11 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
     lines, times = cols["line"], cols["time_ms"]
     starts = [r for r, _, _ in kept.get("run_start", [])]
     if not starts:
-        checks.add("no_run_start", "parse_error", "no run_start event; status parse_error")
+        if not parsed.n_events and path.is_file() and path.stat().st_size == 0:
+            checks.add("empty_file", "parse_error", "empty file (0 bytes); status parse_error")
+            return row
+        why = "" if parsed.n_events else " (no :::MLLOG line in the file)"
+        checks.add("no_run_start", "parse_error", f"no run_start event{why}; status parse_error")
         return row
     stops = kept.get("run_stop", [])
     evals = kept.get("eval_accuracy", [])

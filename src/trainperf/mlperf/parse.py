@@ -15,6 +15,7 @@ import operator
 import re
 import statistics
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -214,11 +215,10 @@ def _decode(seg: str, lineno: int, checks: FileChecks, loads):
     try:
         obj = loads(seg)
     except ValueError as exc:  # json.JSONDecodeError, or an integer of more than 4300 digits
-        msg = (
-            f"{exc.msg} at column {exc.colno}"
-            if isinstance(exc, json.JSONDecodeError)
-            else str(exc)
-        )
+        if isinstance(exc, json.JSONDecodeError):  # "Unterminated string starting at" + column
+            msg = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+        else:
+            msg = str(exc)
         checks.add(
             "corrupted_json", "excluded", f"corrupted MLLOG JSON ({msg}); event skipped", lineno
         )
@@ -365,12 +365,18 @@ def read_log(path: str | Path, data: bytes | None = None) -> ParsedLog:
     c_key, c_value, c_num, c_meta = cols["key"], cols["value"], cols["value_num"], cols["metadata"]
     kept: dict[str, list] = {}
     sysjson = None
+    seen: set[str] = set()  # MLLOG lines so far, for the duplicate-line check
+    repeats: list[tuple[int, int]] = []  # (line, row its first event gets)
     for lineno, raw in enumerate(text.split("\n"), start=1):
         i = raw.find(MLLOG_TOKEN)
         if i < 0:
             if sysjson is None and _SYSJSON in raw:
                 sysjson = raw.split(_SYSJSON, 1)[1]
             continue
+        if raw in seen:
+            repeats.append((lineno, len(c_line)))
+        else:
+            seen.add(raw)
         if i == 0 and raw.find(MLLOG_TOKEN, 8) < 0:
             prefix, segs = "", (raw[8:],)
         else:
@@ -423,7 +429,41 @@ def read_log(path: str | Path, data: bytes | None = None) -> ParsedLog:
             c_meta.append(ev[5])
             prefix = ""
     _order_check(c_time, c_line, checks, lim)
+    if repeats:
+        _repeat_check(repeats, c_line, c_key, checks)
     return ParsedLog(src, cols, kept, sysjson, checks)
+
+
+@cache
+def _rank_keys() -> frozenset[str]:
+    from trainperf.tables import package_table
+
+    return frozenset(r["key"] for r in package_table("mlperf_rank_events"))
+
+
+def _repeat_check(repeats: list[tuple[int, int]], lines: list[int], keys: list[str],
+                  checks: FileChecks) -> None:  # fmt: skip
+    """``duplicate_line``: an MLLOG line that repeats an earlier line of the file exactly (same
+    prefix, time_ms and text), except keys every rank logs at one millisecond
+    (``mlperf_rank_events.csv``). The loader counts rank duplicates once, so nothing is dropped;
+    the row says the file was copied into itself (a log appended twice, ``tee`` of one stream)."""
+    rank = _rank_keys()
+    hit = [ln for ln, row in repeats
+           if row < len(lines) and lines[row] == ln and keys[row] not in rank]  # fmt: skip
+    if not hit:
+        return
+    n = len(hit)
+    checks.add(
+        "duplicate_line",
+        "flagged",
+        f"{n} MLLOG {'line repeats' if n == 1 else 'lines repeat'} an earlier line exactly (same "
+        "time_ms and text: the log was written or copied twice); each event is counted once",
+        hit[0],
+        n=0,
+    )
+    found = checks.found["duplicate_line"]
+    found.lines.extend(hit[1:])
+    found.n, found.counted = n, True
 
 
 def _decode_text(data: bytes, checks: FileChecks) -> str:

@@ -102,7 +102,9 @@ def read_sacct_dumps(
         quality.extend(d.quality)
     if not parts:
         p, exc = failed[0]
-        raise InputError(f"no sacct dump could be read; {p}: {exc}", str(p)) from exc
+        msg = str(exc)  # a product error already names the file: do not name it twice
+        where = "" if msg.startswith(str(p)) else f"{p}: "
+        raise InputError(f"no sacct dump could be read; {where}{msg}", str(p)) from exc
     jobs, dj = _merge([d.jobs for d in parts])
     steps, ds = _merge([d.steps for d in parts])
     if dj + ds:

@@ -16,7 +16,8 @@ import hostlist
 import polars as pl
 
 from trainperf.errors import DataWarning, InputError
-from trainperf.quality import empty_quality
+from trainperf.quality import QUALITY_SCHEMA, QualityLog, empty_quality
+from trainperf.slurm.checks import check_records
 
 # ------------------------------------------------------------------------------------------------
 # errors, result type, constants
@@ -435,7 +436,8 @@ def assemble(
         cols: derived column name → list or Series (:data:`JOB_COLUMNS`, :data:`STEP_COLUMNS`
             and the optional CPU-time floats); a missing name is null. ``data_flags`` missing is
             ``[]`` for every row.
-        meta, quality: stored as they are.
+        meta, quality: stored as they are; the rows of :func:`trainperf.slurm.checks.check_records`
+            (run here, on every reader's records) are added to ``quality``.
     """
     schema = dict(JOB_COLUMNS)
     schema.update(STEP_COLUMNS)
@@ -463,6 +465,10 @@ def assemble(
     derived = derived.with_columns(missing).select(order) if missing else derived.select(order)
     df = pl.concat([raw, derived], how="horizontal") if raw.width else derived
     df = df.with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
+    log = QualityLog(SacctWarning)
+    df = check_records(df, str(meta.get("source")), log)  # repeats, ranges, order
+    if log.rows:
+        quality = pl.concat([quality.cast(QUALITY_SCHEMA), log.frame()])
     is_step = pl.col("kind") == "step"
     jobs = df.filter(~is_step).drop(list(STEP_COLUMNS))
     steps = df.filter(is_step)
