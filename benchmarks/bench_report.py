@@ -54,7 +54,7 @@ def run(quick: bool = False) -> list[Row]:
         out, figures = tmp / "out", tmp / "figures"
         cold, _ = _report(out, figures)
         warm, text = _report(out, figures)
-        n_skipped = text.count("unchanged")
+        n_skipped = text.count("ipynb unchanged")
         rows = [
             Row(
                 "`trainperf report`, cold (empty output and figures; venv present)",
