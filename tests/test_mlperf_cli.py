@@ -106,3 +106,13 @@ def test_one_damaged_file_still_prints_everything(eos64, tmp_path):
 def test_unknown_format_is_refused():
     out = _run("runs", str(MLPERF), "--format", "xml")
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_one_result_file_is_singular(tmp_path):
+    src = MLPERF / "v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt"
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(src, one / "result_0.txt")
+    out = _run("runs", str(one))
+    assert out.returncode == 0, out.stderr
+    assert "(1 result file)" in out.stdout.splitlines()[0]

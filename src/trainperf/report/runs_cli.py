@@ -153,7 +153,7 @@ def render(
         frame.write_csv(buf, float_precision=None)
         return buf.getvalue()
     parts = [
-        f"MLPerf runs under {path} ({res.runs.height} result files)\n",
+        f"MLPerf runs under {path} ({res.runs.height} result file{'' if res.runs.height == 1 else 's'})\n",
         _runs_table(res),
         "\nScores (MLPerf rules: olympic mean of the successful runs)\n",
         _scores_table(res),
