@@ -179,6 +179,8 @@ def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
         notebooks=[nb],
         use_quarto=False,
         progress=False,
+        # the demo config points mlperf_runs at every bundled log; the user's override comes last
+        overrides={"mlperf_runs": {"mlperf_path": str(ROOT / nb.parameters["mlperf_path"])}},
     )
     job.run_report(log=lines.append, **kw)
     note = [line for line in lines if "Japanese" in line]
@@ -193,9 +195,14 @@ def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
     assert exported == [
         "  figures: exported mlperf_time_to_train_llama2_70b_lora (en), mlperf_eval_curve_llama2_70b_lora (en)"
     ]
-    # a second run: the same figures, unchanged, are skipped and the progress line says so
+    # a second run skips the unchanged notebook altogether (trainperf.report.rerun) ...
     lines.clear()
     job.run_report(log=lines.append, **kw)
+    assert any("mlperf_runs.ipynb unchanged" in line for line in lines)
+    assert not [line for line in lines if "figures:" in line]
+    # ... and one forced to run again finds the same figures unchanged, skips them and says so
+    lines.clear()
+    job.run_report(log=lines.append, force=True, **kw)
     assert [line for line in lines if "figures:" in line] == [
         "  figures: unchanged, skipped: mlperf_time_to_train_llama2_70b_lora (en), mlperf_eval_curve_llama2_70b_lora (en)"
     ]
