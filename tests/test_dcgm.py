@@ -51,6 +51,9 @@ def test_single_scrape_schema_sentinels_and_labels():
     assert by(f, field_id=156, gpu=0)["value"].to_list() == [123456789.0]
 
 
+# the file's two samples of one series share the file's mtime: the duplicate_sample warning is
+# expected here (the archive has no scrape markers)
+@pytest.mark.filterwarnings("ignore:.*duplicate_sample:trainperf.dcgm.fields.DcgmWarning")
 def test_single_scrape_defaults_to_file_mtime(tmp_path):
     p = tmp_path / "s.prom"
     p.write_bytes(
@@ -370,6 +373,9 @@ def test_ingest_exposition_streams_in_chunks(tmp_path):
     assert got.select(whole.columns).sort(key).equals(whole.sort(key))
 
 
+# removing the broken scrape's marker gives its samples the previous scrape's time: the
+# duplicate_sample warning is expected (the test asserts its quality rows)
+@pytest.mark.filterwarnings("ignore:.*duplicate_sample:trainperf.dcgm.fields.DcgmWarning")
 def test_ingest_exposition_error_names_the_absolute_line(tmp_path):
     lines = []
     for k in range(20):  # 20 scrapes of 1 marker + 9 samples: lines 10k+1 .. 10k+10
