@@ -366,8 +366,37 @@ def test_svg_element_ids_are_unique_per_chart():
     for svg, own in zip(svgs, ids, strict=True):
         assert set(re.findall(r"url\(#([^)]+)\)", svg)) <= own
     # the same chart rendered again in this process gives the same SVG (vl-convert's own counters
-    # run on across renders)
+    # run on across renders); rendered anew, not taken from the cache of recent renders
+    export._SVG_CACHE.clear()
     assert charts.render_svg(heat.to_dict()) == svgs[0]
+
+
+def test_a_chart_exported_then_displayed_is_rendered_once(tmp_path, monkeypatch):
+    import vl_convert as vlc
+
+    calls = []
+    real = vlc.vegalite_to_svg
+
+    def counting(spec, **kw):
+        calls.append(spec.get("title"))
+        return real(spec, **kw)
+
+    monkeypatch.setattr(vlc, "vegalite_to_svg", counting)
+    export._SVG_CACHE.clear()
+    charts.enable()
+    ch = _small("rendered once")
+    charts.save_chart(ch, "once", tmp_path, langs=("en",))
+    shown = ch._repr_mimebundle_()
+    # the notebook's display is the English export's SVG, byte for byte, without a second render
+    bundle = shown[0] if isinstance(shown, tuple) else shown
+    assert bundle["image/svg+xml"] == (tmp_path / "once.svg").read_text(encoding="utf-8")
+    assert len(calls) == 1
+    # another chart is rendered; more recent charts than the cache holds push the oldest out
+    for i in range(export._SVG_CACHE_SIZE):
+        charts.render_svg(_small(f"other {i}").to_dict())
+    assert len(calls) == 1 + export._SVG_CACHE_SIZE
+    ch._repr_mimebundle_()
+    assert len(calls) == 2 + export._SVG_CACHE_SIZE
 
 
 # --- export: SVG once, PNG and PDF from it, unchanged figures skipped --------------------------

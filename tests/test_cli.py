@@ -68,3 +68,23 @@ def test_report_refuses_unknown_override_before_running():
 def test_debug_flag_after_the_subcommand():
     out = _run("runs", "/nonexistent/results", "--debug")
     assert out.returncode == 1 and "Traceback (most recent call last)" in out.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_report_jobs_must_be_a_positive_whole_number(value, tmp_path):
+    out = _run("report", "--out", str(tmp_path / "o"), "--jobs", value)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == (
+        "trainperf report: error: argument -j/--jobs: expected a whole number of 1 or more, "
+        f"got '{value}'"
+    )
+    assert not (tmp_path / "o").exists()  # refused before anything ran
+
+
+def test_report_jobs_reaches_the_job(monkeypatch):
+    from trainperf.report import cli, job
+
+    seen = {}
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or {})
+    cli.main(["report", "--jobs", "3"])
+    assert seen["jobs"] == 3

@@ -118,3 +118,50 @@ def test_batch_summary_is_fingerprinted_by_its_runs(tmp_path):
     assert plan.fingerprints == {str(grid_out / "summary.parquet"): str(grid_out / "runs")}
     params = next(p for s, p in plan.notebooks if s.name == "eos_comparison")
     assert params["batch_summary_path"] == str(grid_out / "summary.parquet")
+
+
+@pytest.mark.slow
+def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
+    small = ROOT / "data/mlperf/v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo"
+    specs = [
+        report.NotebookSpec("memory_model", "Memory model"),
+        report.NotebookSpec("mlperf_runs", "MLPerf", {"mlperf_path": str(small)}),
+    ]
+    kw = dict(
+        out=tmp_path / "o",
+        figures=tmp_path / "f",
+        root=ROOT,
+        notebooks=specs,
+        use_quarto=False,
+        progress=False,
+        run_batches=False,
+        overrides={"mlperf_runs": {"mlperf_path": str(small)}},
+        jobs=2,
+    )
+    lines: list[str] = []
+    first = report.run_report(log=lines.append, **kw)
+    assert first["executed"] == ["memory_model", "mlperf_runs"]  # in the job's order
+    assert "executing 2 notebooks, 2 at a time, each with its own kernel" in lines
+    # each notebook's record names the figures that notebook exported (the two ran into one
+    # folder at the same time), in every language it exported
+    own = {
+        "memory_model": {"memory_model_state_gpt3_175b", "memory_wall"},
+        "mlperf_runs": {
+            "mlperf_time_to_train_llama2_70b_lora",
+            "mlperf_eval_curve_llama2_70b_lora",
+            "cluster_job_layout",
+        },
+    }
+    log = [json.loads(ln) for ln in (tmp_path / "o" / "figures.jsonl").read_text().splitlines()]
+    for name, figures in own.items():
+        rec = json.loads((tmp_path / "o" / "notebooks" / f"{name}.run.json").read_text())
+        stems = {os.path.basename(p).rsplit(".", 1)[0] for p in rec["figures"]}
+        exported = {r["name"] for r in log} & figures
+        assert stems == exported and exported, (name, stems)
+    # nothing changed: both skipped; one figure of one notebook removed: only that one runs
+    lines.clear()
+    assert report.run_report(log=lines.append, **kw)["skipped"] == ["memory_model", "mlperf_runs"]
+    (tmp_path / "f" / "memory_wall.png").unlink()
+    again = report.run_report(log=lines.append, **kw)
+    assert again["executed"] == ["memory_model"] and again["skipped"] == ["mlperf_runs"]
+    assert (tmp_path / "f" / "memory_wall.png").is_file()

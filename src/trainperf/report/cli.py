@@ -16,6 +16,16 @@ from pathlib import Path
 from trainperf.errors import ConfigError, print_error
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return n
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -80,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="stop at the first notebook that fails (default: a stand-in page says it failed, the "
         "other notebooks and the site are still built, and the exit status is 1)",
+    )
+    r.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="notebooks and batch runs executed side by side, each with its own kernel (default: "
+        "one per CPU this process may use, at most 4; 1: one after another with per-cell progress bars)",
     )
     i = sub.add_parser(
         "init",
@@ -214,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 overrides=overrides,
                 force=args.force,
                 fail_fast=args.fail_fast,
+                jobs=args.jobs,
             )
             failed = (summary or {}).get("failed") or {}
             if failed:

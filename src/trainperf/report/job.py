@@ -42,14 +42,13 @@ from trainperf.atomic import write_text_atomic
 from trainperf.compare import cluster_comparison
 from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
-from trainperf.report.absent import write_absent_notebook
+from trainperf.report.execution import _Job, _rel, write_table_csvs
 from trainperf.report.notebooks import (
-    NotebookError,
     NotebookSpec,
     check_cell_options,
-    execute_notebook,
 )
-from trainperf.report.preview import build_preview_site, csv_outputs, network_loads
+from trainperf.report.preview import build_preview_site, network_loads
+from trainperf.report.schedule import default_jobs
 from trainperf.report.values import merge_values
 
 __all__ = [
@@ -129,14 +128,6 @@ INPUT_PATH_SUFFIXES = ("_path", "_paths", "_log", "_dir", "_source")
 def is_input_path_parameter(name: str) -> bool:
     """Whether a notebook parameter names an input path (see :data:`INPUT_PATH_SUFFIXES`)."""
     return name.endswith(INPUT_PATH_SUFFIXES) and name not in OUTPUT_PARAMETERS
-
-
-def _rel(path: str | Path, root: Path) -> str:
-    path = Path(path)
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 def quarto_available() -> str | None:
@@ -316,17 +307,6 @@ def _rediscover(grid, folder: Path):
     return replace(grid, runs=runs)
 
 
-def write_table_csvs(executed: Path, folder: Path) -> list[Path]:
-    """Write the full-detail tables of an executed notebook (its ``text/csv`` outputs) into
-    ``folder`` (replaced as a whole), one ``<label>.csv`` per table. Returns the files."""
-    shutil.rmtree(folder, ignore_errors=True)
-    written = []
-    for _, _, name, text in csv_outputs(executed):
-        write_text_atomic(text, folder / name)
-        written.append(folder / name)
-    return written
-
-
 def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
     docs = [root / "notebooks" / f"{s.name}.ipynb" for s in specs]
     docs += sorted(root.glob("*.qmd")) + sorted((root / "chapters").glob("*.qmd"))
@@ -409,6 +389,7 @@ def run_report(
     config=None,
     force: bool = False,
     fail_fast: bool = False,
+    jobs: int | None = None,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -438,6 +419,10 @@ def run_report(
             by default a failed notebook is logged in one line, replaced by a stand-in page
             saying it failed and why (:mod:`trainperf.report.absent`), and the other notebooks
             and the site are still built: one bad input never costs the others.
+        jobs: notebooks and batch runs executed side by side, each in a worker process with its
+            own kernel (:mod:`trainperf.report.schedule`); None: one per CPU this process may use,
+            at most 4 (:func:`~trainperf.report.schedule.default_jobs`); 1: one after another in
+            this process, with per-cell progress bars when ``progress``.
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
@@ -468,10 +453,18 @@ def run_report(
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
     _write_comparison(root, out, cfg, log)
     _reset_values(out, plan, cfg)
-    job = _Job(root, out, figures, log, progress, force, fail_fast, *_figure_setup(out, log))
-    _run_batches(plan, root, progress, log)
-    for i, (spec, params) in enumerate(plan.notebooks, start=1):
-        job.notebook(f"[{i}/{len(plan.notebooks)}]", spec, params, plan, absent.get(spec.name))
+    job = _Job(
+        root,
+        out,
+        figures,
+        log,
+        progress,
+        force,
+        fail_fast,
+        *_figure_setup(out, log),
+        is_input_path_parameter,
+    )
+    job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
     summary = {
         "notebooks": [str(p) for _, p in job.executed],
@@ -573,124 +566,6 @@ def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     figure_log.parent.mkdir(parents=True, exist_ok=True)
     figure_log.unlink(missing_ok=True)
     return list(figure_langs), figure_log
-
-
-def _run_batches(plan: ReportPlan, root: Path, progress: bool, log) -> None:
-    if not plan.batches:
-        return
-    from trainperf.report import batch
-
-    for grid_file, grid in plan.batches:
-        log(f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, root)}")
-        summary_df = batch.run_batch(grid, progress=progress)
-        failed = summary_df.filter(pl.col("status") == "failed")
-        if failed.height:
-            raise RuntimeError(
-                f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
-            )
-
-
-@dataclass
-class _Job:
-    """The notebooks of one run of the main job and what became of each."""
-
-    root: Path
-    out: Path
-    figures: Path
-    log: object
-    progress: bool
-    force: bool
-    fail_fast: bool
-    figure_langs: list[str]
-    figure_log: Path
-    executed: list = field(default_factory=list)
-    tables: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)
-    not_given: list = field(default_factory=list)
-    ran: list = field(default_factory=list)
-    failed: dict = field(default_factory=dict)
-
-    def _shown(self, spec: NotebookSpec, nb_out: Path) -> list[Path]:
-        self.executed.append((spec, nb_out))
-        written = write_table_csvs(nb_out, self.out / "notebooks" / spec.name)
-        self.tables += written
-        return written
-
-    def notebook(
-        self, step: str, spec: NotebookSpec, params: dict, plan: ReportPlan, absent: str | None
-    ) -> None:
-        """Execute one notebook, or write its stand-in page (input not given, or it failed), or
-        skip it (unchanged since its last run)."""
-        from trainperf.report.charts import export as figure_export
-        from trainperf.report.rerun import NotebookRun
-
-        log = self.log
-        source = self.root / "notebooks" / f"{spec.name}.ipynb"
-        target = self.out / "notebooks" / f"{spec.name}.ipynb"
-        values_file = Path(params["values_path"]) if params.get("values_path") else None
-        if absent is not None:
-            log(f"{step} notebooks/{spec.name}.ipynb not executed: input not given")
-            target.with_suffix(".run.json").unlink(missing_ok=True)  # never skipped as unchanged
-            if values_file:
-                values_file.unlink(missing_ok=True)
-            self.not_given.append(spec.name)
-            self._shown(spec, write_absent_notebook(source, target, absent))
-            return
-        check = NotebookRun(
-            source,
-            target,
-            {
-                **{
-                    k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
-                    for k, v in params.items()
-                },
-                "_figure_languages": self.figure_langs,  # a CJK font installed later: run again
-            },
-            [k for k in params if is_input_path_parameter(k)],
-            self.root / "data",
-            self.figures,
-            force=self.force,
-        )
-        if check.unchanged():
-            log(
-                f"{step} notebooks/{spec.name}.ipynb unchanged "
-                "(source, parameters, inputs and library as in its last run): skipped"
-            )
-            self.skipped.append(spec.name)
-            self.executed.append((spec, target))
-            self.tables += sorted((self.out / "notebooks" / spec.name).glob("*.csv"))
-            return
-        log(f"{step} executing notebooks/{spec.name}.ipynb")
-        check.start()
-        if values_file:
-            values_file.unlink(missing_ok=True)
-        n_exports = len(figure_export.read_export_log(self.figure_log))
-        try:
-            with figure_export.job_environment(self.figure_log, self.figure_langs):
-                nb_out = execute_notebook(source, target, params, progress=self.progress)
-        except NotebookError as exc:
-            if self.fail_fast:
-                raise
-            self.failed[spec.name] = str(exc)
-            log(f"{step} failed: {exc}")
-            why = (
-                f"{exc} (the executed copy is {_rel(exc.executed, self.root)})"
-                if exc.executed
-                else str(exc)
-            )
-            stand_in = write_absent_notebook(
-                source, target, why, heading="Not executed: the notebook failed."
-            )
-            self._shown(spec, stand_in)
-            return
-        exports = figure_export.summarize_exports(
-            figure_export.read_export_log(self.figure_log)[n_exports:]
-        )
-        if exports:
-            log(f"  {exports}")
-        self.ran.append(spec.name)
-        written = self._shown(spec, nb_out)
-        check.finish([*written, *([values_file] if values_file else [])])
 
 
 def _build_book(

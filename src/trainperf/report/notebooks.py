@@ -86,6 +86,11 @@ class NotebookError(TrainperfError):
             where += f" ({label})"
         super().__init__(f"{notebook}, {where}: {ename}: {first}".rstrip(": "))
 
+    def __reduce__(self):
+        # rebuilt from its fields when it crosses from a worker process of the main job
+        args = (self.notebook, self.cell_index, self.label, self.ename, self.evalue, self.executed)
+        return (type(self), args)
+
 
 class CellOptionsError(ConfigError):
     """A ``#|`` cell-option block that is not valid YAML (Quarto would refuse to render)."""

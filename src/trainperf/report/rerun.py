@@ -189,13 +189,27 @@ class NotebookRun:
         self._old_figures = (self._record() or {}).get("figures", [])
         self.record_path.unlink(missing_ok=True)
 
-    def finish(self, extra_outputs: Iterable[Path] = ()) -> None:
+    def finish(
+        self, extra_outputs: Iterable[Path] = (), figures: Iterable[Path] | None = None
+    ) -> None:
         """Call after a successful execution: records the key and the outputs (the executed
-        notebook, ``extra_outputs`` such as values and table files, the figure files written or
-        changed during the run, and those of the last record that are still there)."""
+        notebook, ``extra_outputs`` such as values and table files, and the notebook's figure
+        files).
+
+        ``figures``: the figure files the notebook exported or found up to date (the main job
+        reads them from the notebook's own export log, which stays right when other notebooks
+        write to the same folder at the same time); None: those written or changed in the
+        figures folder since :meth:`start`, and those of the last record that are still there.
+        """
         after = _snapshot(self.figures_dir)
-        figures = {p for p, s in after.items() if self._before.get(p) != s}
-        figures |= {p for p in self._old_figures if p in after}
+        if figures is not None:
+            by_real = {str(Path(p).resolve()): p for p in after}
+            figures = {
+                by_real[k] for k in (str(Path(f).resolve()) for f in figures) if k in by_real
+            }
+        else:
+            figures = {p for p, s in after.items() if self._before.get(p) != s}
+            figures |= {p for p in self._old_figures if p in after}
         outputs = {}
         for p in [self.executed, *map(Path, extra_outputs), *map(Path, sorted(figures))]:
             if p.is_file():

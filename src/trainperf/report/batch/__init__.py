@@ -62,7 +62,8 @@ Command line: ``trainperf batch GRID.yaml [--workers N] [--force] [--executor lo
 Modules: :mod:`~trainperf.report.batch.grid` (the grid file), :mod:`~trainperf.report.batch.execute`
 (one run), :mod:`~trainperf.report.batch.executors` (local processes, Slurm through submitit),
 :mod:`~trainperf.report.batch.summary` (the summary frame), :mod:`~trainperf.report.batch.runner`
-(:func:`run_batch`), :mod:`~trainperf.report.batch.cli` (``trainperf batch``).
+(:func:`run_batch`; :func:`plan_batch` for a caller that executes the runs itself),
+:mod:`~trainperf.report.batch.cli` (``trainperf batch``).
 """
 
 from __future__ import annotations
@@ -80,7 +81,13 @@ from trainperf.report.batch.grid import (
     slugify_run,
     validate_grid,
 )
-from trainperf.report.batch.runner import collect_results, run_batch
+from trainperf.report.batch.runner import (
+    PlannedBatch,
+    collect_results,
+    execute_run,
+    plan_batch,
+    run_batch,
+)
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -88,12 +95,15 @@ __all__ = [
     "STATUSES",
     "Grid",
     "GridError",
+    "PlannedBatch",
     "Run",
     "add_batch_arguments",
     "collect_results",
     "discover_mlperf",
+    "execute_run",
     "load_grid",
     "main",
+    "plan_batch",
     "run_batch",
     "run_from_args",
     "slugify_run",

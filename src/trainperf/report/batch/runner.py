@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from trainperf.report.batch.execute import _done_record
+from trainperf.report.batch.execute import _done_record, _execute_run
 from trainperf.report.batch.executors import _run_local, _run_submitit
 from trainperf.report.batch.grid import (
     EXECUTOR_KINDS,
@@ -102,7 +103,7 @@ def run_batch(
     """
     if not isinstance(grid, Grid):
         grid = load_grid(grid)
-    declared = validate_grid(grid)
+    validate_grid(grid)  # before the executor is looked at: a bad grid is the first complaint
     exec_spec = dict(grid.executor)
     if executor is not None:
         exec_spec = {"kind": executor} if isinstance(executor, str) else dict(executor)
@@ -112,16 +113,13 @@ def run_batch(
             )
     kind = exec_spec.get("kind", "local")
     n_workers = workers or grid.workers or min(4, os.cpu_count() or 1)
-    has_results = RESULTS_PARAMETER in declared
-    grid.runs_dir.mkdir(parents=True, exist_ok=True)
-
-    records, tasks = _plan_runs(grid, declared, has_results, force)
+    planned = plan_batch(grid, force)
 
     from tqdm.auto import tqdm
 
     bar = tqdm(
         total=len(grid.runs),
-        initial=len(records),
+        initial=len(planned.records),
         desc=f"batch {grid.name}",
         unit="run",
         disable=not progress,
@@ -129,14 +127,52 @@ def run_batch(
     )
 
     def on_done(rec: dict) -> None:
-        records[rec["run"]] = rec
+        planned.done(rec)
         if rec["status"] == "failed" and progress:
             bar.write(f"failed: {rec['run']}: {rec['error']}", file=sys.stderr)
 
-    def summarize() -> pl.DataFrame:
+    tasks = planned.tasks
+    try:
+        if tasks:
+            if kind == "local":
+                _run_local(tasks, min(n_workers, len(tasks)), bar, on_done)
+            else:
+                _run_submitit(grid, tasks, exec_spec, n_workers, bar, on_done)
+    except KeyboardInterrupt:
+        bar.close()
+        planned.summarize()  # what finished is recorded; a second run resumes from the markers
+        raise
+    finally:
+        bar.close()
+    return planned.summarize()
+
+
+@dataclass
+class PlannedBatch:
+    """A batch ready to run (:func:`plan_batch`): what :func:`run_batch` does, in parts, for a
+    caller that executes the runs itself (the main job runs them beside its notebooks).
+
+    Attributes:
+        grid: the grid.
+        records: run slug -> done-marker dict of the runs finished so far (reused ones first).
+        tasks: the runs to execute, each the argument of :func:`execute_run` (plain data).
+    """
+
+    grid: Grid
+    records: dict[str, dict]
+    tasks: list[dict]
+
+    def done(self, rec: dict) -> None:
+        """Record a finished run (what :func:`execute_run` returned)."""
+        self.records[rec["run"]] = rec
+
+    def summarize(self) -> pl.DataFrame:
+        """Write ``<output>/summary.parquet`` and ``summary.csv`` (atomically) and return the
+        summary frame (columns as :func:`run_batch` returns); a run not recorded yet is
+        ``interrupted``."""
         rows = []
-        for run in grid.runs:
-            rec = records.get(run.slug)
+        for run in self.grid.runs:
+            rec = self.records.get(run.slug)
             if rec is None:  # interrupted before this run finished
                 rec = {
                     "run": run.slug,
@@ -146,22 +182,25 @@ def run_batch(
                 }
             rows.append({**rec, **_key_numbers(rec.get("results")), "parameters": run.parameters})
         frame = _summary_frame(rows)
-        _write_summary(grid, frame)
+        _write_summary(self.grid, frame)
         return frame
 
-    try:
-        if tasks:
-            if kind == "local":
-                _run_local(tasks, min(n_workers, len(tasks)), bar, on_done)
-            else:
-                _run_submitit(grid, tasks, exec_spec, n_workers, bar, on_done)
-    except KeyboardInterrupt:
-        bar.close()
-        summarize()  # what finished is recorded; a second run resumes from the markers
-        raise
-    finally:
-        bar.close()
-    return summarize()
+
+def plan_batch(grid: Grid, force: bool = False) -> PlannedBatch:
+    """Check ``grid`` (:func:`validate_grid`) and plan its runs: those done in an earlier batch
+    with their outputs in place are reused (status ``skipped``), the others are the tasks.
+
+    Raises:
+        GridError: the grid is invalid.
+    """
+    declared = validate_grid(grid)
+    grid.runs_dir.mkdir(parents=True, exist_ok=True)
+    records, tasks = _plan_runs(grid, declared, RESULTS_PARAMETER in declared, force)
+    return PlannedBatch(grid, records, tasks)
+
+
+#: one run of a batch, for a caller that executes :attr:`PlannedBatch.tasks` itself
+execute_run = _execute_run
 
 
 def collect_results(

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -99,11 +100,34 @@ def _scope_ids(svg: str) -> str:
     return renum.sub(lambda m: m.group(1) + prefix + m.group(2), plain)
 
 
-def render_svg(spec: dict) -> str:
-    """The SVG of a Vega-Lite ``spec`` (vl-convert, no browser, no network), element ids scoped."""
+#: the last SVGs rendered in this process, by :func:`spec_digest` (most recent last): a notebook
+#: exports a chart and then displays it, and the display's spec is the English export's spec, so
+#: the display is not rendered a second time (half of the renders of a main-job run)
+_SVG_CACHE: OrderedDict[str, str] = OrderedDict()
+_SVG_CACHE_SIZE = 4
+
+
+def _remember_svg(digest: str, svg: str) -> None:
+    _SVG_CACHE[digest] = svg
+    _SVG_CACHE.move_to_end(digest)
+    while len(_SVG_CACHE) > _SVG_CACHE_SIZE:
+        _SVG_CACHE.popitem(last=False)
+
+
+def render_svg(spec: dict, digest: str | None = None) -> str:
+    """The SVG of a Vega-Lite ``spec`` (vl-convert, no browser, no network), element ids scoped.
+
+    ``digest``: :func:`spec_digest` of ``spec`` when the caller has it. A spec rendered lately in
+    this process (the last :data:`_SVG_CACHE_SIZE`) is not rendered again: the same SVG is returned.
+    """
     import vl_convert as vlc
 
-    return _scope_ids(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
+    digest = digest or spec_digest(spec)
+    svg = _SVG_CACHE.get(digest)
+    if svg is None:
+        svg = _scope_ids(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
+    _remember_svg(digest, svg)
+    return svg
 
 
 def _canonical(spec) -> bytes:
@@ -192,8 +216,9 @@ def _export_one(
         svg_path
     ):
         svg = svg_path.read_text(encoding="utf-8")  # the SVG is current: derive the others from it
+        _remember_svg(digest, svg)
     else:
-        svg = render_svg(spec)
+        svg = render_svg(spec, digest)
     record = dict(known)
     for fmt in stale:
         data = _convert(svg, fmt, scale)

@@ -184,20 +184,31 @@ def build_preview_site(
     return site_dir / "index.html", problems
 
 
+def _pandoc_map(fn, items: list) -> list:
+    """``[fn(x) for x in items]`` with the pandoc processes side by side, one per CPU (pandoc
+    takes 0.2-1 s a page, most of the preview's time; the threads only wait on it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trainperf.report.schedule import default_jobs
+
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=default_jobs()) as pool:
+        return list(pool.map(fn, items))
+
+
 def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[_Page]:
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
-    pages: list[_Page] = []
+    found: list[tuple[str, Path, bool, dict, str]] = []  # name, source, appendix, csv files, md
     for qmd in structure.chapters:
         try:
             md = chapter_markdown(qmd, notebooks_dir, values)
         except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
             problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
             continue
-        name = "index" if not pages else qmd.stem
-        doc = _to_ast(md)
-        pages.append(_Page(name, qmd, False, _callouts(doc["blocks"]), doc.get("meta", {})))
+        found.append(("index" if not found else qmd.stem, qmd, False, {}, md))
     for nb_ref in structure.appendices:
         nb = notebooks_dir / nb_ref.name if nb_ref.suffix == ".ipynb" else nb_ref
         if not nb.is_file():
@@ -208,14 +219,16 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             links = {(ci, oi): f"tables/{nb.stem}/{fname}" for ci, oi, fname, _ in csvs}
             md = notebook_markdown(nb, links)
             files = {f"tables/{nb.stem}/{fname}": text for _, _, fname, text in csvs}
-            name = f"notebook-{nb.stem}"
+            found.append((f"notebook-{nb.stem}", nb, True, files, md))
         else:
-            md, files, name = chapter_markdown(nb, notebooks_dir, values), {}, nb.stem
-        doc = _to_ast(md)
-        pages.append(
-            _Page(name, nb, True, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files)
+            found.append((nb.stem, nb, True, {}, chapter_markdown(nb, notebooks_dir, values)))
+    docs = _pandoc_map(_to_ast, [f[4] for f in found])
+    return [
+        _Page(
+            name, source, appendix, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files
         )
-    return pages
+        for (name, source, appendix, files, _), doc in zip(found, docs, strict=True)
+    ]
 
 
 def _number_pages(
@@ -284,11 +297,15 @@ def _write_pages(
         return copied[path]
 
     banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
-    for i, p in enumerate(pages):
+    for p in pages:
         _resolve(p, index, problems, local[p.name])
         if not p.appendix:
             _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
-        body = _to_html({"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks})
+    bodies = _pandoc_map(
+        _to_html,
+        [{"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks} for p in pages],
+    )
+    for i, (p, body) in enumerate(zip(pages, bodies, strict=True)):
         prev, nxt = _pager(pages, i)
         (tmp / f"{p.name}.html").write_text(
             _PAGE.format(
