@@ -165,3 +165,47 @@ def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
     again = report.run_report(log=lines.append, **kw)
     assert again["executed"] == ["memory_model"] and again["skipped"] == ["mlperf_runs"]
     assert (tmp_path / "f" / "memory_wall.png").is_file()
+
+
+@pytest.mark.slow
+def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path):
+    # the batch runs beside the notebooks, and the comparison notebook waits for them: its
+    # fingerprint must be taken after they ran, or the next run would execute it again
+    from test_config import BASE, N96, _copy_n96, _write
+
+    from trainperf.config import load_config
+
+    cfg = load_config(
+        _write(
+            tmp_path,
+            {
+                **BASE,
+                "mlperf": str(_copy_n96(tmp_path)),
+                "reference": {"name": "Eos", "mlperf": str(N96), "round": "v3.1"},
+            },
+        )
+    )
+    specs = [s for s in report.NOTEBOOKS if s.name == "eos_comparison"]
+    kw = dict(
+        out=tmp_path / "o",
+        figures=tmp_path / "f",
+        root=ROOT,
+        notebooks=specs,
+        use_quarto=False,
+        progress=False,
+        config=cfg,
+        jobs=2,
+    )
+    lines: list[str] = []
+    first = report.run_report(log=lines.append, **kw)
+    assert first["executed"] == ["eos_comparison"]
+    # Eos v3.1 holds two GPT-3 result folders (64 and 96 nodes): two batch runs, then the notebook
+    assert "executing 1 notebook and 2 batch runs, 2 at a time, each with its own kernel" in lines
+    order = [ln for ln in lines if "batch" in ln or "eos_comparison" in ln]
+    assert order.index("batch grids/mlperf_systems.yaml: 2 runs done") < order.index(
+        "[1/1] executing notebooks/eos_comparison.ipynb"
+    )
+    lines.clear()
+    second = report.run_report(log=lines.append, **kw)
+    assert second["skipped"] == ["eos_comparison"] and second["executed"] == []
+    assert lines[1].endswith("(2 reused, 0 to execute)"), lines

@@ -72,6 +72,8 @@ class _Pending:
     values_file: Path | None
     figure_log: Path
     task: dict
+    #: (source, target, params, plan) of a check taken when the notebook starts
+    deferred: tuple | None = None
 
 
 @dataclass
@@ -135,17 +137,20 @@ class _Job:
         self._pending: dict[str, _Pending] = {}
         n = len(plan.notebooks)
         for i, (spec, params) in enumerate(plan.notebooks, start=1):
-            pending = self._prepare(f"[{i}/{n}]", spec, params, plan, absent.get(spec.name), inline)
+            after = next((g for path, g in waiting_for.items() if path in params.values()), None)
+            pending = self._prepare(
+                f"[{i}/{n}]", spec, params, plan, absent.get(spec.name), inline, after is not None
+            )
             if pending is None:
                 continue
             self._pending[spec.name] = pending
-            after = next((g for path, g in waiting_for.items() if path in params.values()), None)
             items.append(Work(spec.name, _execute_notebook_task, pending.task, after=after))
         if items:
             if not inline and len(items) > 1:
                 n_runs = sum(1 for w in items if w.group)
-                what = f"{len(items) - n_runs} notebooks" + (
-                    f" and {n_runs} batch runs" if n_runs else ""
+                n_nbs = len(items) - n_runs
+                what = f"{n_nbs} notebook{'' if n_nbs == 1 else 's'}" + (
+                    f" and {n_runs} batch run{'' if n_runs == 1 else 's'}" if n_runs else ""
                 )
                 self.log(f"executing {what}, {jobs} at a time, each with its own kernel")
             try:
@@ -168,11 +173,13 @@ class _Job:
         plan,
         absent: str | None,
         inline: bool,
+        after_batch: bool = False,
     ) -> _Pending | None:
         """The stand-in page of a notebook whose input is not given, or the skip of one unchanged
-        since its last run (both None), or what executing it needs."""
-        from trainperf.report.rerun import NotebookRun
+        since its last run (both None), or what executing it needs.
 
+        ``after_batch``: the notebook reads the summary of batch runs about to execute, so it is
+        executed too, and its fingerprint is taken when it starts (once the runs are there)."""
         log = self.log
         source = self.root / "notebooks" / f"{spec.name}.ipynb"
         target = self.out / "notebooks" / f"{spec.name}.ipynb"
@@ -185,22 +192,8 @@ class _Job:
             self.not_given.append(spec.name)
             self._shown(spec, write_absent_notebook(source, target, absent))
             return None
-        check = NotebookRun(
-            source,
-            target,
-            {
-                **{
-                    k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
-                    for k, v in params.items()
-                },
-                "_figure_languages": self.figure_langs,  # a CJK font installed later: run again
-            },
-            [k for k in params if self.is_input(k)],
-            self.root / "data",
-            self.figures,
-            force=self.force,
-        )
-        if check.unchanged():
+        check = None if after_batch else self._check(source, target, params, plan)
+        if check is not None and check.unchanged():
             log(
                 f"{step} notebooks/{spec.name}.ipynb unchanged "
                 "(source, parameters, inputs and library as in its last run): skipped"
@@ -218,13 +211,36 @@ class _Job:
             "langs": self.figure_langs,
             "progress": self.progress and inline,
         }
-        return _Pending(step, spec, check, values_file, figure_log, task)
+        deferred = (source, target, params, plan) if check is None else None
+        return _Pending(step, spec, check, values_file, figure_log, task, deferred)
+
+    def _check(self, source: Path, target: Path, params: dict, plan):
+        """The re-run check of one notebook (:class:`trainperf.report.rerun.NotebookRun`)."""
+        from trainperf.report.rerun import NotebookRun
+
+        return NotebookRun(
+            source,
+            target,
+            {
+                **{
+                    k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
+                    for k, v in params.items()
+                },
+                "_figure_languages": self.figure_langs,  # a CJK font installed later: run again
+            },
+            [k for k in params if self.is_input(k)],
+            self.root / "data",
+            self.figures,
+            force=self.force,
+        )
 
     def _started(self, work: Work) -> None:
         pending = self._pending.get(work.key) if not work.group else None
         if pending is None:
             return
         self.log(f"{pending.step} executing notebooks/{pending.spec.name}.ipynb")
+        if pending.check is None:  # waited for batch runs: fingerprinted now that they are done
+            pending.check = self._check(*pending.deferred)
         pending.check.start()
         if pending.values_file:
             pending.values_file.unlink(missing_ok=True)
