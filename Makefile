@@ -14,16 +14,10 @@ PYTEST_ARGS ?=
 
 env: $(STAMP)
 
-# The packages are installed with uv (from PyPI, like pip; ~8 s instead of pip's ~75 s for this set),
-# falling back to pip where uv cannot be installed or fails; then the modules the report's kernels
-# import are compiled to bytecode once (uv compiles nothing; see scripts/compile_bytecode.py).
+# scripts/make_env.sh: the venv with uv (pip where uv cannot be had), then the bytecode of what the
+# report's processes import (scripts/compile_bytecode.py).
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet uv 2>/dev/null \
-	  && $(BIN)/python -m uv pip install --quiet --python $(BIN)/python -e '.[dev]' \
-	  || { echo "env: uv not available or failed; installing with pip"; \
-	       $(BIN)/python -m pip install --quiet -e '.[dev]'; }
-	@$(BIN)/python scripts/compile_bytecode.py
+	@PYTHON=$(PYTHON) sh scripts/make_env.sh $(VENV)
 	@touch $(STAMP)
 
 report: $(STAMP)

@@ -59,7 +59,10 @@ ENTRY_MODULES = [
 
 
 def _package_modules(package: str) -> list[str]:
-    pkg = importlib.import_module(package)
+    try:
+        pkg = importlib.import_module(package)
+    except ImportError:  # not installed here: nothing of it to compile
+        return []
     return [
         m.name
         for m in pkgutil.walk_packages(pkg.__path__, f"{package}.")
