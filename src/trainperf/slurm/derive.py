@@ -227,7 +227,9 @@ class Derive:
             raw = raw.filter(keep)
             cols = {k: v.filter(keep) for k, v in cols.items() if v is not None}
         meta = {"format": "parsable", "source": self.source}
-        return assemble(raw, cols, meta, self.quality.frame())
+        # every derived column is a function of the record's sacct text (the parsers are
+        # elementwise), so two records are repeats when their sacct columns are equal
+        return assemble(raw, cols, meta, self.quality.frame(), record_key=raw.columns)
 
     def ids(self, plans: dict[str, C.Parse]) -> None:
         p = plans["JobID"]

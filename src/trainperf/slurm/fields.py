@@ -427,7 +427,12 @@ _EXTRA_FLOAT = ("system_cpu_s", "user_cpu_s", "cpu_time_s")
 
 
 def assemble(
-    raw: pl.DataFrame, cols: dict[str, Any], meta: dict[str, Any], quality: pl.DataFrame
+    raw: pl.DataFrame,
+    cols: dict[str, Any],
+    meta: dict[str, Any],
+    quality: pl.DataFrame,
+    *,
+    record_key: list[str] | None = None,
 ) -> SacctData:
     """Frames of :class:`SacctData` from the raw sacct columns and the derived values.
 
@@ -438,6 +443,8 @@ def assemble(
             ``[]`` for every row.
         meta, quality: stored as they are; the rows of :func:`trainperf.slurm.checks.check_records`
             (run here, on every reader's records) are added to ``quality``.
+        record_key: passed to :func:`~trainperf.slurm.checks.check_records` (columns that
+            determine all the others; ``None``: all of them).
     """
     schema = dict(JOB_COLUMNS)
     schema.update(STEP_COLUMNS)
@@ -466,7 +473,8 @@ def assemble(
     df = pl.concat([raw, derived], how="horizontal") if raw.width else derived
     df = df.with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
     log = QualityLog(SacctWarning)
-    df = check_records(df, str(meta.get("source")), log)  # repeats, ranges, order
+    # repeats, ranges, order
+    df = check_records(df, str(meta.get("source")), log, record_key=record_key)
     if log.rows:
         quality = pl.concat([quality.cast(QUALITY_SCHEMA), log.frame()])
     is_step = pl.col("kind") == "step"
