@@ -90,11 +90,13 @@ def _first_distinct(df: pl.DataFrame, key: list[str]) -> pl.Series:
     if first.all():
         return first
     later = ~first
-    head = (
-        h.to_frame("h")
-        .select(pl.int_range(pl.len(), dtype=pl.UInt32).first().over("h"))
-        .to_series()
-        .filter(later)
+    idx = pl.int_range(h.len(), dtype=pl.UInt32, eager=True)
+    heads = pl.DataFrame({"h": h.filter(first), "head": idx.filter(first)})
+    head = (  # the row of the first occurrence of each later row's hash
+        h.filter(later)
+        .to_frame("h")
+        .join(heads, on="h", how="left", maintain_order="left")
+        .get_column("head")
     )
     if sub.filter(later).equals(sub[head], null_equal=True):
         return first

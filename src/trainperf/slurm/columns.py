@@ -80,7 +80,7 @@ def run_stages(frame: pl.DataFrame, parses: Sequence[Parse]) -> pl.DataFrame:
         exprs = [e for p in parses if k < len(p.stages) for e in p.stages[k]]
         if exprs:
             lf = lf.with_columns(exprs)
-    return lf.select(sorted({c for p in parses for c in p.out.values()})).collect()
+    return lf.select(sorted({c for p in parses for c in p.out.values()})).collect(engine="in-memory")
 
 
 def _text(p: Parse, column: str, prefix: str, strip_values: bool) -> pl.Expr:
