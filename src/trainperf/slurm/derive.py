@@ -148,12 +148,13 @@ class Derive:
         again with surrounding whitespace stripped (a rare case, so the common one pays no strip
         pass).
 
-        JobID and JobIDRaw (distinct on every record) are parsed in one query over the rows. The
-        other parsers run once per distinct value of all the columns they read (one query per
-        parser: Submit, Start and End share one, so do NNodes and NCPUS), joined back to the rows:
-        a job's steps repeat its times and counts (the bundled dump: 8,358 records, 14,590 distinct
-        times of 25,074), and each parser's query has a fixed cost of its own (issue 16). Every
-        parser is elementwise, so the values are those of the per-row query."""
+        One lazy query does it all (each query and each eager step has a fixed cost of its own
+        that dominated a dump of a few thousand records, issue 16). JobID, JobIDRaw (distinct on
+        every record) and the counts are parsed per row. The times and durations are parsed once
+        per distinct value of all the columns that parser reads (Submit, Start and End share
+        one table) and joined back to the rows in the same query: a job's steps repeat its
+        times (the bundled dump: 8,358 records, 14,590 distinct times of 25,074). Every parser
+        is elementwise, so the values are those of the per-row query."""
         specs = self.specs()
         first = {k: dict(kw) for k, (_, _, _, kw) in specs.items()}
         if "JobIDRaw" in first:  # JobID's parse is in the same query
@@ -162,31 +163,30 @@ class Derive:
             k: fn(col, pre, strip_values=False, **first[k])
             for k, (fn, col, pre, _) in specs.items()
         }
-        per_row = [k for k in specs if k in ("JobID", "JobIDRaw")]
-        res = C.run_stages(self.raw, [plans[k] for k in per_row])
-        for k in per_row:
-            fn, col, pre, kw = specs[k]
-            res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
+        per_row = [k for k in specs if specs[k][0] in (C.job_id_parts, C.job_id_number, C.int_column)]
+        lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
         for k, (fn, _, _, kw) in specs.items():
             if k not in per_row:
                 groups.setdefault((fn, tuple(sorted(kw.items()))), []).append(k)
-        parts = [res]
         for (fn, kw_items), keys in groups.items():
-            kw = dict(kw_items)
-            values = pl.concat([self.raw.get_column(specs[k][1]).alias("_v") for k in keys])
-            uniq = values.unique()
-            plan = fn("_v", "_u_", strip_values=False, **kw)
-            ures = C.run_stages(uniq.to_frame(), [plan])
-            ures = self._again(ures, uniq, plan, fn, "_v", "_u_", kw).with_columns(uniq)
+            plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
+            uniq = pl.concat([self.raw.lazy().select(pl.col(specs[k][1]).alias("_v")) for k in keys])
+            table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
-                joined = self.raw.select(pl.col(specs[k][1]).alias("_v")).join(
-                    ures, on="_v", how="left", nulls_equal=True, maintain_order="left"
+                lf = lf.join(
+                    table.rename({plan.out[o]: plans[k].out[o] for o in plan.out}),
+                    left_on=specs[k][1],
+                    right_on="_v",
+                    how="left",
+                    nulls_equal=True,
+                    maintain_order="left",
                 )
-                parts.append(
-                    joined.select(pl.col(plan.out[o]).alias(plans[k].out[o]) for o in plan.out)
-                )
-        self.res = pl.concat(parts, how="horizontal")
+        out = sorted({c for k in specs for c in plans[k].out.values()})
+        res = lf.select(out).collect(engine="in-memory")
+        for k, (fn, col, pre, kw) in specs.items():
+            res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
+        self.res = res
         return plans
 
     @staticmethod
