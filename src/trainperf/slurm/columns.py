@@ -43,6 +43,7 @@ __all__ = [
     "run_stages",
     "stages_of",
     "strip",
+    "value_table",
 ]
 
 #: The characters Python's ``str.strip()`` removes (``str.isspace``), so that ``strip`` here and the
@@ -375,27 +376,13 @@ def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -
     return p
 
 
-def map_unique(
-    values: pl.Series,
-    fn: Callable[[Any], tuple],
-    schema: dict[str, pl.DataType],
-) -> tuple[pl.DataFrame, pl.Series]:
-    """Apply a per-value parser once per distinct value of a column.
-
-    Args:
-        values: the column (Utf8).
-        fn: value → tuple with one item per ``schema`` column; raises ``ValueError`` for a bad value.
-        schema: names and dtypes of the outputs.
-
-    Returns:
-        ``(frame of the outputs, one row per input row in input order; bad Boolean Series)``; the
-        outputs of a bad value are null.
-    """
-    if values.len() == 0:
-        return pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean)
-    uniq = values.unique(maintain_order=True)
+def value_table(
+    uniq: Sequence[Any], fn: Callable[[Any], tuple], schema: dict[str, pl.DataType]
+) -> pl.DataFrame:
+    """The per-value parser applied to each distinct value: ``_value`` (Utf8), the ``schema``
+    columns and ``_bad`` (Boolean: ``fn`` raised ``ValueError``; its outputs are null)."""
     rows, bad = [], []
-    for v in uniq.to_list():
+    for v in uniq:
         try:
             out = fn(v)
             _check_ints(out, schema)
@@ -414,18 +401,37 @@ def map_unique(
             else pl.Series(name, vals, dtype=dtype)
         )
     cols["_bad"] = pl.Series("_bad", bad, dtype=pl.Boolean)
-    cols["_value"] = uniq.alias("_value")
+    cols["_value"] = pl.Series("_value", list(uniq), dtype=pl.Utf8)
+    return pl.DataFrame(cols, height=len(bad))
+
+
+def map_unique(
+    values: pl.Series,
+    fn: Callable[[Any], tuple],
+    schema: dict[str, pl.DataType],
+) -> tuple[pl.DataFrame, pl.Series]:
+    """Apply a per-value parser once per distinct value of a column.
+
+    Args:
+        values: the column (Utf8).
+        fn: value → tuple with one item per ``schema`` column; raises ``ValueError`` for a bad value.
+        schema: names and dtypes of the outputs.
+
+    Returns:
+        ``(frame of the outputs, one row per input row in input order; bad Boolean Series)``; the
+        outputs of a bad value are null.
+
+    The reader itself joins the tables of :func:`value_table` in its one query
+    (:meth:`trainperf.slurm.derive.Derive.parse_rows`); this is the same for one column.
+    """
+    if values.len() == 0:
+        return pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean)
+    table = value_table(values.unique(maintain_order=True).to_list(), fn, schema)
     # every row's outputs by one join on the value (a code per row and a gather cost more)
     out = (
         values.alias("_value")
         .to_frame()
-        .join(
-            pl.DataFrame(cols, height=uniq.len()),
-            on="_value",
-            how="left",
-            nulls_equal=True,
-            maintain_order="left",
-        )
+        .join(table, on="_value", how="left", nulls_equal=True, maintain_order="left")
         .drop("_value")
     )
     return out.drop("_bad"), out.get_column("_bad")

@@ -100,6 +100,7 @@ class Derive:
     missing: list[str] = field(default_factory=list)
     bad: list[tuple[str, str, pl.Series]] = field(default_factory=list)
     res: pl.DataFrame | None = None
+    mapped: dict[str, tuple[pl.DataFrame, pl.Series]] = field(default_factory=dict)
 
     def name(self, want: str) -> str | None:
         for c in self.raw.columns:
@@ -143,6 +144,31 @@ class Derive:
                 specs[f] = (C.duration_seconds, name(f), f"_{f}_", {})
         return specs
 
+    def value_specs(self) -> dict[str, tuple[str, Any, dict[str, pl.DataType]]]:
+        """``field → (column, per-value parser, output schema)`` of the low-cardinality fields
+        present, parsed once per distinct value in Python (:func:`columns.value_table`)."""
+        specs: dict[str, tuple[str, Any, dict[str, pl.DataType]]] = {}
+        limit = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
+        for f, fn, schema in (
+            (
+                "State",
+                _state_tuple,
+                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
+            ),
+            ("ExitCode", parse_exit_code, {"exit_code": pl.Int64, "signal": pl.Int64}),
+            ("Timelimit", parse_timelimit, limit),
+            ("TimelimitRaw", _raw_limit, limit),
+            ("NodeList", lambda v: (expand_nodelist(v),), {"nodes": pl.List(pl.Utf8)}),
+            (
+                "AllocTRES",
+                _tres_tuple,
+                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
+            ),
+        ):
+            if self.name(f) is not None and not (f == "TimelimitRaw" and "Timelimit" in specs):
+                specs[f] = (self.name(f), fn, schema)
+        return specs
+
     def parse_rows(self) -> dict[str, C.Parse]:
         """Run the per-row parsers on the values as they are; values that do not parse are parsed
         again with surrounding whitespace stripped (a rare case, so the common one pays no strip
@@ -183,7 +209,33 @@ class Derive:
                     maintain_order="left",
                 )
         out = sorted({c for k in specs for c in plans[k].out.values()})
+        vspecs = self.value_specs()
+        if vspecs and self.raw.height:
+            # the distinct values of every such field in one query, their tables joined below
+            distinct = self.raw.select(
+                pl.col(col).unique(maintain_order=True).implode().alias(f)
+                for f, (col, _, _) in vspecs.items()
+            ).row(0, named=True)
+            for i, (f, (col, fn, schema)) in enumerate(vspecs.items()):
+                table = C.value_table(distinct[f], fn, schema)
+                names = {c: f"_m{i}_{c}" for c in [*schema, "_bad"]}
+                lf = lf.join(
+                    table.lazy().rename(names),
+                    left_on=col,
+                    right_on="_value",
+                    how="left",
+                    nulls_equal=True,
+                    maintain_order="left",
+                )
+                out += names.values()
         res = lf.select(out).collect(engine="in-memory")
+        self.mapped = {}
+        for i, (f, (_, _, schema)) in enumerate(vspecs.items()):
+            if not self.raw.height:
+                self.mapped[f] = (pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean))
+                continue
+            got = res.select(pl.col(f"_m{i}_{c}").alias(c) for c in [*schema, "_bad"])
+            self.mapped[f] = (got.drop("_bad"), got.get_column("_bad"))
         for k, (fn, col, pre, kw) in specs.items():
             res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
         self.res = res
@@ -258,22 +310,14 @@ class Derive:
             self.missing.append("JobID (array and het ids)")
 
     def state_and_exit(self) -> None:
-        state = self.column("State")
-        if state is not None:
-            out, bad = C.map_unique(
-                state,
-                _state_tuple,
-                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
-            )
+        if "State" in self.mapped:
+            out, bad = self.mapped["State"]
             self.bad.append(("State", "a job state (STATE or 'CANCELLED by <uid>')", bad))
             self.cols.update({c: out.get_column(c) for c in out.columns})
         else:
             self.missing.append("State")
-        exitc = self.column("ExitCode")
-        if exitc is not None:
-            out, bad = C.map_unique(
-                exitc, parse_exit_code, {"exit_code": pl.Int64, "signal": pl.Int64}
-            )
+        if "ExitCode" in self.mapped:
+            out, bad = self.mapped["ExitCode"]
             self.bad.append(("ExitCode", "an exit code <code>:<signal>", bad))
             self.cols.update({c: out.get_column(c) for c in out.columns})
         else:
@@ -320,14 +364,12 @@ class Derive:
             self.cols["elapsed_s"] = C.rounded_seconds(self.out(p, "value"))
         else:
             self.missing.append("Elapsed")
-        tl, tlraw = self.column("Timelimit"), self.column("TimelimitRaw")
-        schema = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
-        if tl is not None:
-            out, bad = C.map_unique(tl, parse_timelimit, schema)
+        if "Timelimit" in self.mapped:
+            out, bad = self.mapped["Timelimit"]
             what = "a time limit ([D-]HH:MM:SS, UNLIMITED, Partition_Limit)"
             self.bad.append(("Timelimit", what, bad))
-        elif tlraw is not None:
-            out, bad = C.map_unique(tlraw, _raw_limit, schema)
+        elif "TimelimitRaw" in self.mapped:
+            out, bad = self.mapped["TimelimitRaw"]
             self.bad.append(("TimelimitRaw", "whole minutes", bad))
         else:
             self.missing.append("Timelimit")
@@ -335,25 +377,19 @@ class Derive:
         self.cols.update({c: out.get_column(c) for c in out.columns})
 
     def resources(self, plans: dict[str, C.Parse]) -> None:
-        nodelist, alloc = self.column("NodeList"), self.column("AllocTRES")
-        if nodelist is not None:
-            out, bad = C.map_unique(
-                nodelist, lambda v: (expand_nodelist(v),), {"nodes": pl.List(pl.Utf8)}
-            )
+        nodelist = "NodeList" in self.mapped
+        if nodelist:
+            out, bad = self.mapped["NodeList"]
             self.bad.append(("NodeList", "a host list such as gpu[001-004,007]", bad))
             self.cols["nodes"] = out.get_column("nodes")
         tres = None
-        if alloc is not None:
-            tres, bad = C.map_unique(
-                alloc,
-                _tres_tuple,
-                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
-            )
+        if "AllocTRES" in self.mapped:
+            tres, bad = self.mapped["AllocTRES"]
             self.bad.append(("AllocTRES", "a TRES list key=value,... with integer counts", bad))
         if "NNodes" in plans:
             self.bad.append(("NNodes", "an integer", self.out(plans["NNodes"], "bad")))
             self.cols["n_nodes"] = self.out(plans["NNodes"], "value")
-        elif nodelist is not None:
+        elif nodelist:
             self.cols["n_nodes"] = self.cols["nodes"].list.len().cast(pl.Int64).replace(0, None)
         elif tres is not None:
             self.cols["n_nodes"] = tres.get_column("node")

@@ -366,7 +366,8 @@ def _expand_simple(t: str) -> list[str] | None:
         return None
     prefix, body = m.groups()
     out: list[str] = []
-    for r in body.split(","):
+    parts = body.split(",")
+    for r in parts:
         lo, sep, hi = r.partition("-")
         if not sep:
             out.append(prefix + r)
@@ -374,8 +375,10 @@ def _expand_simple(t: str) -> list[str] | None:
         a, b = int(lo), int(hi)
         if b < a or b - a > 10_000:
             return None
-        out.extend(f"{prefix}{i:0{len(lo)}d}" for i in range(a, b + 1))
-    return out if len(set(out)) == len(out) else None
+        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost (issue 16)
+        out.extend([prefix + str(i).zfill(w) for i in range(a, b + 1)])
+    # one number or one range cannot repeat a name
+    return out if len(parts) == 1 or len(set(out)) == len(out) else None
 
 
 def expand_nodelist(text: str | None) -> list[str]:
