@@ -382,10 +382,11 @@ def value_table(
     """The per-value parser applied to each distinct value: ``_value`` (Utf8), the ``schema``
     columns and ``_bad`` (Boolean: ``fn`` raised ``ValueError``; its outputs are null)."""
     rows, bad = [], []
+    ints = [k for k, dtype in enumerate(schema.values()) if dtype == pl.Int64]
     for v in uniq:
         try:
             out = fn(v)
-            _check_ints(out, schema)
+            _check_ints(out, ints)
         except (ValueError, RecursionError, OverflowError):
             out, is_bad = (None,) * len(schema), True
         else:
@@ -437,10 +438,12 @@ def map_unique(
     return out.drop("_bad"), out.get_column("_bad")
 
 
-def _check_ints(out: tuple, schema: dict[str, pl.DataType]) -> None:
-    """A Python int beyond 64 bits (``int()`` has no limit) is a bad value, not a polars error."""
-    for value, dtype in zip(out, schema.values(), strict=True):
-        if dtype == pl.Int64 and isinstance(value, int) and not -(2**63) <= value < 2**63:
+def _check_ints(out: tuple, ints: list[int]) -> None:
+    """A Python int beyond 64 bits (``int()`` has no limit) is a bad value, not a polars error.
+    ``ints``: the positions of the Int64 outputs."""
+    for k in ints:
+        value = out[k]
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
             raise OverflowError(f"{value} does not fit in 64 bits")
 
 
