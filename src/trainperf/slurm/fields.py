@@ -451,30 +451,31 @@ def assemble(
     """
     schema = dict(JOB_COLUMNS)
     schema.update(STEP_COLUMNS)
+    extra = sorted(set(_EXTRA_FLOAT) & cols.keys())
+    schema.update(dict.fromkeys(extra, pl.Float64))
     n = raw.height
-    present, missing = [], []
+    present, exprs = [], []  # the Series as given; one query casts them and adds the rest
     for name, dtype in schema.items():
         v = cols.get(name)
         if isinstance(v, pl.Series):
-            present.append(v.alias(name).cast(dtype))
+            present.append(v.alias(name))
+            exprs.append(pl.col(name).cast(dtype))
         elif v is not None:
             present.append(pl.Series(name, v, dtype=dtype))
+            exprs.append(pl.col(name))
         elif name == "data_flags":
-            missing.append(pl.lit([], dtype=dtype).alias(name))
+            exprs.append(pl.lit([], dtype=dtype).alias(name))
         else:
-            missing.append(pl.lit(None, dtype=dtype).alias(name))
-    for name in sorted(set(_EXTRA_FLOAT) & cols.keys()):
-        v = cols[name]
-        present.append(
-            v.alias(name).cast(pl.Float64)
-            if isinstance(v, pl.Series)
-            else pl.Series(name, v, dtype=pl.Float64)
-        )
+            exprs.append(pl.lit(None, dtype=dtype).alias(name))
     derived = pl.DataFrame(present, height=n) if present else pl.DataFrame(height=n)
-    order = [c for c in schema] + sorted(set(_EXTRA_FLOAT) & cols.keys())
-    derived = derived.with_columns(missing).select(order) if missing else derived.select(order)
-    df = pl.concat([raw, derived], how="horizontal") if raw.width else derived
-    df = df.with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
+    df = (
+        (pl.concat([raw, derived], how="horizontal") if raw.width else derived)
+        .lazy()
+        .with_columns(exprs)
+        .select(*raw.columns, *schema)
+        .with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
+        .collect(engine="in-memory")
+    )
     log = QualityLog(SacctWarning)
     # repeats, ranges, order
     df = check_records(df, str(meta.get("source")), log, record_key=record_key)
