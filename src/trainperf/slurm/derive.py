@@ -189,7 +189,9 @@ class Derive:
             k: fn(col, pre, strip_values=False, **first[k])
             for k, (fn, col, pre, _) in specs.items()
         }
-        per_row = [k for k in specs if specs[k][0] in (C.job_id_parts, C.job_id_number, C.int_column)]
+        per_row = [
+            k for k in specs if specs[k][0] in (C.job_id_parts, C.job_id_number, C.int_column)
+        ]
         lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
         for k, (fn, _, _, kw) in specs.items():
@@ -197,7 +199,9 @@ class Derive:
                 groups.setdefault((fn, tuple(sorted(kw.items()))), []).append(k)
         for (fn, kw_items), keys in groups.items():
             plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
-            uniq = pl.concat([self.raw.lazy().select(pl.col(specs[k][1]).alias("_v")) for k in keys])
+            uniq = pl.concat(
+                [self.raw.lazy().select(pl.col(specs[k][1]).alias("_v")) for k in keys]
+            )
             table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
                 lf = lf.join(
