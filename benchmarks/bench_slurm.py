@@ -67,11 +67,12 @@ def _profile(path: Path, repeat: int = 5) -> str:
 
     steps = {
         (parsable._Records, "build"): "split into records",
-        (derive.Derive, "parse_rows"): "per-row parsers (ids, times, durations, counts)",
-        (derive.Derive, "resources"): "NodeList + AllocTRES",
-        (derive.Derive, "state_and_exit"): "State + ExitCode",
+        (derive.Derive, "parse_rows"): "parse query (ids, times, durations, counts, and the "
+        "per-value tables of State, ExitCode, Timelimit, NodeList, AllocTRES)",
+        (derive.Derive, "resources"): "NodeList + AllocTRES columns",
+        (derive.Derive, "state_and_exit"): "State + ExitCode columns",
         (derive.Derive, "ids"): "id columns",
-        (derive.Derive, "elapsed_and_limit"): "Elapsed + Timelimit",
+        (derive.Derive, "elapsed_and_limit"): "Elapsed + Timelimit columns",
         (derive.Derive, "data_flags"): "data_flags",
         (derive, "assemble"): "jobs/steps frames",
     }

@@ -1048,6 +1048,65 @@ def test_vectorised_reader_matches_the_reference(path, kw):
         assert_frame_equal(fixed, b.select(a.columns))
 
 
+def test_ten_copies_of_the_bundled_dump_read_as_the_dump_once(tmp_path):
+    """The benchmark's 10x file (issue 16): every record after the first copy repeats one of it,
+    so the frames are those of the dump read once (which the test above checks against the
+    reference reader), and one quality row counts the repeats: 9 copies x 8,358 records =
+    75,222, the first at line 8,360 (header line 1, first copy lines 2-8,359). The other quality
+    rows are the dump's, with ten times the lines."""
+    import warnings
+
+    from polars.testing import assert_frame_equal
+
+    head, body = BUNDLED.read_text(encoding="utf-8").split("\n", 1)
+    assert body.count("\n") == 8358
+    big = tmp_path / "sacct_10x.txt"
+    big.write_text(head + "\n" + body * 10, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SacctWarning)
+        once, ten = slurm.read_sacct_parsable(BUNDLED), slurm.read_sacct_parsable(big)
+    assert_frame_equal(ten.jobs, once.jobs)
+    assert_frame_equal(ten.steps, once.steps)
+    extra = ten.quality.filter(pl.col("check") == "duplicate_record")
+    assert extra.select("action", "n_lines", "first_line").rows() == [("excluded", 75222, 8360)]
+    # the checks on values run before repeats are dropped: each fires on all ten copies
+    other = pl.col("check") != "duplicate_record"
+    a, b = ten.quality.filter(other), once.quality.filter(other)
+    assert (
+        a.select("check", "action", "first_line").rows()
+        == b.select("check", "action", "first_line").rows()
+    )
+    assert a["n_lines"].to_list() == [10 * k for k in b["n_lines"].to_list()]
+
+
+@pytest.mark.parametrize("collide", [False, True], ids=["hash", "collision"])
+def test_repeated_records_found_by_hash_are_those_of_a_full_comparison(monkeypatch, collide):
+    """trainperf.slurm.checks finds repeats from a row hash; the result must be that of
+    ``pl.struct(...).is_first_distinct()`` (the definition), also when hashes collide (forced
+    here: every row hashes to 0) and for float columns (-0.0 and 0.0 compare equal, NaN)."""
+    from trainperf.slurm import checks
+
+    df = pl.DataFrame(
+        {
+            "JobID": ["1", "2", "1", "3", "2", "1", "4", "4"],
+            "n": [1, 2, 1, 3, 2, 1, None, None],
+            "x": [0.0, 1.5, -0.0, float("nan"), 1.5, 0.0, None, None],
+            "nodes": [["a"], [], ["a"], ["b", "c"], [], ["a"], None, None],
+        }
+    )
+    if collide:
+        monkeypatch.setattr(
+            pl.DataFrame,
+            "hash_rows",
+            lambda self, *a, **k: pl.Series([0] * self.height, dtype=pl.UInt64),
+        )
+    want = df.select(pl.struct(df.columns).is_first_distinct()).to_series()
+    got = checks._first_distinct(df, df.columns)
+    # by hand: rows 2 and 5 repeat row 0 (-0.0 == 0.0), row 4 repeats row 1, row 7 row 6
+    assert want.to_list() == [True, True, False, True, False, False, True, False]
+    assert got.to_list() == want.to_list()
+
+
 def test_bundled_dump_exit_code_correction_by_hand():
     # the generator writes NODE_FAIL jobs as 0:0 (as the real 22.05.8 NODE_FAIL fixture shows) and
     # their .batch/.0 steps too; OOM as 0:125 and FAILED with a non-zero code: only NODE_FAIL changes

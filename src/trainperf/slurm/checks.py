@@ -45,7 +45,9 @@ def _records(n: int) -> str:
     return f"{n} record" if n == 1 else f"{n} records"
 
 
-def check_records(df: pl.DataFrame, source: str, log: QualityLog) -> pl.DataFrame:
+def check_records(
+    df: pl.DataFrame, source: str, log: QualityLog, *, record_key: list[str] | None = None
+) -> pl.DataFrame:
     """Apply the checks of this module to one dump's frame; rows added to ``log``.
 
     Args:
@@ -53,20 +55,59 @@ def check_records(df: pl.DataFrame, source: str, log: QualityLog) -> pl.DataFram
             (``n_nodes``, ``nodes``, ``n_cpus``, ``start``, ``end``, ``source_line``).
         source: the dump's path, for messages.
         log: quality log of the dump.
+        record_key: columns that determine all the others (two records equal in these are equal
+            in every column); ``None``: every column but ``source_line`` and ``data_flags``. The
+            parsable2 reader passes its sacct text columns, of which every derived column is a
+            function, so a repeat is found without comparing the derived (list) columns.
 
     Returns:
         ``df`` without repeated records and with the values above left empty or corrected.
     """
     if df.height == 0:
         return df
-    df = _drop_repeats(df, source, log)
+    df = _drop_repeats(df, source, log, record_key)
     df = _node_counts(df, source, log)
     return _end_before_start(df, source, log)
 
 
-def _drop_repeats(df: pl.DataFrame, source: str, log: QualityLog) -> pl.DataFrame:
-    key = [c for c in df.columns if c not in _NOT_RECORD]
-    first = df.select(pl.struct(key).is_first_distinct().alias("f"))["f"]
+def _first_distinct(df: pl.DataFrame, key: list[str]) -> pl.Series:
+    """``pl.struct(key).is_first_distinct()`` of ``df``, computed from a 64-bit hash of the rows.
+
+    The hash covers the columns that are not floats (equal values hash equal there; a float's
+    ``-0.0``/``0.0`` or NaN need not). Rows that are equal have equal hashes, so where no hash
+    repeats no row does (the usual case: one hash pass instead of a struct comparison, issue 16).
+    Where hashes repeat, every later row of a hash is compared, all columns, with the first row
+    of its hash; if all are equal to it, the first of each hash is the first of each record.
+    Otherwise (a collision, or floats that compare unequal) the struct comparison decides, so
+    the result is always that of ``is_first_distinct``.
+    """
+    sub = df.select(key)
+    hashed = [c for c, t in sub.schema.items() if not t.is_float()]
+    if not hashed:
+        return sub.select(pl.struct(key).is_first_distinct()).to_series()
+    h = sub.select(hashed).hash_rows()
+    first = h.is_first_distinct()
+    if first.all():
+        return first
+    later = ~first
+    idx = pl.int_range(h.len(), dtype=pl.UInt32, eager=True)
+    heads = pl.DataFrame({"h": h.filter(first), "head": idx.filter(first)})
+    head = (  # the row of the first occurrence of each later row's hash
+        h.filter(later)
+        .to_frame("h")
+        .join(heads, on="h", how="left", maintain_order="left")
+        .get_column("head")
+    )
+    if sub.filter(later).equals(sub[head], null_equal=True):
+        return first
+    return sub.select(pl.struct(key).is_first_distinct()).to_series()  # collision
+
+
+def _drop_repeats(
+    df: pl.DataFrame, source: str, log: QualityLog, key: list[str] | None
+) -> pl.DataFrame:
+    key = [c for c in (key or df.columns) if c not in _NOT_RECORD]
+    first = _first_distinct(df, key)
     if first.all():
         return df
     rep = ~first

@@ -100,6 +100,7 @@ class Derive:
     missing: list[str] = field(default_factory=list)
     bad: list[tuple[str, str, pl.Series]] = field(default_factory=list)
     res: pl.DataFrame | None = None
+    mapped: dict[str, tuple[pl.DataFrame, pl.Series]] = field(default_factory=dict)
 
     def name(self, want: str) -> str | None:
         for c in self.raw.columns:
@@ -143,17 +144,43 @@ class Derive:
                 specs[f] = (C.duration_seconds, name(f), f"_{f}_", {})
         return specs
 
+    def value_specs(self) -> dict[str, tuple[str, Any, dict[str, pl.DataType]]]:
+        """``field → (column, per-value parser, output schema)`` of the low-cardinality fields
+        present, parsed once per distinct value in Python (:func:`columns.value_table`)."""
+        specs: dict[str, tuple[str, Any, dict[str, pl.DataType]]] = {}
+        limit = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
+        for f, fn, schema in (
+            (
+                "State",
+                _state_tuple,
+                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
+            ),
+            ("ExitCode", parse_exit_code, {"exit_code": pl.Int64, "signal": pl.Int64}),
+            ("Timelimit", parse_timelimit, limit),
+            ("TimelimitRaw", _raw_limit, limit),
+            ("NodeList", lambda v: (expand_nodelist(v),), {"nodes": pl.List(pl.Utf8)}),
+            (
+                "AllocTRES",
+                _tres_tuple,
+                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
+            ),
+        ):
+            if self.name(f) is not None and not (f == "TimelimitRaw" and "Timelimit" in specs):
+                specs[f] = (self.name(f), fn, schema)
+        return specs
+
     def parse_rows(self) -> dict[str, C.Parse]:
         """Run the per-row parsers on the values as they are; values that do not parse are parsed
         again with surrounding whitespace stripped (a rare case, so the common one pays no strip
         pass).
 
-        JobID and JobIDRaw (distinct on every record) are parsed in one query over the rows. The
-        other parsers run once per distinct value of all the columns they read (one query per
-        parser: Submit, Start and End share one, so do NNodes and NCPUS), joined back to the rows:
-        a job's steps repeat its times and counts (the bundled dump: 8,358 records, 14,590 distinct
-        times of 25,074), and each parser's query has a fixed cost of its own (issue 16). Every
-        parser is elementwise, so the values are those of the per-row query."""
+        One lazy query does it all (each query and each eager step has a fixed cost of its own
+        that dominated a dump of a few thousand records, issue 16). JobID, JobIDRaw (distinct on
+        every record) and the counts are parsed per row. The times and durations are parsed once
+        per distinct value of all the columns that parser reads (Submit, Start and End share
+        one table) and joined back to the rows in the same query: a job's steps repeat its
+        times (the bundled dump: 8,358 records, 14,590 distinct times of 25,074). Every parser
+        is elementwise, so the values are those of the per-row query."""
         specs = self.specs()
         first = {k: dict(kw) for k, (_, _, _, kw) in specs.items()}
         if "JobIDRaw" in first:  # JobID's parse is in the same query
@@ -162,31 +189,60 @@ class Derive:
             k: fn(col, pre, strip_values=False, **first[k])
             for k, (fn, col, pre, _) in specs.items()
         }
-        per_row = [k for k in specs if k in ("JobID", "JobIDRaw")]
-        res = C.run_stages(self.raw, [plans[k] for k in per_row])
-        for k in per_row:
-            fn, col, pre, kw = specs[k]
-            res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
+        per_row = [
+            k for k in specs if specs[k][0] in (C.job_id_parts, C.job_id_number, C.int_column)
+        ]
+        lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
         for k, (fn, _, _, kw) in specs.items():
             if k not in per_row:
                 groups.setdefault((fn, tuple(sorted(kw.items()))), []).append(k)
-        parts = [res]
         for (fn, kw_items), keys in groups.items():
-            kw = dict(kw_items)
-            values = pl.concat([self.raw.get_column(specs[k][1]).alias("_v") for k in keys])
-            uniq = values.unique()
-            plan = fn("_v", "_u_", strip_values=False, **kw)
-            ures = C.run_stages(uniq.to_frame(), [plan])
-            ures = self._again(ures, uniq, plan, fn, "_v", "_u_", kw).with_columns(uniq)
+            plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
+            uniq = pl.concat(
+                [self.raw.lazy().select(pl.col(specs[k][1]).alias("_v")) for k in keys]
+            )
+            table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
-                joined = self.raw.select(pl.col(specs[k][1]).alias("_v")).join(
-                    ures, on="_v", how="left", nulls_equal=True, maintain_order="left"
+                lf = lf.join(
+                    table.rename({plan.out[o]: plans[k].out[o] for o in plan.out}),
+                    left_on=specs[k][1],
+                    right_on="_v",
+                    how="left",
+                    nulls_equal=True,
+                    maintain_order="left",
                 )
-                parts.append(
-                    joined.select(pl.col(plan.out[o]).alias(plans[k].out[o]) for o in plan.out)
+        out = sorted({c for k in specs for c in plans[k].out.values()})
+        vspecs = self.value_specs()
+        if vspecs and self.raw.height:
+            # the distinct values of every such field in one query, their tables joined below
+            distinct = self.raw.select(
+                pl.col(col).unique(maintain_order=True).implode().alias(f)
+                for f, (col, _, _) in vspecs.items()
+            ).row(0, named=True)
+            for i, (f, (col, fn, schema)) in enumerate(vspecs.items()):
+                table = C.value_table(distinct[f], fn, schema)
+                names = {c: f"_m{i}_{c}" for c in [*schema, "_bad"]}
+                lf = lf.join(
+                    table.lazy().rename(names),
+                    left_on=col,
+                    right_on="_value",
+                    how="left",
+                    nulls_equal=True,
+                    maintain_order="left",
                 )
-        self.res = pl.concat(parts, how="horizontal")
+                out += names.values()
+        res = lf.select(out).collect(engine="in-memory")
+        self.mapped = {}
+        for i, (f, (_, _, schema)) in enumerate(vspecs.items()):
+            if not self.raw.height:
+                self.mapped[f] = (pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean))
+                continue
+            got = res.select(pl.col(f"_m{i}_{c}").alias(c) for c in [*schema, "_bad"])
+            self.mapped[f] = (got.drop("_bad"), got.get_column("_bad"))
+        for k, (fn, col, pre, kw) in specs.items():
+            res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
+        self.res = res
         return plans
 
     @staticmethod
@@ -227,7 +283,9 @@ class Derive:
             raw = raw.filter(keep)
             cols = {k: v.filter(keep) for k, v in cols.items() if v is not None}
         meta = {"format": "parsable", "source": self.source}
-        return assemble(raw, cols, meta, self.quality.frame())
+        # every derived column is a function of the record's sacct text (the parsers are
+        # elementwise), so two records are repeats when their sacct columns are equal
+        return assemble(raw, cols, meta, self.quality.frame(), record_key=raw.columns)
 
     def ids(self, plans: dict[str, C.Parse]) -> None:
         p = plans["JobID"]
@@ -256,22 +314,14 @@ class Derive:
             self.missing.append("JobID (array and het ids)")
 
     def state_and_exit(self) -> None:
-        state = self.column("State")
-        if state is not None:
-            out, bad = C.map_unique(
-                state,
-                _state_tuple,
-                {"state": pl.Utf8, "cancelled_by": pl.Int64, "state_flags": pl.List(pl.Utf8)},
-            )
+        if "State" in self.mapped:
+            out, bad = self.mapped["State"]
             self.bad.append(("State", "a job state (STATE or 'CANCELLED by <uid>')", bad))
             self.cols.update({c: out.get_column(c) for c in out.columns})
         else:
             self.missing.append("State")
-        exitc = self.column("ExitCode")
-        if exitc is not None:
-            out, bad = C.map_unique(
-                exitc, parse_exit_code, {"exit_code": pl.Int64, "signal": pl.Int64}
-            )
+        if "ExitCode" in self.mapped:
+            out, bad = self.mapped["ExitCode"]
             self.bad.append(("ExitCode", "an exit code <code>:<signal>", bad))
             self.cols.update({c: out.get_column(c) for c in out.columns})
         else:
@@ -318,14 +368,12 @@ class Derive:
             self.cols["elapsed_s"] = C.rounded_seconds(self.out(p, "value"))
         else:
             self.missing.append("Elapsed")
-        tl, tlraw = self.column("Timelimit"), self.column("TimelimitRaw")
-        schema = {"timelimit_s": pl.Int64, "timelimit_flag": pl.Utf8}
-        if tl is not None:
-            out, bad = C.map_unique(tl, parse_timelimit, schema)
+        if "Timelimit" in self.mapped:
+            out, bad = self.mapped["Timelimit"]
             what = "a time limit ([D-]HH:MM:SS, UNLIMITED, Partition_Limit)"
             self.bad.append(("Timelimit", what, bad))
-        elif tlraw is not None:
-            out, bad = C.map_unique(tlraw, _raw_limit, schema)
+        elif "TimelimitRaw" in self.mapped:
+            out, bad = self.mapped["TimelimitRaw"]
             self.bad.append(("TimelimitRaw", "whole minutes", bad))
         else:
             self.missing.append("Timelimit")
@@ -333,25 +381,19 @@ class Derive:
         self.cols.update({c: out.get_column(c) for c in out.columns})
 
     def resources(self, plans: dict[str, C.Parse]) -> None:
-        nodelist, alloc = self.column("NodeList"), self.column("AllocTRES")
-        if nodelist is not None:
-            out, bad = C.map_unique(
-                nodelist, lambda v: (expand_nodelist(v),), {"nodes": pl.List(pl.Utf8)}
-            )
+        nodelist = "NodeList" in self.mapped
+        if nodelist:
+            out, bad = self.mapped["NodeList"]
             self.bad.append(("NodeList", "a host list such as gpu[001-004,007]", bad))
             self.cols["nodes"] = out.get_column("nodes")
         tres = None
-        if alloc is not None:
-            tres, bad = C.map_unique(
-                alloc,
-                _tres_tuple,
-                {"n_gpus": pl.Int64, "gpu_type": pl.Utf8, "node": pl.Int64, "cpu": pl.Int64},
-            )
+        if "AllocTRES" in self.mapped:
+            tres, bad = self.mapped["AllocTRES"]
             self.bad.append(("AllocTRES", "a TRES list key=value,... with integer counts", bad))
         if "NNodes" in plans:
             self.bad.append(("NNodes", "an integer", self.out(plans["NNodes"], "bad")))
             self.cols["n_nodes"] = self.out(plans["NNodes"], "value")
-        elif nodelist is not None:
+        elif nodelist:
             self.cols["n_nodes"] = self.cols["nodes"].list.len().cast(pl.Int64).replace(0, None)
         elif tres is not None:
             self.cols["n_nodes"] = tres.get_column("node")

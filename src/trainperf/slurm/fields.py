@@ -366,7 +366,8 @@ def _expand_simple(t: str) -> list[str] | None:
         return None
     prefix, body = m.groups()
     out: list[str] = []
-    for r in body.split(","):
+    parts = body.split(",")
+    for r in parts:
         lo, sep, hi = r.partition("-")
         if not sep:
             out.append(prefix + r)
@@ -374,8 +375,10 @@ def _expand_simple(t: str) -> list[str] | None:
         a, b = int(lo), int(hi)
         if b < a or b - a > 10_000:
             return None
-        out.extend(f"{prefix}{i:0{len(lo)}d}" for i in range(a, b + 1))
-    return out if len(set(out)) == len(out) else None
+        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost (issue 16)
+        out.extend([prefix + str(i).zfill(w) for i in range(a, b + 1)])
+    # one number or one range cannot repeat a name
+    return out if len(parts) == 1 or len(set(out)) == len(out) else None
 
 
 def expand_nodelist(text: str | None) -> list[str]:
@@ -427,7 +430,12 @@ _EXTRA_FLOAT = ("system_cpu_s", "user_cpu_s", "cpu_time_s")
 
 
 def assemble(
-    raw: pl.DataFrame, cols: dict[str, Any], meta: dict[str, Any], quality: pl.DataFrame
+    raw: pl.DataFrame,
+    cols: dict[str, Any],
+    meta: dict[str, Any],
+    quality: pl.DataFrame,
+    *,
+    record_key: list[str] | None = None,
 ) -> SacctData:
     """Frames of :class:`SacctData` from the raw sacct columns and the derived values.
 
@@ -438,35 +446,39 @@ def assemble(
             ``[]`` for every row.
         meta, quality: stored as they are; the rows of :func:`trainperf.slurm.checks.check_records`
             (run here, on every reader's records) are added to ``quality``.
+        record_key: passed to :func:`~trainperf.slurm.checks.check_records` (columns that
+            determine all the others; ``None``: all of them).
     """
     schema = dict(JOB_COLUMNS)
     schema.update(STEP_COLUMNS)
+    extra = sorted(set(_EXTRA_FLOAT) & cols.keys())
+    schema.update(dict.fromkeys(extra, pl.Float64))
     n = raw.height
-    present, missing = [], []
+    present, exprs = [], []  # the Series as given; one query casts them and adds the rest
     for name, dtype in schema.items():
         v = cols.get(name)
         if isinstance(v, pl.Series):
-            present.append(v.alias(name).cast(dtype))
+            present.append(v.alias(name))
+            exprs.append(pl.col(name).cast(dtype))
         elif v is not None:
             present.append(pl.Series(name, v, dtype=dtype))
+            exprs.append(pl.col(name))
         elif name == "data_flags":
-            missing.append(pl.lit([], dtype=dtype).alias(name))
+            exprs.append(pl.lit([], dtype=dtype).alias(name))
         else:
-            missing.append(pl.lit(None, dtype=dtype).alias(name))
-    for name in sorted(set(_EXTRA_FLOAT) & cols.keys()):
-        v = cols[name]
-        present.append(
-            v.alias(name).cast(pl.Float64)
-            if isinstance(v, pl.Series)
-            else pl.Series(name, v, dtype=pl.Float64)
-        )
+            exprs.append(pl.lit(None, dtype=dtype).alias(name))
     derived = pl.DataFrame(present, height=n) if present else pl.DataFrame(height=n)
-    order = [c for c in schema] + sorted(set(_EXTRA_FLOAT) & cols.keys())
-    derived = derived.with_columns(missing).select(order) if missing else derived.select(order)
-    df = pl.concat([raw, derived], how="horizontal") if raw.width else derived
-    df = df.with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
+    df = (
+        (pl.concat([raw, derived], how="horizontal") if raw.width else derived)
+        .lazy()
+        .with_columns(exprs)
+        .select(*raw.columns, *schema)
+        .with_columns(gpu_hours=pl.col("n_gpus") * pl.col("elapsed_s") / 3600.0)
+        .collect(engine="in-memory")
+    )
     log = QualityLog(SacctWarning)
-    df = check_records(df, str(meta.get("source")), log)  # repeats, ranges, order
+    # repeats, ranges, order
+    df = check_records(df, str(meta.get("source")), log, record_key=record_key)
     if log.rows:
         quality = pl.concat([quality.cast(QUALITY_SCHEMA), log.frame()])
     is_step = pl.col("kind") == "step"

@@ -327,19 +327,12 @@ class _Records:
     def build(self, start: int) -> tuple[pl.DataFrame, pl.Series, list[int]]:
         """``(raw Utf8 frame, 1-based line numbers, lines whose surplus delimiters were joined)``."""
         d, n, names = self.delimiter, self.n, self.names
-        split = (
-            self.lines.slice(start)
-            .to_frame()
-            .with_row_index("idx", offset=start)
-            .select("idx", pl.col("text").str.splitn(d, n).struct.rename_fields(names).alias("f"))
-            .unnest("f")
-        )
         # the number of parts of each line, read from the last field of splitn: null → fewer than
         # n (or a blank line); free of the delimiter → n; "x<d>" with x free of it → n + 1 with a
         # trailing delimiter (--parsable); anything else → more than n
         last = pl.col(names[-1])
-        split = split.with_columns(
-            _cls=pl.when(last.is_null())
+        cls = (
+            pl.when(last.is_null())
             .then(_SHORT)
             .when(~last.str.contains(d, literal=True))
             .then(_EXACT)
@@ -347,13 +340,23 @@ class _Records:
             .then(_TRAILING)
             .otherwise(_LONG)
         )
-        cls = split.get_column("_cls")
         if n == 1:  # one field: a blank line is not a record
-            blank = split.get_column(names[0]).str.contains(f"^[{re.escape(C.WHITESPACE)}]*$")
-            cls = cls.set(blank, _SHORT)
-            split = split.with_columns(_cls=cls)
-        counts = cls.value_counts()
-        have = dict(zip(counts["_cls"].to_list(), counts["count"].to_list(), strict=True))
+            blank = last.str.contains(f"^[{re.escape(C.WHITESPACE)}]*$")
+            cls = pl.when(blank.fill_null(True)).then(_SHORT).otherwise(cls)
+        kinds = (_SHORT, _EXACT, _TRAILING, _LONG)
+        split = (  # one query: the split, the class of each line and the count of each class
+            self.lines.slice(start)
+            .to_frame()
+            .lazy()
+            .with_row_index("idx", offset=start)
+            .select("idx", pl.col("text").str.splitn(d, n).struct.rename_fields(names).alias("f"))
+            .unnest("f")
+            .with_columns(_cls=cls)
+            .with_columns((pl.col("_cls") == k).sum().alias(f"_n{k}") for k in kinds)
+            .collect(engine="in-memory")
+        )
+        have = {k: split[0, f"_n{k}"] for k in kinds} if split.height else {}
+        split = split.drop(f"_n{k}" for k in kinds)
         self._check_header_width(split, have, start)
         if have.get(_TRAILING):
             split = split.with_columns(
@@ -370,7 +373,11 @@ class _Records:
                 if [x.lower() for x in self.lines[idx].split(d)][:n] != self.lower:
                     break
                 drop.add(idx)  # header present although fields were given
-        long_idx = split.filter(pl.col("_cls") == _LONG).get_column("idx").to_list()
+        long_idx = (
+            split.filter(pl.col("_cls") == _LONG).get_column("idx").to_list()
+            if have.get(_LONG)
+            else []
+        )
         if not self.last_free:
             for idx in long_idx:
                 text = self.lines[idx]
