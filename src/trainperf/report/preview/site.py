@@ -19,6 +19,7 @@ from trainperf.report.preview.xref import (
     _Target,
     _to_ast,
     _to_html,
+    release_data_uris,
 )
 
 _STYLE = """
@@ -163,6 +164,15 @@ def build_preview_site(
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
     book_title = str((cfg.get("book") or {}).get("title", "Book"))
     problems: list[str] = []
+    try:
+        return _build(
+            root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems
+        )
+    finally:
+        release_data_uris()
+
+
+def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems):
     pages = _read_pages(root, notebooks_dir, values, problems)
     index, local = _number_pages(pages, problems)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -280,7 +290,7 @@ def _write_pages(
     copied: dict[Path, str] = {}
 
     def figure_src(src: str, page: _Page) -> str:
-        if src.startswith(("data:", "http://", "https://", "#")):
+        if src.startswith(("data:", "tpdata:", "http://", "https://", "#")):
             return src
         # an exported figure (../figures/x.svg) is taken from this run's figures folder
         path = figures_dir / Path(src).name if "figures/" in src else page.source.parent / src

@@ -3,23 +3,73 @@ numbers them, cross-references, callouts, local images."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+#: a notebook output shown as an image is a data URI (``data:image/svg+xml;base64,...``): 95 % of
+#: the Markdown of the book's pages, which pandoc parsed and wrote out again for nothing (half of
+#: its time). Pandoc sees a short token instead; the URI is put back into the HTML it writes.
+_DATA_URI = re.compile(r"\((data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+)\)")
+_TOKEN = re.compile(r"tpdata:[0-9a-f]{40}")
+_DATA_URIS: dict[str, str] = {}  # token -> URI, from _to_ast until release_data_uris
+
+
+def _stash(m: re.Match) -> str:
+    uri = m.group(1)
+    token = "tpdata:" + hashlib.sha1(uri.encode("ascii")).hexdigest()
+    _DATA_URIS[token] = uri
+    return f"({token})"
+
+
+def release_data_uris() -> None:
+    """Forget the data URIs held for the pages converted so far (end of a site build)."""
+    _DATA_URIS.clear()
 
 
 def _to_ast(markdown: str) -> dict:
     import pypandoc
 
+    markdown = _DATA_URI.sub(_stash, markdown)
     return json.loads(pypandoc.convert_text(markdown, "json", format="markdown"))
+
+
+#: classes of the notebook-output blocks (:mod:`trainperf.report.preview.pages`): no language.
+#: Pandoc looks every class of a code block up as a syntax to highlight, and a class that names
+#: none costs it ~0.5 s a process (skylighting's match of every syntax's file globs), on every
+#: page; these blocks are written as the HTML pandoc writes for them instead.
+_PLAIN_CODE_CLASSES = frozenset({"tp-output", "tp-error"})
+_XML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})
+
+
+def _plain_code_blocks(node):
+    """``node`` with each CodeBlock of :data:`_PLAIN_CODE_CLASSES` only (no id, no attributes)
+    as the RawBlock of pandoc's own HTML for it: ``<pre class="c"><code>text</code></pre>``,
+    text escaped as pandoc escapes it."""
+    if isinstance(node, list):
+        return [_plain_code_blocks(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("t") == "CodeBlock":
+        (ident, classes, attrs), text = node["c"]
+        if not ident and not attrs and classes and set(classes) <= _PLAIN_CODE_CLASSES:
+            cls = " ".join(classes)
+            html = f'<pre class="{cls}"><code>{text.translate(_XML_ESCAPES)}</code></pre>'
+            return {"t": "RawBlock", "c": ["html", html]}
+        return node
+    return {k: _plain_code_blocks(v) if k == "c" else v for k, v in node.items()}
 
 
 def _to_html(doc: dict) -> str:
     import pypandoc
 
-    return pypandoc.convert_text(
+    doc = {**doc, "blocks": _plain_code_blocks(doc["blocks"])}
+    html = pypandoc.convert_text(
         json.dumps(doc), "html5", format="json", extra_args=["--mathml", "--wrap=none"]
     )
+    return _TOKEN.sub(lambda m: _DATA_URIS.get(m.group(0), m.group(0)), html)
 
 
 def _str(text: str) -> list:
