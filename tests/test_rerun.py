@@ -120,6 +120,20 @@ def test_batch_summary_is_fingerprinted_by_its_runs(tmp_path):
     assert params["batch_summary_path"] == str(grid_out / "summary.parquet")
 
 
+def _side_by_side(tmp_path, specs, **extra) -> dict:
+    """run_report arguments: these notebooks, two at a time, into tmp_path/o and tmp_path/f."""
+    return dict(
+        out=tmp_path / "o",
+        figures=tmp_path / "f",
+        root=ROOT,
+        notebooks=specs,
+        use_quarto=False,
+        progress=False,
+        jobs=2,
+        **extra,
+    )
+
+
 @pytest.mark.slow
 def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
     small = ROOT / "data/mlperf/v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo"
@@ -127,16 +141,8 @@ def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
         report.NotebookSpec("memory_model", "Memory model"),
         report.NotebookSpec("mlperf_runs", "MLPerf", {"mlperf_path": str(small)}),
     ]
-    kw = dict(
-        out=tmp_path / "o",
-        figures=tmp_path / "f",
-        root=ROOT,
-        notebooks=specs,
-        use_quarto=False,
-        progress=False,
-        run_batches=False,
-        overrides={"mlperf_runs": {"mlperf_path": str(small)}},
-        jobs=2,
+    kw = _side_by_side(
+        tmp_path, specs, run_batches=False, overrides={"mlperf_runs": {"mlperf_path": str(small)}}
     )
     lines: list[str] = []
     first = report.run_report(log=lines.append, **kw)
@@ -186,16 +192,7 @@ def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path)
         )
     )
     specs = [s for s in report.NOTEBOOKS if s.name == "eos_comparison"]
-    kw = dict(
-        out=tmp_path / "o",
-        figures=tmp_path / "f",
-        root=ROOT,
-        notebooks=specs,
-        use_quarto=False,
-        progress=False,
-        config=cfg,
-        jobs=2,
-    )
+    kw = _side_by_side(tmp_path, specs, config=cfg)
     lines: list[str] = []
     first = report.run_report(log=lines.append, **kw)
     assert first["executed"] == ["eos_comparison"]
