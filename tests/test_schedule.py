@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,8 +17,10 @@ from trainperf.report.schedule import Work, default_jobs, run_work
 
 
 def _stamp(arg: dict) -> dict:
-    """A work item: sleeps, returns when and where it ran."""
+    """A work item: sleeps, returns when and where it ran (and leaves its pid in ``pid_dir``)."""
     t0 = time.time()
+    if arg.get("pid_dir"):
+        (Path(arg["pid_dir"]) / f"{os.getpid()}.pid").write_text(arg["name"])
     time.sleep(arg["sleep"])
     if arg.get("fail"):
         raise ValueError(f"{arg['name']} failed")
@@ -135,3 +140,44 @@ def test_a_notebook_error_crosses_from_a_worker_with_its_fields():
         "ValueError",
         Path("/o/x.failed.ipynb"),
     )
+
+
+_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_schedule import _stamp
+from trainperf.report.schedule import Work, run_work
+
+if __name__ == "__main__":
+    items = [Work(str(i), _stamp, {{"name": str(i), "sleep": 60, "pid_dir": {pids!r}}}) for i in range(4)]
+    try:
+        run_work(items, 2, lambda w: None, lambda w, r, e: print("done", w.key, flush=True))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_the_run_and_its_workers(tmp_path, sig):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script = tmp_path / "run.py"
+    script.write_text(_SCRIPT.format(tests=str(Path(__file__).parent), pids=str(pids)))
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.time() + 60
+    while len(list(pids.glob("*.pid"))) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    workers = [int(p.stem) for p in pids.glob("*.pid")]
+    assert len(workers) == 2  # both items of the first round started, in two workers
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=30)
+    assert out.splitlines() == ["interrupted"]  # nothing finished, nothing else started
+    time.sleep(0.5)
+    for pid in workers:  # the workers were terminated, not left sleeping
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -10,9 +10,9 @@ With ``jobs == 1`` everything runs in this process, one item after another, in t
 (the notebooks then show papermill's per-cell progress bars). With more, the items run in a pool of
 ``jobs`` spawned worker processes; at most ``jobs`` are handed out at a time, so an item is
 started when it is handed out (the progress line printed then is true), in the given order among
-those whose group is complete. Workers ignore Ctrl-C (the parent stops them); on an error or an
-interrupt the items not started are cancelled and the workers terminated (a kernel whose worker is
-gone notices and exits: ipykernel's parent poller).
+those whose group is complete. Workers ignore Ctrl-C (the parent stops them); on an error, an
+interrupt or SIGTERM the items not started are cancelled and the workers terminated (a kernel whose
+worker is gone notices and exits: ipykernel's parent poller).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -136,6 +139,7 @@ def run_work(
     done_groups: set[str] = set()
     runner = _Inline() if jobs <= 1 or len(items) <= 1 else _Pool(jobs)
     inline = isinstance(runner, _Inline)
+    previous = _sigterm_as_interrupt()
 
     def ready() -> Work | None:
         for i, w in enumerate(pending):
@@ -165,11 +169,38 @@ def run_work(
                 if pending:  # cannot happen: every awaited group has items, all handed out
                     raise RuntimeError(f"{pending[0].key} waits for {pending[0].after!r}")
                 break
-            done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-            for fut in done:
+            for fut in _first_done(running):
                 finished(fut, running.pop(fut))
     except BaseException:
         runner.stop()
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if not inline:
         runner.pool.shutdown(wait=True)
+
+
+def _first_done(running) -> list[cf.Future]:
+    """The futures done, once one is. Polled with ``time.sleep``, not ``concurrent.futures.wait``:
+    a Ctrl-C landing inside a ``threading.Condition`` wait can leave its lock held (the main thread
+    then hangs in the except clause, seen here); a sleep is interrupted cleanly. 50 ms a poll is
+    nothing beside the seconds an item takes."""
+    while True:
+        done = [f for f in running if f.done()]
+        if done:
+            return done
+        time.sleep(0.05)
+
+
+def _sigterm_as_interrupt():
+    """SIGTERM (``kill``, a Slurm ``scancel`` or time limit) stops the run like Ctrl-C: the items
+    not started are cancelled and the workers terminated, none is left running. Returns the
+    handler it replaced (None off the main thread, where no handler can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, on_term)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
-import multiprocessing
 import time
 from pathlib import Path
 
@@ -16,51 +14,17 @@ from trainperf.report.batch.grid import Grid, GridError
 # executors
 
 
-def _worker_init() -> None:
-    """Workers leave Ctrl-C and SIGTERM to the parent, which stops them (no traceback per worker)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _run_local(tasks: list[dict], workers: int, bar, on_done) -> None:
-    """Run ``tasks`` in worker processes. SIGTERM (a Slurm ``scancel`` or time limit) is handled like
-    Ctrl-C: the pending runs are cancelled and the workers terminated, so none is left running."""
-    import signal
-    import threading
+    """Run ``tasks`` in ``workers`` worker processes (:func:`trainperf.report.schedule.run_work`:
+    Ctrl-C and SIGTERM, a Slurm ``scancel`` or time limit, cancel the pending runs and terminate
+    the workers, so none is left running)."""
+    from trainperf.report.schedule import Work, run_work
 
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding threads
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
+    def done(work: Work, rec, exc: BaseException | None) -> None:
+        on_done(rec if exc is None else _crashed(work.arg, exc))  # a worker process died
+        bar.update(1)
 
-        def _on_term(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
-
-        previous = signal.signal(signal.SIGTERM, _on_term)
-    try:
-        futures = {pool.submit(_execute_run, t): t for t in tasks}
-        for fut in cf.as_completed(futures):
-            task = futures[fut]
-            try:
-                rec = fut.result()
-            except Exception as exc:  # the worker process itself died
-                rec = _crashed(task, exc)
-            on_done(rec)
-            bar.update(1)
-    except BaseException:
-        procs = list(getattr(pool, "_processes", {}).values())  # no public API for this
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.join(timeout=10)
-        raise
-    else:
-        pool.shutdown(wait=True)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    run_work([Work(t["slug"], _execute_run, t) for t in tasks], workers, lambda w: None, done)
 
 
 def _crashed(task: dict, exc: BaseException) -> dict:
