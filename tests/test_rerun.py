@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -199,6 +200,13 @@ def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path)
     # Eos v3.1 holds two GPT-3 result folders (64 and 96 nodes): two batch runs, then the notebook
     assert "executing 1 notebook and 2 batch runs, 2 at a time, each with its own kernel" in lines
     order = [ln for ln in lines if "batch" in ln or "eos_comparison" in ln]
+    # a line as each run ends: which, how it ended, how long it took
+    ran = [ln for ln in lines if ln.startswith("  batch grids/mlperf_systems.yaml [")]
+    assert [ln.split("]")[0] for ln in ran] == [
+        "  batch grids/mlperf_systems.yaml [1/2",
+        "  batch grids/mlperf_systems.yaml [2/2",
+    ]
+    assert all(re.search(r"-gpt3-[0-9a-f]{10} success in \d+\.\d s$", ln) for ln in ran), ran
     assert order.index("batch grids/mlperf_systems.yaml: 2 runs done") < order.index(
         "[1/1] executing notebooks/eos_comparison.ipynb"
     )

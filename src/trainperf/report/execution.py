@@ -250,7 +250,13 @@ class _Job:
     def _done(self, work: Work, result, exc: BaseException | None) -> None:
         if work.group:  # a batch run: recorded; its failure is the batch's (see _batch_done)
             rec = result if exc is None else _crashed_run(work.arg, exc)
-            self._batches[work.group][1].done(rec)
+            planned = self._batches[work.group][1]
+            planned.done(rec)
+            n_done = sum(1 for t in planned.tasks if t["slug"] in planned.records)
+            took = f" in {rec['duration_s']:.1f} s" if rec.get("duration_s") is not None else ""
+            self.log(
+                f"  {work.group} [{n_done}/{len(planned.tasks)}]: {rec['run']} {rec['status']}{took}"
+            )
             return
         from trainperf.report.charts import export as figure_export
 
