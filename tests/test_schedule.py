@@ -41,14 +41,12 @@ def _run(items, jobs):
 
 def test_two_jobs_run_side_by_side_in_other_processes():
     items = [Work(n, _stamp, {"name": n, "sleep": 1.0}) for n in ("a", "b")]
-    t0 = time.time()
     _, done, _ = _run(items, 2)
-    wall = time.time() - t0
     a, b = done["a"][0], done["b"][0]
     assert a["pid"] != os.getpid() and b["pid"] != os.getpid() and a["pid"] != b["pid"]
-    # they overlap in time: each started before the other ended
+    # they overlap in time: each started before the other ended (no wall-time bound: the machine
+    # may be busy; the speed-up itself is measured by benchmarks/bench_report.py)
     assert a["start"] < b["end"] and b["start"] < a["end"]
-    assert wall < 2.0 + 5.0  # two 1 s sleeps side by side (5 s: worker start-up on a busy machine)
 
 
 def test_one_job_runs_here_in_the_given_order():
