@@ -249,42 +249,31 @@ def job_id_parts(
     Outputs ``id``, ``array_task_id``, ``array_pending``, ``het_offset``, ``step``, ``parent``,
     ``kind`` and ``bad`` (not a JobID, or a number beyond 64 bits).
 
-    ``fast``: only a plain id or step (``123``, ``123.batch``, ``123.0``; a regex without groups
-    checks the form, the text is cut at its ``.``); every other value (array tasks, het
-    components) is ``bad``.
+    ``fast``: a plain id or step (``123``, ``123.batch``, ``123.0``; a regex without groups
+    checks the form) is cut at its ``.``, and only the other values (array tasks, het
+    components, bad values) go through the regex groups, which cost several times more; the
+    outputs are the same.
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
     c = lambda name: pl.col(f"{prefix}{name}")  # noqa: E731
+    cut = t.str.splitn(".", 2)  # parent: the text before the first "." (all of it without one)
     if fast:
-        p.at(
-            1,
-            t.str.contains(_PLAIN_JOBID).alias(f"{prefix}plain"),
-            t.str.splitn(".", 2).alias(f"{prefix}cut"),
-        )
-        plain, cut = c("plain").fill_null(False), c("cut").struct.field
-        none_int, none_str = pl.lit(None, dtype=pl.Int64), pl.lit(None, dtype=pl.Utf8)
-        p.at(
-            2,
-            pl.when(plain).then(cut("field_0").cast(pl.Int64, strict=False)).alias(f"{prefix}id"),
-            pl.when(plain).then(cut("field_1")).alias(f"{prefix}step"),
-            none_int.alias(f"{prefix}task_id"),
-            none_str.alias(f"{prefix}pending"),
-            none_int.alias(f"{prefix}het_offset"),
-            cut("field_0").alias(f"{prefix}parent"),
-        )
-        p.at(
-            3,
-            pl.when(c("step").is_not_null())
-            .then(pl.lit("step"))
-            .otherwise(pl.lit("job"))
-            .alias(f"{prefix}kind"),
-            c("id").is_null().alias(f"{prefix}bad"),
-        )
-        p.out = _JOBID_OUT(prefix)
-        return p
-    p.at(1, t.str.extract_groups(_JOBID).alias(f"{prefix}g"))
-    g = c("g").struct.field
+        p.at(1, t.str.contains(_PLAIN_JOBID).alias(f"{prefix}plain"), cut.alias(f"{prefix}cut"))
+        plain = c("plain").fill_null(False)
+        p.at(2, pl.when(~plain).then(t).str.extract_groups(_JOBID).alias(f"{prefix}g"))
+        groups, cut_at = c("g").struct.field, c("cut").struct.field
+
+        def g(name: str) -> pl.Expr:
+            if name in ("id", "step"):
+                part = cut_at("field_0" if name == "id" else "field_1")
+                return pl.when(plain).then(part).otherwise(groups(name))
+            return groups(name)  # null where plain: no task, het or step het
+
+        parent, k = cut_at("field_0"), 3
+    else:
+        p.at(1, t.str.extract_groups(_JOBID).alias(f"{prefix}g"))
+        g, parent, k = c("g").struct.field, cut.struct.field("field_0"), 2
     step = (
         pl.when(g("stephet").is_not_null())
         .then(g("step") + "+" + g("stephet"))
@@ -292,16 +281,13 @@ def job_id_parts(
     )
     task_num = g("task").str.contains(r"^[0-9]+$")
     p.at(
-        2,
+        k,
         g("id").cast(pl.Int64, strict=False).alias(f"{prefix}id"),
         pl.when(task_num).then(g("task").cast(pl.Int64, strict=False)).alias(f"{prefix}task_id"),
         pl.when(g("task").is_not_null() & ~task_num).then(g("task")).alias(f"{prefix}pending"),
         g("het").cast(pl.Int64, strict=False).alias(f"{prefix}het_offset"),
         step.alias(f"{prefix}step"),
-        pl.when(t.str.contains(".", literal=True))
-        .then(t.str.splitn(".", 2).struct.field("field_0"))
-        .otherwise(t)
-        .alias(f"{prefix}parent"),
+        parent.alias(f"{prefix}parent"),
         task_num.fill_null(False).alias(f"{prefix}task_num"),
     )
     kind = (
@@ -320,7 +306,7 @@ def job_id_parts(
         | (c("task_num") & c("task_id").is_null())
         | (g("het").is_not_null() & c("het_offset").is_null())
     )
-    p.at(3, kind.alias(f"{prefix}kind"), bad.alias(f"{prefix}bad"))
+    p.at(k + 1, kind.alias(f"{prefix}kind"), bad.alias(f"{prefix}bad"))
     p.out = _JOBID_OUT(prefix)
     return p
 
@@ -345,12 +331,7 @@ _JOBID_NUMBER = (
 
 @functools.cache  # the expressions are immutable: built once per column name
 def job_id_number(
-    column: str,
-    prefix: str,
-    *,
-    strip_values: bool = True,
-    same_as: str | None = None,
-    fast: bool = False,
+    column: str, prefix: str, *, strip_values: bool = True, same_as: str | None = None
 ) -> Parse:
     """Outputs ``id`` (Int64, the number before any suffix, what ``JobIDRaw`` is read for) and
     ``bad`` (not a JobID).
@@ -360,21 +341,10 @@ def job_id_number(
     only on the rows whose texts differ (array tasks and heterogeneous components, whose raw
     ids differ). Both grammars are the same, so the result is that of the regex (issue 16:
     JobIDRaw equals JobID on most records, and the regex was a tenth of the reader's query).
-
-    ``fast`` (with ``same_as``, whose parse is then made with ``fast`` too): only the texts equal
-    to JobID's where that has an ``id``; every other value is ``bad``.
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
-    if fast:
-        if same_as is None:
-            raise ValueError("fast needs same_as")
-        same = (t == pl.col(f"{same_as}t")).fill_null(False)
-        p.at(1, same.alias(f"{prefix}same"))
-        # stage 3: job_id_parts(fast=True) makes its id at stage 2
-        p.at(3, pl.when(pl.col(f"{prefix}same")).then(pl.col(f"{same_as}id")).alias(f"{prefix}id"))
-        p.at(4, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
-    elif same_as is None:
+    if same_as is None:
         p.at(1, t.str.extract(_JOBID_NUMBER, 1).cast(pl.Int64, strict=False).alias(f"{prefix}id"))
         p.at(2, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
     else:
@@ -382,15 +352,15 @@ def job_id_number(
         p.at(1, same.alias(f"{prefix}same"))
         own = pl.when(~pl.col(f"{prefix}same")).then(t).str.extract(_JOBID_NUMBER, 1)
         p.at(2, own.cast(pl.Int64, strict=False).alias(f"{prefix}own"))
-        # stage 3: job_id_parts' id is made at stage 2
+        # stage 4: job_id_parts' id is made at stage 3 (2 without ``fast``)
         p.at(
-            3,
+            4,
             pl.when(pl.col(f"{prefix}same"))
             .then(pl.col(f"{same_as}id"))
             .otherwise(pl.col(f"{prefix}own"))
             .alias(f"{prefix}id"),
         )
-        p.at(4, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
+        p.at(5, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
     p.out = {"id": f"{prefix}id", "bad": f"{prefix}bad"}
     return p
 

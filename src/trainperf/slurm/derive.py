@@ -33,6 +33,8 @@ from trainperf.slurm.fields import (
 
 __all__ = ["Derive"]
 
+_FAST = (C.job_id_parts, C.epoch_or_iso_times, C.duration_seconds)  # parsers with a fast form
+
 
 def _int_or_none(v: Any) -> int | None:
     if v is None:
@@ -183,8 +185,8 @@ class Derive:
         joined back cost more) and the per-value tables of the low-cardinality fields, joined
         on the value."""
         specs = self.specs()
-        first = {  # int_column has no fast form: its one regex is the fast form
-            k: kw if fn is C.int_column else {**kw, "fast": True}
+        first = {  # int_column and job_id_number have no fast form (one regex each)
+            k: {**kw, "fast": True} if fn in _FAST else dict(kw)
             for k, (fn, _, _, kw) in specs.items()
         }
         if "JobIDRaw" in first:  # JobID's parse is in the same query
