@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from polars.testing import assert_series_equal
+from polars.testing import assert_frame_equal, assert_series_equal
 
 from trainperf.slurm import columns as C
 
@@ -170,3 +170,34 @@ def test_a_bad_job_id_raw_beside_a_plain_job_id_is_parsed_again_alone():
     with pytest.warns(slurm.SacctWarning):
         d = slurm.parse_sacct_parsable(text, bad_lines="skip")
     assert d.jobs.select("JobID", "job_id_raw").rows() == [("100", 100), ("101", 101)]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_times_by_distinct_value_read_as_row_by_row(path, monkeypatch):
+    # a large dump parses times and durations once per distinct value (derive._DISTINCT_ROWS);
+    # forced here on every fixture, the frames, quality rows and errors are those of the
+    # row-by-row parse
+    import warnings
+
+    from trainperf import slurm
+    from trainperf.slurm import derive
+
+    def read(mode):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                d = slurm.read_sacct_parsable(path, bad_lines=mode, tz="Europe/Berlin")
+            except (slurm.SacctParseError, ValueError) as exc:
+                return str(exc)
+            return d.jobs, d.steps, d.quality
+
+    for mode in ("raise", "skip"):
+        want = read(mode)
+        with monkeypatch.context() as m:
+            m.setattr(derive, "_DISTINCT_ROWS", 0)
+            got = read(mode)
+        if isinstance(want, str):
+            assert got == want
+            continue
+        for a, b in zip(got, want, strict=True):
+            assert_frame_equal(a, b)
