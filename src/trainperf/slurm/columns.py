@@ -12,6 +12,13 @@ the names of its output columns, among them a Boolean ``bad`` (true where a non-
 parse), so the reader can name the first bad line or leave the bad lines out. Expensive steps (regex
 groups, ``strptime``) run only on the rows that need them: a kernel skips null inputs.
 
+With ``fast=True`` a parser reads only the forms sacct prints on almost every record (``123`` and
+``123.batch``, ``2024-06-01T16:18:41``, ``00:53:40``) and marks every other value ``bad``; the
+reader then parses those rows again with the full parser (values stripped), as it does for values
+that do not parse. Where the fast parser reads a value, its outputs are those of the full one
+(``tests/test_slurm.py`` compares them), so the result is the full parser's at a fraction of the
+cost (issue 16).
+
 The grammars are those of :mod:`trainperf.slurm.fields` (``tests/test_slurm.py`` checks that both
 give the same values on the bundled and real fixtures, and on generated values), with one deliberate
 difference: digits are ASCII ``0-9`` only (Python's ``\\d`` and ``int()`` also take other Unicode
@@ -126,7 +133,12 @@ _CANONICAL = r"^(?:[0-9]{1,9}-)?[0-9]{2}:[0-9]{2}:[0-9]{2}$"  # [D-]HH:MM:SS as 
 
 @functools.cache  # the expressions are immutable: built once per column name
 def duration_seconds(
-    column: str, prefix: str, *, words_null: Sequence[str] = (), strip_values: bool = True
+    column: str,
+    prefix: str,
+    *,
+    words_null: Sequence[str] = (),
+    strip_values: bool = True,
+    fast: bool = False,
 ) -> Parse:
     """Outputs ``value`` (Float64 seconds) and ``bad``, as :func:`~trainperf.slurm.parse_duration`.
 
@@ -134,10 +146,32 @@ def duration_seconds(
     upper-case) that mean null rather than a bad value (``INVALID`` for Elapsed). Bad: no match,
     minutes ≥ 60 with hours present, seconds ≥ 60, or a total of 2**53 s or more. The fixed-width
     form is cut by position; only the other values go through the regex groups.
+
+    ``fast``: only ``""`` and the fixed-width form with minutes and seconds below 60 (its total
+    is below 2**53 s); every other value is ``bad``.
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
     c = lambda name: pl.col(f"{prefix}{name}")  # noqa: E731
+    if fast:
+        p.at(1, t.str.contains(_CANONICAL).alias(f"{prefix}canon"))
+        canon = c("canon")
+        p.at(
+            2,
+            pl.when(canon).then(t.str.head(-9).replace("", "0")).alias(f"{prefix}d0"),
+            pl.when(canon).then(t.str.slice(-8, 2)).alias(f"{prefix}h0"),
+            pl.when(canon).then(t.str.slice(-5, 2)).alias(f"{prefix}m0"),
+            pl.when(canon).then(t.str.slice(-2, 2)).alias(f"{prefix}s0"),
+        )
+        d, h, m, sec = (c(f"{k}0").cast(pl.Float64) for k in ("d", "h", "m", "s"))
+        ok = canon & (m < 60) & (sec < 60)
+        p.at(
+            3,
+            pl.when(ok).then(d * 86400.0 + h * 3600.0 + m * 60.0 + sec).alias(f"{prefix}value"),
+            ((t != "") & ~ok).alias(f"{prefix}bad"),
+        )
+        p.out = {"value": f"{prefix}value", "bad": f"{prefix}bad"}
+        return p
     p.at(1, t.str.contains(_CANONICAL).alias(f"{prefix}canon"))
     canon = c("canon")
     p.at(
@@ -202,18 +236,44 @@ _JOBID = (
 )
 
 
+# a plain job or one of its steps (``123``, ``123.batch``, ``123.0``): most records of a dump
+_PLAIN_JOBID = r"^[0-9]+(?:\.(?:[A-Za-z]+|[0-9]+))?$"
+
+
 @functools.cache  # the expressions are immutable: built once per column name
-def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
+def job_id_parts(
+    column: str, prefix: str, *, strip_values: bool = True, fast: bool = False
+) -> Parse:
     """The parts of :func:`~trainperf.slurm.parse_job_id` for a column of JobIDs.
 
     Outputs ``id``, ``array_task_id``, ``array_pending``, ``het_offset``, ``step``, ``parent``,
     ``kind`` and ``bad`` (not a JobID, or a number beyond 64 bits).
+
+    ``fast``: a plain id or step (``123``, ``123.batch``, ``123.0``; a regex without groups
+    checks the form) is cut at its ``.``, and only the other values (array tasks, het
+    components, bad values) go through the regex groups, which cost several times more; the
+    outputs are the same.
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
     c = lambda name: pl.col(f"{prefix}{name}")  # noqa: E731
-    p.at(1, t.str.extract_groups(_JOBID).alias(f"{prefix}g"))
-    g = c("g").struct.field
+    cut = t.str.splitn(".", 2)  # parent: the text before the first "." (all of it without one)
+    if fast:
+        p.at(1, t.str.contains(_PLAIN_JOBID).alias(f"{prefix}plain"), cut.alias(f"{prefix}cut"))
+        plain = c("plain").fill_null(False)
+        p.at(2, pl.when(~plain).then(t).str.extract_groups(_JOBID).alias(f"{prefix}g"))
+        groups, cut_at = c("g").struct.field, c("cut").struct.field
+
+        def g(name: str) -> pl.Expr:
+            if name in ("id", "step"):
+                part = cut_at("field_0" if name == "id" else "field_1")
+                return pl.when(plain).then(part).otherwise(groups(name))
+            return groups(name)  # null where plain: no task, het or step het
+
+        parent, k = cut_at("field_0"), 3
+    else:
+        p.at(1, t.str.extract_groups(_JOBID).alias(f"{prefix}g"))
+        g, parent, k = c("g").struct.field, cut.struct.field("field_0"), 2
     step = (
         pl.when(g("stephet").is_not_null())
         .then(g("step") + "+" + g("stephet"))
@@ -221,16 +281,13 @@ def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Pars
     )
     task_num = g("task").str.contains(r"^[0-9]+$")
     p.at(
-        2,
+        k,
         g("id").cast(pl.Int64, strict=False).alias(f"{prefix}id"),
         pl.when(task_num).then(g("task").cast(pl.Int64, strict=False)).alias(f"{prefix}task_id"),
         pl.when(g("task").is_not_null() & ~task_num).then(g("task")).alias(f"{prefix}pending"),
         g("het").cast(pl.Int64, strict=False).alias(f"{prefix}het_offset"),
         step.alias(f"{prefix}step"),
-        pl.when(t.str.contains(".", literal=True))
-        .then(t.str.splitn(".", 2).struct.field("field_0"))
-        .otherwise(t)
-        .alias(f"{prefix}parent"),
+        parent.alias(f"{prefix}parent"),
         task_num.fill_null(False).alias(f"{prefix}task_num"),
     )
     kind = (
@@ -249,8 +306,13 @@ def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Pars
         | (c("task_num") & c("task_id").is_null())
         | (g("het").is_not_null() & c("het_offset").is_null())
     )
-    p.at(3, kind.alias(f"{prefix}kind"), bad.alias(f"{prefix}bad"))
-    p.out = {
+    p.at(k + 1, kind.alias(f"{prefix}kind"), bad.alias(f"{prefix}bad"))
+    p.out = _JOBID_OUT(prefix)
+    return p
+
+
+def _JOBID_OUT(prefix: str) -> dict[str, str]:  # noqa: N802
+    return {
         "id": f"{prefix}id",
         "array_task_id": f"{prefix}task_id",
         "array_pending": f"{prefix}pending",
@@ -260,7 +322,6 @@ def job_id_parts(column: str, prefix: str, *, strip_values: bool = True) -> Pars
         "kind": f"{prefix}kind",
         "bad": f"{prefix}bad",
     }
-    return p
 
 
 _JOBID_NUMBER = (
@@ -291,15 +352,15 @@ def job_id_number(
         p.at(1, same.alias(f"{prefix}same"))
         own = pl.when(~pl.col(f"{prefix}same")).then(t).str.extract(_JOBID_NUMBER, 1)
         p.at(2, own.cast(pl.Int64, strict=False).alias(f"{prefix}own"))
-        # stage 3: job_id_parts' id is made at stage 2
+        # stage 4: job_id_parts' id is made at stage 3 (2 without ``fast``)
         p.at(
-            3,
+            4,
             pl.when(pl.col(f"{prefix}same"))
             .then(pl.col(f"{same_as}id"))
             .otherwise(pl.col(f"{prefix}own"))
             .alias(f"{prefix}id"),
         )
-        p.at(4, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
+        p.at(5, pl.col(f"{prefix}id").is_null().alias(f"{prefix}bad"))
     p.out = {"id": f"{prefix}id", "bad": f"{prefix}bad"}
     return p
 
@@ -316,17 +377,36 @@ _ISO_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 @functools.cache  # the expressions are immutable: built once per column name
-def epoch_or_iso_times(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
+def epoch_or_iso_times(
+    column: str, prefix: str, *, strip_values: bool = True, fast: bool = False
+) -> Parse:
     """Outputs ``utc`` (datetimes from epoch seconds), ``naive`` (from ISO text) and ``bad``.
 
     ``Unknown``/``None``/``N/A``/``""`` and the epochs 0, NO_VAL and INFINITE are null. ISO text
     (``YYYY-MM-DDTHH:MM:SS``, ``YYYY-MM-DD HH:MM:SS``, ``YYYY-MM-DDTHH:MM``) is local time of the host
     that ran sacct; the caller localises it. Bad: anything else, an impossible date, an epoch
     below 0 or from 2**32 on.
+
+    ``fast``: only the null words and ``YYYY-MM-DDTHH:MM:SS``; every other value (epoch seconds
+    among them) is ``bad``.
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
     c = lambda name: pl.col(f"{prefix}{name}")  # noqa: E731
+    if fast:
+        main = t.str.contains(_ISO_MAIN)
+        p.at(
+            1,
+            pl.when(main)
+            .then(t.str.strptime(pl.Datetime("us"), _ISO_FORMAT, strict=False))
+            .alias(f"{prefix}naive"),
+            pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias(f"{prefix}utc"),
+            (~main & ~t.is_in(_NULL_TIMES)).alias(f"{prefix}other"),
+        )
+        # an impossible date of the main form (2024-02-30T00:00:00) is bad in the full parser too
+        p.at(2, (c("other") | (main & c("naive").is_null())).alias(f"{prefix}bad"))
+        p.out = {"utc": f"{prefix}utc", "naive": f"{prefix}naive", "bad": f"{prefix}bad"}
+        return p
     p.at(
         1,
         t.str.contains(_ISO_MAIN).alias(f"{prefix}main"),

@@ -33,6 +33,10 @@ from trainperf.slurm.fields import (
 
 __all__ = ["Derive"]
 
+_FAST = (C.job_id_parts, C.epoch_or_iso_times, C.duration_seconds)  # parsers with a fast form
+_BY_VALUE = (C.epoch_or_iso_times, C.duration_seconds)  # per distinct value in a large dump
+_DISTINCT_ROWS = 32_768
+
 
 def _int_or_none(v: Any) -> int | None:
     if v is None:
@@ -170,33 +174,41 @@ class Derive:
         return specs
 
     def parse_rows(self) -> dict[str, C.Parse]:
-        """Run the per-row parsers on the values as they are; values that do not parse are parsed
-        again with surrounding whitespace stripped (a rare case, so the common one pays no strip
-        pass).
+        """Run the per-row parsers, their fast forms first (``fast=True``: the forms sacct prints on
+        almost every record); the values those leave ``bad`` (other forms, values that do not
+        parse) are parsed again by the full parsers with surrounding whitespace stripped (a rare
+        case, so the common one pays no strip pass and no regex groups). Every parser is
+        elementwise and the fast forms give the full parsers' values, so the values are those of
+        the full parsers on every row.
 
         One lazy query does it all (each query and each eager step has a fixed cost of its own
-        that dominated a dump of a few thousand records, issue 16). JobID, JobIDRaw (distinct on
-        every record) and the counts are parsed per row. The times and durations are parsed once
-        per distinct value of all the columns that parser reads (Submit, Start and End share
-        one table) and joined back to the rows in the same query: a job's steps repeat its
-        times (the bundled dump: 8,358 records, 14,590 distinct times of 25,074). Every parser
-        is elementwise, so the values are those of the per-row query."""
+        that dominated a dump of a few thousand records, issue 16): the per-row parsers (JobID,
+        JobIDRaw, counts; times and durations too, or in a large dump once per distinct value
+        and joined back) and the per-value tables of the low-cardinality fields, joined on the
+        value."""
         specs = self.specs()
-        first = {k: dict(kw) for k, (_, _, _, kw) in specs.items()}
+        first = {  # int_column and job_id_number have no fast form (one regex each)
+            k: {**kw, "fast": True} if fn in _FAST else dict(kw)
+            for k, (fn, _, _, kw) in specs.items()
+        }
         if "JobIDRaw" in first:  # JobID's parse is in the same query
             first["JobIDRaw"]["same_as"] = "_jid_"
         plans = {
             k: fn(col, pre, strip_values=False, **first[k])
             for k, (fn, col, pre, _) in specs.items()
         }
+        # times and durations of a large dump: parsed once per distinct value (Submit, Start and
+        # End share one table) and joined back, as a job's steps repeat its times; below
+        # _DISTINCT_ROWS rows the fixed cost of the tables and joins is more than they save
+        # (measured: 8,358 records row by row 3 ms less, 83,580 records 15-30 ms more)
         per_row = [
-            k for k in specs if specs[k][0] in (C.job_id_parts, C.job_id_number, C.int_column)
+            k for k in specs if self.raw.height < _DISTINCT_ROWS or specs[k][0] not in _BY_VALUE
         ]
         lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
-        for k, (fn, _, _, kw) in specs.items():
+        for k, (fn, _, _, _) in specs.items():
             if k not in per_row:
-                groups.setdefault((fn, tuple(sorted(kw.items()))), []).append(k)
+                groups.setdefault((fn, tuple(sorted(first[k].items()))), []).append(k)
         for (fn, kw_items), keys in groups.items():
             plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
             uniq = pl.concat(
@@ -240,20 +252,25 @@ class Derive:
                 continue
             got = res.select(pl.col(f"_m{i}_{c}").alias(c) for c in [*schema, "_bad"])
             self.mapped[f] = (got.drop("_bad"), got.get_column("_bad"))
-        for k, (fn, col, pre, kw) in specs.items():
-            res = self._again(res, self.raw.get_column(col), plans[k], fn, col, pre, kw)
-        self.res = res
+        self.res = self._again(res, specs, plans)
         return plans
 
-    @staticmethod
-    def _again(res, values, plan, fn, col, pre, kw) -> pl.DataFrame:
-        """``res`` with the values that did not parse parsed again, stripped."""
-        bad = res.get_column(plan.out["bad"])
-        if not bad.any():
+    def _again(self, res: pl.DataFrame, specs: dict, plans: dict[str, C.Parse]) -> pl.DataFrame:
+        """``res`` with the rows where a fast parser left a value ``bad`` parsed again by the full
+        parsers of the fields with such values, values stripped, in one query. Every parser is
+        elementwise, and where a value parses as it is it has no surrounding whitespace and the
+        fast parser's outputs are the full parser's, so all outputs of those fields on those rows
+        may be replaced (a query costs per expression, so only those parsers run)."""
+        keys = [k for k in specs if res.get_column(plans[k].out["bad"]).any()]
+        if not keys:
             return res
+        bad = res.select(pl.any_horizontal(plans[k].out["bad"] for k in keys)).to_series()
         idx = bad.arg_true()
-        sub = values.alias(col).gather(idx).to_frame()
-        again = C.run_stages(sub, [fn(col, pre, strip_values=True, **kw)])
+        sub = self.raw.select(sorted({specs[k][1] for k in keys})).gather(idx)
+        again = C.run_stages(
+            sub,
+            [fn(col, pre, strip_values=True, **kw) for fn, col, pre, kw in map(specs.get, keys)],
+        )
         return res.with_columns(
             res.get_column(c).scatter(idx, again.get_column(c)) for c in again.columns
         )
