@@ -219,20 +219,50 @@ def phase_stats(
     # search_sorted of _interval_expr, so a filter after it read the whole store once per batch
     # (16x store: 1.0 GB and 7-60 s per batch instead of 0.2 GB and 1.4 s)
     batches = _host_batches(lf) if level == "gpu" and not empty else [None]
-    parts = [
-        attach(_only_hosts(lf, hosts)).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
-        for hosts in batches
+    hosts = None
+    if batches != [None]:
+        hosts = pl.Series([h for b in batches for h in b if h is not None], dtype=pl.String)
+    parts = []
+    for hb in batches:
+        part = attach(_only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
+        part = _collect(part)
+        if "hostname" in rest and hosts is None:  # one batch: its own hosts
+            hosts = part["hostname"].drop_nulls().unique()
+        parts.append(_encode(part, mt, hosts))
+    return _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+
+
+def _encode(part: pl.DataFrame, mt: pl.DataFrame, hosts: pl.Series | None) -> pl.DataFrame:
+    """One batch's aggregates with integer codes for its strings, so that the batches held until
+    the last one is done carry no string column: ``field_id`` -> ``_m`` (position in the metric
+    table), ``hostname`` -> ``_h`` (0 = null, else 1 + position among the sorted ``hosts``)."""
+    ids = mt["field_id"].to_list()
+    cols = [
+        pl.col("field_id")
+        .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
+        .alias("_m")
     ]
-    return _assemble(parts, groups, mt, keys, rest, qcols)
+    if "hostname" in part.columns:
+        hs = hosts.sort()
+        cols.append(
+            pl.col("hostname")
+            .replace_strict(hs, pl.int_range(1, hs.len() + 1, dtype=pl.UInt32, eager=True))
+            .fill_null(0)
+            .alias("_h")
+        )
+    return part.with_columns(cols).drop("field_id", "hostname", strict=False)
 
 
-def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
-    """The per-batch aggregates as the result, ordered (kind, index, hostname, gpu, metric).
+def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
+    """The per-batch aggregates (:func:`_encode`) as the result, ordered (kind, index, hostname,
+    gpu, metric, phase group).
 
-    Memory: the per-GPU result of a long store has millions of rows, so the order is found on
-    integer keys (``arg_sort``) and every output column is gathered once, the strings (phase,
-    kind, metric, unit) straight from the small group / metric tables, each input column dropped
-    as soon as it is used (before: three joins and a sort, each a full copy of the result)."""
+    Memory (the per-GPU result of a long store has millions of rows; 64 tiled runs: 12.5 M rows,
+    1.2 GB, most of the 2 GB allowed): the batches hold numbers only; the order is one
+    ``arg_sort`` of a single UInt64 key packed from the integer codes (a multi-column sort on the
+    host strings row-encoded every key: hundreds of MB more at the peak); every output column is
+    gathered once, each input column dropped as soon as it is used, and the strings (phase, kind,
+    hostname, metric, unit) are gathered last from the small group / host / metric tables."""
     kind_order = {"init": 0, "train": 1, "eval": 2}
     gr = groups.with_columns(
         pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
@@ -241,18 +271,33 @@ def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
         .rank("dense")
         .cast(pl.UInt32)
         .alias("_gr")
-    )
-    ids = mt["field_id"].to_list()
+    )["_gr"]
     res = pl.concat(parts)  # the input was filtered to these field ids: no copy here
     parts.clear()
-    res = res.with_columns(
-        pl.col("field_id")
-        .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
-        .alias("_m"),
-        pl.col("_g").replace_strict(gr["_g"], gr["_gr"], return_dtype=pl.UInt32).alias("_gr"),
-    ).drop("field_id")
-    order = res.select(pl.arg_sort_by(["_gr", *rest, "_m", "_g"])).to_series()
-    res = res.drop("_gr")
+    # sort keys, most significant first: (code expression, number of codes); the codes are
+    # those of pl.arg_sort_by(["_gr", "hostname", "gpu", "_m", "_g"]) (nulls first): the host
+    # code follows the sorted host names with null as 0, the GPU index is offset by its minimum
+    gcode = pl.lit(gr).gather(pl.col("_g")).cast(pl.UInt64)
+    sort_keys: list[tuple[pl.Expr, int]] = [(gcode, (gr.max() or 0) + 1)]
+    if "hostname" in rest:
+        sort_keys.append((pl.col("_h").cast(pl.UInt64), hosts.len() + 1))
+    if "gpu" in rest and res.height:
+        lo, hi = res["gpu"].min(), res["gpu"].max()
+        sort_keys.append(((pl.col("gpu").cast(pl.Int64) - lo).cast(pl.UInt64), hi - lo + 1))
+    sort_keys += [
+        (pl.col("_m").cast(pl.UInt64), mt.height),
+        (pl.col("_g").cast(pl.UInt64), groups.height),
+    ]
+    span = 1
+    for _, n in sort_keys:
+        span *= max(n, 1)
+    if span < 2**63:
+        key = sort_keys[0][0]
+        for e, n in sort_keys[1:]:
+            key = key * n + e
+        order = res.select(key.arg_sort()).to_series()
+    else:  # too many codes for one 64-bit key: sort on the code columns
+        order = res.select(pl.arg_sort_by([e for e, _ in sort_keys])).to_series()
     out: dict[str, pl.Series] = {}
 
     def take(c: str) -> pl.Series:
@@ -261,20 +306,23 @@ def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
         res = res.drop(c)
         return col
 
-    # the columns of the input first (each gather frees its source), the strings made from the
-    # small tables last, when only the two code columns remain: the peak is the result plus
-    # one column, not the input plus the result (64x: 12.5 M rows of ~140 B)
-    for c in [*rest, "n", "mean", *qcols]:
+    # the numbers first (each gather frees its source), the strings from the small tables last,
+    # when only the code columns remain: the peak is the result plus the codes
+    for c in [k for k in rest if k != "hostname"] + ["n", "mean", *qcols]:
         out[c] = take(c)
     g, m = take("_g"), take("_m")
+    h = take("_h") if "hostname" in rest else None
     order = None  # frees the permutation (take is not called after this)
+    if h is not None:
+        out["hostname"] = pl.concat([pl.Series([None], dtype=pl.String), hosts.sort()]).gather(h)
+        h = None
     for c in keys:
         if c in groups.columns:
-            out[c] = g.replace_strict(groups["_g"], groups[c], return_dtype=groups.schema[c])
-    del g
-    out["metric"] = m.replace_strict(list(range(len(ids))), mt["metric"], return_dtype=pl.String)
-    out["unit"] = m.replace_strict(list(range(len(ids))), mt["unit"], return_dtype=pl.String)
-    del m
+            out[c] = groups[c].gather(g)
+    g = None
+    out["metric"] = mt["metric"].gather(m)
+    out["unit"] = mt["unit"].gather(m)
+    m = None
     names = [*keys, "metric", "unit", "n", "mean", *qcols]
     return pl.DataFrame([out.pop(k).alias(k) for k in names])
 
