@@ -222,27 +222,48 @@ def phase_stats(
     hosts = None
     if batches != [None]:
         hosts = pl.Series([h for b in batches for h in b if h is not None], dtype=pl.String)
+    gr = _group_rank(groups)
     parts = []
     for hb in batches:
         part = attach(_only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
         part = _collect(part)
         if "hostname" in rest and hosts is None:  # one batch: its own hosts
             hosts = part["hostname"].drop_nulls().unique()
-        parts.append(_encode(part, mt, hosts))
+        parts.append(_encode(part, mt, hosts, gr, rest))
     return _assemble(parts, groups, mt, keys, rest, qcols, hosts)
 
 
-def _encode(part: pl.DataFrame, mt: pl.DataFrame, hosts: pl.Series | None) -> pl.DataFrame:
-    """One batch's aggregates with integer codes for its strings, so that the batches held until
-    the last one is done carry no string column: ``field_id`` -> ``_m`` (position in the metric
-    table), ``hostname`` -> ``_h`` (0 = null, else 1 + position among the sorted ``hosts``)."""
+def _group_rank(groups: pl.DataFrame) -> pl.Series:
+    """Per phase group ``_g`` (row of ``groups``): its rank in the result order (kind init,
+    train, eval, other; then index), UInt32 from 1."""
+    kind_order = {"init": 0, "train": 1, "eval": 2}
+    return groups.with_columns(
+        pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
+    ).select(
+        pl.struct(["_k", "index"] if "index" in groups.columns else ["_k"])
+        .rank("dense")
+        .cast(pl.UInt32)
+        .alias("_gr")
+    )["_gr"]
+
+
+def _encode(
+    part: pl.DataFrame, mt: pl.DataFrame, hosts: pl.Series | None, gr: pl.Series, rest: list[str]
+) -> pl.DataFrame:
+    """One batch's aggregates with integer codes for its strings, sorted in the result order.
+
+    The batches held until the last one is done carry no string column: ``field_id`` -> ``_m``
+    (position in the metric table), ``hostname`` -> ``_h`` (0 = null, else 1 + position among the
+    sorted ``hosts``); ``_gr`` is the rank of the phase group (:func:`_group_rank`). Sorted by
+    (``_gr``, ``_h``, ``gpu``, ``_m``, ``_g``): the order of the result within this batch."""
     ids = mt["field_id"].to_list()
     cols = [
+        pl.lit(gr).gather(pl.col("_g")).alias("_gr"),
         pl.col("field_id")
         .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
-        .alias("_m")
+        .alias("_m"),
     ]
-    if "hostname" in part.columns:
+    if "hostname" in rest:
         hs = hosts.sort()
         cols.append(
             pl.col("hostname")
@@ -250,7 +271,10 @@ def _encode(part: pl.DataFrame, mt: pl.DataFrame, hosts: pl.Series | None) -> pl
             .fill_null(0)
             .alias("_h")
         )
-    return part.with_columns(cols).drop("field_id", "hostname", strict=False)
+    keys = ["_gr", *(["_h"] if "hostname" in rest else []), *[k for k in rest if k == "gpu"]]
+    return (
+        part.with_columns(cols).drop("field_id", "hostname", strict=False).sort([*keys, "_m", "_g"])
+    )
 
 
 def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
@@ -258,61 +282,28 @@ def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
     gpu, metric, phase group).
 
     Memory (the per-GPU result of a long store has millions of rows; 64 tiled runs: 12.5 M rows,
-    1.2 GB, most of the 2 GB allowed): the batches hold numbers only; the order is one
-    ``arg_sort`` of a single UInt64 key packed from the integer codes (a multi-column sort on the
-    host strings row-encoded every key: hundreds of MB more at the peak); every output column is
-    gathered once, each input column dropped as soon as it is used, and the strings (phase, kind,
-    hostname, metric, unit) are gathered last from the small group / host / metric tables."""
-    kind_order = {"init": 0, "train": 1, "eval": 2}
-    gr = groups.with_columns(
-        pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
-    ).with_columns(
-        pl.struct(["_k", "index"] if "index" in groups.columns else ["_k"])
-        .rank("dense")
-        .cast(pl.UInt32)
-        .alias("_gr")
-    )["_gr"]
-    res = pl.concat(parts)  # the input was filtered to these field ids: no copy here
+    about 1.75 GB resident, five String columns of 16-byte views among them): the batches hold
+    numbers only, each sorted already; they cover consecutive hosts in sorted order, so the result
+    is, for each phase-group rank in turn, that rank's slice of every batch in batch order: the
+    number columns are those slices (no sort or copy of the whole result, which needed hundreds
+    of MB more at the peak), and only the strings (phase, kind, hostname, metric, unit) are made
+    new, gathered from the small group / host / metric tables by the code columns."""
+    slices = []
+    for i, part in enumerate(parts):  # boundaries of each rank's run in each (sorted) batch
+        r = part["_gr"]
+        ranks = r.unique(maintain_order=True).to_list()
+        lo = r.search_sorted(pl.Series(ranks, dtype=pl.UInt32), side="left").to_list()
+        hi = r.search_sorted(pl.Series(ranks, dtype=pl.UInt32), side="right").to_list()
+        slices += [(rk, i, a, b - a) for rk, a, b in zip(ranks, lo, hi, strict=True)]
+        parts[i] = part.drop("_gr")
+    slices.sort()  # by rank, then batch (host) order
+    res = pl.concat([parts[i].slice(a, n) for _, i, a, n in slices]) if slices else parts[0]
     parts.clear()
-    # sort keys, most significant first: (code expression, number of codes); the codes are
-    # those of pl.arg_sort_by(["_gr", "hostname", "gpu", "_m", "_g"]) (nulls first): the host
-    # code follows the sorted host names with null as 0, the GPU index is offset by its minimum
-    gcode = pl.lit(gr).gather(pl.col("_g")).cast(pl.UInt64)
-    sort_keys: list[tuple[pl.Expr, int]] = [(gcode, (gr.max() or 0) + 1)]
-    if "hostname" in rest:
-        sort_keys.append((pl.col("_h").cast(pl.UInt64), hosts.len() + 1))
-    if "gpu" in rest and res.height:
-        lo, hi = res["gpu"].min(), res["gpu"].max()
-        sort_keys.append(((pl.col("gpu").cast(pl.Int64) - lo).cast(pl.UInt64), hi - lo + 1))
-    sort_keys += [
-        (pl.col("_m").cast(pl.UInt64), mt.height),
-        (pl.col("_g").cast(pl.UInt64), groups.height),
-    ]
-    span = 1
-    for _, n in sort_keys:
-        span *= max(n, 1)
-    if span < 2**63:
-        key = sort_keys[0][0]
-        for e, n in sort_keys[1:]:
-            key = key * n + e
-        order = res.select(key.arg_sort()).to_series()
-    else:  # too many codes for one 64-bit key: sort on the code columns
-        order = res.select(pl.arg_sort_by([e for e, _ in sort_keys])).to_series()
-    out: dict[str, pl.Series] = {}
-
-    def take(c: str) -> pl.Series:
-        nonlocal res
-        col = res[c].gather(order)
-        res = res.drop(c)
-        return col
-
-    # the numbers first (each gather frees its source), the strings from the small tables last,
-    # when only the code columns remain: the peak is the result plus the codes
-    for c in [k for k in rest if k != "hostname"] + ["n", "mean", *qcols]:
-        out[c] = take(c)
-    g, m = take("_g"), take("_m")
-    h = take("_h") if "hostname" in rest else None
-    order = None  # frees the permutation (take is not called after this)
+    out: dict[str, pl.Series] = {c: res[c] for c in [k for k in rest if k != "hostname"]}
+    out |= {c: res[c] for c in ["n", "mean", *qcols]}
+    g, m = res["_g"], res["_m"]
+    h = res["_h"] if "hostname" in rest else None
+    res = None  # the code columns go as soon as their strings are made
     if h is not None:
         out["hostname"] = pl.concat([pl.Series([None], dtype=pl.String), hosts.sort()]).gather(h)
         h = None
