@@ -264,13 +264,11 @@ def _encode(
         .alias("_m"),
     ]
     if "hostname" in rest:
-        hs = hosts.sort()
-        cols.append(
-            pl.col("hostname")
-            .replace_strict(hs, pl.int_range(1, hs.len() + 1, dtype=pl.UInt32, eager=True))
-            .fill_null(0)
-            .alias("_h")
-        )
+        # position in the sorted host list (every host of the batch is in it); not
+        # replace_strict, which panics on an empty mapping (all hosts null)
+        h = pl.col("hostname")
+        pos = pl.lit(hosts.sort()).search_sorted(h, side="left").cast(pl.UInt32) + 1
+        cols.append(pl.when(h.is_null()).then(pl.lit(0, pl.UInt32)).otherwise(pos).alias("_h"))
     keys = ["_gr", *(["_h"] if "hostname" in rest else []), *[k for k in rest if k == "gpu"]]
     return (
         part.with_columns(cols).drop("field_id", "hostname", strict=False).sort([*keys, "_m", "_g"])
