@@ -8,7 +8,8 @@ times the main job's synthetic-store step, regenerated against reused (``ensure_
 Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
 full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64X=1``
 (about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
-(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x.
+(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x. ``TRAINPERF_BENCH_STORES=<folder>`` keeps the
+generated stores there and reuses them on the next run (same generator, config, phases, polars).
 Targets: 16x <= 1 GB peak; 64x <= 2 GB; time per million rows about constant (linear).
 """
 
@@ -86,9 +87,11 @@ def run(quick: bool) -> list[harness.Row]:
                 f"<= {limit:g} GB peak, s per M rows ~ {k0}x" if limit else "s per M rows ~ 1x",
                 (peak_gb <= limit if limit else True) and per_m[k] / per_m[k0] < 1.5,
                 f"{per_m[k]:.2f} s per M rows; imports alone {base / 1e9:.2f} GB; generation "
-                f"{r['generate_s']:.0f} s; the per-GPU phase_stats result alone: "
+                f"{r['generate_s']:.0f} s{' (when made; store reused)' if r.get('reused') else ''}; "
+                f"the per-GPU phase_stats result alone: "
                 f"{r['result']['phase_stats_rows'] / 1e6:.2f} M rows, "
-                f"{r['result']['phase_stats_mb']:.0f} MB (polars estimated_size)",
+                f"{r['result']['phase_stats_mb']:.0f} MB (polars estimated_size), at least "
+                f"{r['result']['phase_stats_resident_mb']:.0f} MB resident (16-byte String views)",
             )
         )
     return rows
