@@ -161,14 +161,16 @@ def link_throughput(
     """
 
     lf_all = _lazy(data)
-    in_phase = None  # the samples of phases of ``kind``: interval numbers (no strings per sample)
+    # the samples of phases of ``kind``, by interval number (no strings per sample); two filters,
+    # since polars pushes no part of a predicate holding search_sorted into the scan
+    in_phase: list[pl.Expr] | None = None
     if phases is not None:
         bounds, table = _interval_table(phases)
         ivs = (table.filter(pl.col("kind") == kind) if kind else table)["_iv"].to_list()
         if len(bounds) < 2 or not ivs:
-            in_phase = pl.lit(False)
+            in_phase = [pl.lit(False)]
         else:
-            in_phase = _in_span(bounds) & _interval_expr(bounds).is_in(ivs)
+            in_phase = [_in_span(bounds), _interval_expr(bounds).is_in(ivs)]
     # every result row is one host's: run host batch by host batch (the phase table is made once)
     parts = [
         _link_batch(_only_hosts(lf_all, hosts), in_phase, stat, rail_devices)
@@ -180,15 +182,17 @@ def link_throughput(
 
 
 def _link_batch(
-    lf_all: pl.LazyFrame, in_phase: pl.Expr | None, stat: str, rail_devices: Any
+    lf_all: pl.LazyFrame, in_phase: list[pl.Expr] | None, stat: str, rail_devices: Any
 ) -> pl.DataFrame:
-    """:func:`link_throughput` of one host batch; ``in_phase``: the filter of the samples to use
+    """:func:`link_throughput` of one host batch; ``in_phase``: the filters of the samples to use
     (:func:`trainperf.telemetry.phases.with_phases` + the kind, as interval numbers), None = all.
     Filtering on the interval number keeps the samples, and their order, that the inner join of
     :func:`~trainperf.telemetry.phases.with_phases` on it followed by the kind filter kept."""
 
     def keep(lf):
-        return lf if in_phase is None else lf.filter(in_phase)
+        for f in in_phase or []:
+            lf = lf.filter(f)
+        return lf
 
     g = _gpu_rows(lf_all).filter(pl.col("field_id").is_in([1009, 1010, 1011, 1012, 449]))
     per_ts = (
@@ -216,8 +220,8 @@ def _link_batch(
         .pipe(_collect)
     )
     nic = _nic_batch(lf_all.filter(pl.col("field").is_in([NIC_TX, NIC_RX])), rail_devices)
-    if in_phase is not None and nic.height:
-        nic = nic.filter(in_phase)
+    if nic.height:
+        nic = keep(nic)
     nic = nic.group_by("hostname", "rail").agg(_stat(pl.col("bytes_per_s"), stat).alias("nic_Bps"))
     out = gpu.join(nic, on=["hostname", "rail"], how="full", coalesce=True)
     return out.select(
