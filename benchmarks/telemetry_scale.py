@@ -63,7 +63,10 @@ base = synthetic.default_phases()
 ph = base if idle else tiled_phases(base, k)
 cfg = config(nodes, base, k, idle)
 out = {"mode": mode, "k": k, "idle": idle}
-t = time.perf_counter()
+def cpu():  # this process' CPU seconds, every thread (load on a shared machine barely moves it)
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu()
 if mode == "generate":
     files = synthetic.write_parquet(cfg, ph, store)
     out["files"] = len(files)
@@ -91,6 +94,7 @@ elif mode == "analyse":
 elif mode == "baseline":
     pass
 out["seconds"] = time.perf_counter() - t
+out["cpu_s"] = cpu() - c
 # VmHWM is this process' own peak; ru_maxrss would carry the parent's RSS over fork + exec on Linux
 try:
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
@@ -212,13 +216,15 @@ def bench_files(
         row["generate_s"] = g["seconds"]
         row["generate_peak_rss"] = g["peak_rss"]
         row["analyse_s"] = a["seconds"]
+        row["analyse_cpu_s"] = a["cpu_s"]
         row["analyse_peak_rss"] = a["peak_rss"]
-        row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle")}
+        row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle", "cpu_s")}
         rows.append(row)
         print(
             f"  {row['size']:<9} rows {g['rows']:>12,}  generate {g['seconds']:7.1f} s "
             f"{g['peak_rss'] / 1e6:7.0f} MB   analyse {a['seconds']:7.1f} s "
-            f"{a['peak_rss'] / 1e6:7.0f} MB" + ("  (store reused)" if g["reused"] else ""),
+            f"{a['peak_rss'] / 1e6:7.0f} MB, {a['cpu_s']:.1f} s CPU"
+            + ("  (store reused)" if g["reused"] else ""),
             flush=True,
         )
         if keep is None:

@@ -163,8 +163,11 @@ def phase_stats(
         grouping columns (``gpu``: phase, kind, index, hostname, gpu; ``phase``: phase, kind,
         index; ``kind``: kind) + ``metric`` (String), ``unit`` (String), ``n`` (UInt32, samples),
         ``mean`` (Float64) and one Float64 column per quantile named ``p05``, ``p25``, ``p50``...
-        in the field's unit; sorted by the grouping columns and metric. Metrics absent from the
-        data have no rows (see :func:`unavailable`).
+        in the field's unit. Sorted by kind (init, train, eval, others), index, hostname (null
+        first), gpu, metric (in the order of ``fields``), then phase (in the order phases start:
+        several runs' phases of equal kind and index). Metrics absent from the data have no rows
+        (see :func:`unavailable`). The number columns are slices of the host batches' results
+        (several chunks; ``rechunk()`` if one contiguous buffer is wanted).
 
     Raises:
         ValueError: unknown ``level``.
