@@ -63,7 +63,10 @@ base = synthetic.default_phases()
 ph = base if idle else tiled_phases(base, k)
 cfg = config(nodes, base, k, idle)
 out = {"mode": mode, "k": k, "idle": idle}
-t = time.perf_counter()
+def cpu():  # this process' CPU seconds, every thread (load on a shared machine barely moves it)
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu()
 if mode == "generate":
     files = synthetic.write_parquet(cfg, ph, store)
     out["files"] = len(files)
@@ -78,6 +81,10 @@ if mode in ("analyse_stats", "analyse_link"):
 elif mode == "analyse":
     out["phase_stats_rows"] = st.height
     out["phase_stats_mb"] = st.estimated_size() / 1e6
+    # its resident floor: every String value is a 16-byte view (estimated_size counts the string
+    # bytes only), every number its width; validity bitmaps and buffers of long strings on top
+    width = {pl.String: 16, pl.Float64: 8, pl.Int64: 8, pl.UInt64: 8}
+    out["phase_stats_resident_mb"] = st.height * sum(width.get(t, 4) for t in st.dtypes) / 1e6
     out["link_rows"] = lt.height
     out["tensor_train_mean"] = st.filter(
         (pl.col("kind") == "train") & (pl.col("metric") == "tensor_active")
@@ -87,6 +94,7 @@ elif mode == "analyse":
 elif mode == "baseline":
     pass
 out["seconds"] = time.perf_counter() - t
+out["cpu_s"] = cpu() - c
 # VmHWM is this process' own peak; ru_maxrss would carry the parent's RSS over fork + exec on Linux
 try:
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
@@ -158,27 +166,69 @@ def run_child(mode: str, store: Path, k: int, nodes: int, idle: bool = False) ->
 # --------------------------------------------------------------------------------------
 
 
-def bench_files(sizes: list[int], nodes: int, tmp: Path, idle: bool) -> list[dict]:
+STORES_ENV = "TRAINPERF_BENCH_STORES"
+"""Environment variable naming a folder where the generated stores are kept and reused."""
+
+
+def _store_key(k: int, nodes: int, idle: bool) -> str:
+    """:func:`trainperf.synthetic.telemetry.store_key` of one size: configuration, phases,
+    generator source, field table and polars version."""
+    from trainperf.synthetic import telemetry as synthetic
+
+    base = synthetic.default_phases()
+    return synthetic.store_key(
+        config(nodes, base, k, idle), base if idle else tiled_phases(base, k)
+    )
+
+
+def _generated(store: Path, k: int, nodes: int, idle: bool, keep: bool) -> dict:
+    """Generate the store of one size in a child process; with ``keep``, reuse the one already
+    in ``store`` when its key (written last, after its row count) matches."""
+    key_file, info = store / "BENCH.key", store / "BENCH.json"
+    key = _store_key(k, nodes, idle) if keep else None
+    if keep and key_file.is_file() and key_file.read_text() == key and info.is_file():
+        return {**json.loads(info.read_text()), "reused": True}
+    shutil.rmtree(store, ignore_errors=True)
+    g = run_child("generate", store, k, nodes, idle)
+    if keep:
+        info.write_text(json.dumps(g))
+        key_file.write_text(key)
+    return {**g, "reused": False}
+
+
+def bench_files(
+    sizes: list[int], nodes: int, tmp: Path, idle: bool, keep: Path | None = None
+) -> list[dict]:
+    """Generate (or, with ``keep``, reuse from that folder) and analyse each size.
+
+    ``keep`` defaults to the folder named by ``TRAINPERF_BENCH_STORES``; stores there are not
+    deleted (a 64x store takes about 9 minutes to generate on 2 cores and 1 GB of disk)."""
+    if keep is None and os.environ.get(STORES_ENV):
+        keep = Path(os.environ[STORES_ENV])
     rows = []
     cases = [(k, False) for k in sizes] + ([(max(sizes), True)] if idle else [])
     for k, is_idle in cases:
-        store = tmp / f"store_{k}{'_idle' if is_idle else ''}"
-        g = run_child("generate", store, k, nodes, is_idle)
+        name = f"store_{k}{'_idle' if is_idle else ''}"
+        store = (keep / f"{name}_{nodes}n") if keep else tmp / name
+        g = _generated(store, k, nodes, is_idle, keep is not None)
         a = run_child("analyse", store, k, nodes, is_idle)
         row = {"size": f"{k}x" + (" idle" if is_idle else ""), "k": k, "idle": is_idle, **g}
         row["generate_s"] = g["seconds"]
         row["generate_peak_rss"] = g["peak_rss"]
         row["analyse_s"] = a["seconds"]
+        row["analyse_cpu_s"] = a["cpu_s"]
         row["analyse_peak_rss"] = a["peak_rss"]
-        row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle")}
+        row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle", "cpu_s")}
         rows.append(row)
         print(
             f"  {row['size']:<9} rows {g['rows']:>12,}  generate {g['seconds']:7.1f} s "
             f"{g['peak_rss'] / 1e6:7.0f} MB   analyse {a['seconds']:7.1f} s "
-            f"{a['peak_rss'] / 1e6:7.0f} MB",
+            f"{a['peak_rss'] / 1e6:7.0f} MB, {a['cpu_s']:.1f} s CPU"
+            + ("  (store reused)" if g["reused"] else ""),
             flush=True,
         )
-        shutil.rmtree(store)
+        if keep is None:
+            shutil.rmtree(store)
     return rows
 
 

@@ -116,7 +116,8 @@ def _host_batches(lf: pl.LazyFrame, batch_rows: int | None = None) -> list[list[
     if n <= batch_rows:
         return [None]
     hosts = lf.select(pl.col("hostname").unique()).collect(engine="streaming")["hostname"].to_list()
-    hosts.sort(key=lambda h: (h is None, h or ""))
+    # null first, as polars sorts: phase_stats relies on the batches coming in host order
+    hosts.sort(key=lambda h: (h is not None, h or ""))
     per = max(1, int(batch_rows * len(hosts) / n))
     return [hosts[i : i + per] for i in range(0, len(hosts), per)]
 

@@ -163,8 +163,11 @@ def phase_stats(
         grouping columns (``gpu``: phase, kind, index, hostname, gpu; ``phase``: phase, kind,
         index; ``kind``: kind) + ``metric`` (String), ``unit`` (String), ``n`` (UInt32, samples),
         ``mean`` (Float64) and one Float64 column per quantile named ``p05``, ``p25``, ``p50``...
-        in the field's unit; sorted by the grouping columns and metric. Metrics absent from the
-        data have no rows (see :func:`unavailable`).
+        in the field's unit. Sorted by kind (init, train, eval, others), index, hostname (null
+        first), gpu, metric (in the order of ``fields``), then phase (in the order phases start:
+        several runs' phases of equal kind and index). Metrics absent from the data have no rows
+        (see :func:`unavailable`). The number columns are slices of the host batches' results
+        (several chunks; ``rechunk()`` if one contiguous buffer is wanted).
 
     Raises:
         ValueError: unknown ``level``.
@@ -219,62 +222,99 @@ def phase_stats(
     # search_sorted of _interval_expr, so a filter after it read the whole store once per batch
     # (16x store: 1.0 GB and 7-60 s per batch instead of 0.2 GB and 1.4 s)
     batches = _host_batches(lf) if level == "gpu" and not empty else [None]
-    parts = [
-        attach(_only_hosts(lf, hosts)).group_by(["_g", *rest, "field_id"]).agg(aggs).pipe(_collect)
-        for hosts in batches
-    ]
-    return _assemble(parts, groups, mt, keys, rest, qcols)
+    hosts = None
+    if batches != [None]:
+        hosts = pl.Series([h for b in batches for h in b if h is not None], dtype=pl.String)
+    gr = _group_rank(groups)
+    parts = []
+    for hb in batches:
+        part = attach(_only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
+        part = _collect(part)
+        if "hostname" in rest and hosts is None:  # one batch: its own hosts
+            hosts = part["hostname"].drop_nulls().unique()
+        parts.append(_encode(part, mt, hosts, gr, rest))
+    return _assemble(parts, groups, mt, keys, rest, qcols, hosts)
 
 
-def _assemble(parts, groups, mt, keys, rest, qcols) -> pl.DataFrame:
-    """The per-batch aggregates as the result, ordered (kind, index, hostname, gpu, metric).
-
-    Memory: the per-GPU result of a long store has millions of rows, so the order is found on
-    integer keys (``arg_sort``) and every output column is gathered once, the strings (phase,
-    kind, metric, unit) straight from the small group / metric tables, each input column dropped
-    as soon as it is used (before: three joins and a sort, each a full copy of the result)."""
+def _group_rank(groups: pl.DataFrame) -> pl.Series:
+    """Per phase group ``_g`` (row of ``groups``): its rank in the result order (kind init,
+    train, eval, other; then index), UInt32 from 1."""
     kind_order = {"init": 0, "train": 1, "eval": 2}
-    gr = groups.with_columns(
+    return groups.with_columns(
         pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k")
-    ).with_columns(
+    ).select(
         pl.struct(["_k", "index"] if "index" in groups.columns else ["_k"])
         .rank("dense")
         .cast(pl.UInt32)
         .alias("_gr")
-    )
+    )["_gr"]
+
+
+def _encode(
+    part: pl.DataFrame, mt: pl.DataFrame, hosts: pl.Series | None, gr: pl.Series, rest: list[str]
+) -> pl.DataFrame:
+    """One batch's aggregates with integer codes for its strings, sorted in the result order.
+
+    The batches held until the last one is done carry no string column: ``field_id`` -> ``_m``
+    (position in the metric table), ``hostname`` -> ``_h`` (0 = null, else 1 + position among the
+    sorted ``hosts``); ``_gr`` is the rank of the phase group (:func:`_group_rank`). Sorted by
+    (``_gr``, ``_h``, ``gpu``, ``_m``, ``_g``): the order of the result within this batch."""
     ids = mt["field_id"].to_list()
-    res = pl.concat(parts)  # the input was filtered to these field ids: no copy here
-    parts.clear()
-    res = res.with_columns(
+    cols = [
+        pl.lit(gr).gather(pl.col("_g")).alias("_gr"),
         pl.col("field_id")
         .replace_strict(ids, list(range(len(ids))), return_dtype=pl.UInt32)
         .alias("_m"),
-        pl.col("_g").replace_strict(gr["_g"], gr["_gr"], return_dtype=pl.UInt32).alias("_gr"),
-    ).drop("field_id")
-    order = res.select(pl.arg_sort_by(["_gr", *rest, "_m", "_g"])).to_series()
-    res = res.drop("_gr")
-    out: dict[str, pl.Series] = {}
+    ]
+    if "hostname" in rest:
+        # position in the sorted host list (every host of the batch is in it); not
+        # replace_strict, which panics on an empty mapping (all hosts null)
+        h = pl.col("hostname")
+        pos = pl.lit(hosts.sort()).search_sorted(h, side="left").cast(pl.UInt32) + 1
+        cols.append(pl.when(h.is_null()).then(pl.lit(0, pl.UInt32)).otherwise(pos).alias("_h"))
+    keys = ["_gr", *(["_h"] if "hostname" in rest else []), *[k for k in rest if k == "gpu"]]
+    return (
+        part.with_columns(cols).drop("field_id", "hostname", strict=False).sort([*keys, "_m", "_g"])
+    )
 
-    def take(c: str) -> pl.Series:
-        nonlocal res
-        col = res[c].gather(order)
-        res = res.drop(c)
-        return col
 
-    # the columns of the input first (each gather frees its source), the strings made from the
-    # small tables last, when only the two code columns remain: the peak is the result plus
-    # one column, not the input plus the result (64x: 12.5 M rows of ~140 B)
-    for c in [*rest, "n", "mean", *qcols]:
-        out[c] = take(c)
-    g, m = take("_g"), take("_m")
-    order = None  # frees the permutation (take is not called after this)
+def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
+    """The per-batch aggregates (:func:`_encode`) as the result, ordered (kind, index, hostname,
+    gpu, metric, phase group).
+
+    Memory (the per-GPU result of a long store has millions of rows; 64 tiled runs: 12.5 M rows,
+    about 1.75 GB resident, five String columns of 16-byte views among them): the batches hold
+    numbers only, each sorted already; they cover consecutive hosts in sorted order, so the result
+    is, for each phase-group rank in turn, that rank's slice of every batch in batch order: the
+    number columns are those slices (no sort or copy of the whole result, which needed hundreds
+    of MB more at the peak), and only the strings (phase, kind, hostname, metric, unit) are made
+    new, gathered from the small group / host / metric tables by the code columns."""
+    slices = []
+    for i, part in enumerate(parts):  # boundaries of each rank's run in each (sorted) batch
+        r = part["_gr"]
+        ranks = r.unique(maintain_order=True).to_list()
+        lo = r.search_sorted(pl.Series(ranks, dtype=pl.UInt32), side="left").to_list()
+        hi = r.search_sorted(pl.Series(ranks, dtype=pl.UInt32), side="right").to_list()
+        slices += [(rk, i, a, b - a) for rk, a, b in zip(ranks, lo, hi, strict=True)]
+        parts[i] = part.drop("_gr")
+    slices.sort()  # by rank, then batch (host) order
+    res = pl.concat([parts[i].slice(a, n) for _, i, a, n in slices]) if slices else parts[0]
+    parts.clear()
+    out: dict[str, pl.Series] = {c: res[c] for c in [k for k in rest if k != "hostname"]}
+    out |= {c: res[c] for c in ["n", "mean", *qcols]}
+    g, m = res["_g"], res["_m"]
+    h = res["_h"] if "hostname" in rest else None
+    res = None  # the code columns go as soon as their strings are made
+    if h is not None:
+        out["hostname"] = pl.concat([pl.Series([None], dtype=pl.String), hosts.sort()]).gather(h)
+        h = None
     for c in keys:
         if c in groups.columns:
-            out[c] = g.replace_strict(groups["_g"], groups[c], return_dtype=groups.schema[c])
-    del g
-    out["metric"] = m.replace_strict(list(range(len(ids))), mt["metric"], return_dtype=pl.String)
-    out["unit"] = m.replace_strict(list(range(len(ids))), mt["unit"], return_dtype=pl.String)
-    del m
+            out[c] = groups[c].gather(g)
+    g = None
+    out["metric"] = mt["metric"].gather(m)
+    out["unit"] = mt["unit"].gather(m)
+    m = None
     names = [*keys, "metric", "unit", "n", "mean", *qcols]
     return pl.DataFrame([out.pop(k).alias(k) for k in names])
 

@@ -19,7 +19,7 @@ from trainperf.telemetry._common import (
     _natural_key,
     _only_hosts,
 )
-from trainperf.telemetry.phases import with_phases
+from trainperf.telemetry.phases import _in_span, _interval_expr, _interval_table
 
 
 def _rail_map(devices: Iterable[tuple[str, str]], rail_devices: Any) -> pl.DataFrame:
@@ -68,13 +68,18 @@ def nic_throughput(
         tx_Bps, rx_Bps, bytes_per_s (Float64, B/s); sorted by host, rail, time. Empty when no
         NIC counters are present.
     """
-    key = ["hostname", "device", "field"]
     nic_rows = _lazy(data).filter(pl.col("field").is_in([NIC_TX, NIC_RX]))
     batches = _host_batches(nic_rows)
     if len(batches) > 1:  # counters are per host: run host batch by host batch
         return pl.concat(
-            [nic_throughput(_only_hosts(nic_rows, h), rail_devices) for h in batches]
+            [_nic_batch(_only_hosts(nic_rows, h), rail_devices) for h in batches]
         ).sort("hostname", "rail", "timestamp")
+    return _nic_batch(nic_rows, rail_devices)
+
+
+def _nic_batch(nic_rows: pl.LazyFrame, rail_devices: Any) -> pl.DataFrame:
+    """:func:`nic_throughput` of rows already restricted to the NIC counters, in one collect."""
+    key = ["hostname", "device", "field"]
     lf = nic_rows.select(
         "hostname",
         "field",
@@ -155,30 +160,43 @@ def link_throughput(
         the source is absent), sorted by host and rail.
     """
 
-    def in_phase(lf: pl.LazyFrame) -> pl.LazyFrame:
-        if phases is None:
-            return lf
-        lf = with_phases(lf, phases)
-        return lf.filter(pl.col("kind") == kind) if kind else lf
-
     lf_all = _lazy(data)
-    batches = _host_batches(lf_all)
-    if len(batches) > 1:  # every result row is one host's: run host batch by host batch
-        return pl.concat(
-            [
-                link_throughput(
-                    _only_hosts(lf_all, hosts),
-                    phases,
-                    kind=kind,
-                    stat=stat,
-                    rail_devices=rail_devices,
-                )
-                for hosts in batches
-            ]
-        ).sort("hostname", "rail")
+    # the samples of phases of ``kind``, by interval number (no strings per sample); two filters,
+    # since polars pushes no part of a predicate holding search_sorted into the scan
+    in_phase: list[pl.Expr] | None = None
+    if phases is not None:
+        bounds, table = _interval_table(phases)
+        ivs = (table.filter(pl.col("kind") == kind) if kind else table)["_iv"].to_list()
+        if len(bounds) < 2 or not ivs:
+            in_phase = [pl.lit(False)]
+        else:
+            in_phase = [_in_span(bounds), _interval_expr(bounds).is_in(ivs)]
+    # every result row is one host's: run host batch by host batch (the phase table is made once)
+    parts = [
+        _link_batch(_only_hosts(lf_all, hosts), in_phase, stat, rail_devices)
+        for hosts in _host_batches(lf_all)
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return pl.concat(parts).sort("hostname", "rail")
+
+
+def _link_batch(
+    lf_all: pl.LazyFrame, in_phase: list[pl.Expr] | None, stat: str, rail_devices: Any
+) -> pl.DataFrame:
+    """:func:`link_throughput` of one host batch; ``in_phase``: the filters of the samples to use
+    (:func:`trainperf.telemetry.phases.with_phases` + the kind, as interval numbers), None = all.
+    Filtering on the interval number keeps the samples, and their order, that the inner join of
+    :func:`~trainperf.telemetry.phases.with_phases` on it followed by the kind filter kept."""
+
+    def keep(lf):
+        for f in in_phase or []:
+            lf = lf.filter(f)
+        return lf
+
     g = _gpu_rows(lf_all).filter(pl.col("field_id").is_in([1009, 1010, 1011, 1012, 449]))
     per_ts = (
-        in_phase(g)
+        keep(g)
         .group_by("hostname", "gpu", "timestamp")
         .agg(
             pl.col("value").filter(pl.col("field_id") == 1009).mean().alias("_ptx"),
@@ -201,11 +219,9 @@ def link_throughput(
         .rename({"gpu": "rail"})
         .pipe(_collect)
     )
-    nic = nic_throughput(data, rail_devices)
-    if phases is not None and nic.height:
-        nic = with_phases(nic, phases).pipe(_collect)
-        if kind:
-            nic = nic.filter(pl.col("kind") == kind)
+    nic = _nic_batch(lf_all.filter(pl.col("field").is_in([NIC_TX, NIC_RX])), rail_devices)
+    if nic.height:
+        nic = keep(nic)
     nic = nic.group_by("hostname", "rail").agg(_stat(pl.col("bytes_per_s"), stat).alias("nic_Bps"))
     out = gpu.join(nic, on=["hostname", "rail"], how="full", coalesce=True)
     return out.select(

@@ -121,13 +121,33 @@ def _interval_table(phases: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
         pl.col("start").dt.epoch("us").alias("_s"), pl.col("end").dt.epoch("us").alias("_e")
     ).sort("_s")
     bounds = sorted(set(p["_s"].to_list()) | set(p["_e"].to_list()))
-    rows = []
     recs = p.select("phase", "kind", "index", "_s", "_e").rows()
+    # Phase i covers the intervals pos(s_i)+1 .. pos(e_i); an interval covered by several
+    # (overlapping phases) gets the one that started last, i.e. the last in ``recs``. Phases are
+    # visited last to first and each claims its still unclaimed intervals, found by a "next
+    # unclaimed" pointer with path halving: O(phases + intervals), where testing every phase
+    # against every interval was quadratic (64 tiled runs: 3,136 phases, 0.8 s per call).
+    pos = {b: j for j, b in enumerate(bounds)}
+    owner: list[int | None] = [None] * len(bounds)
+    nxt = list(range(len(bounds) + 1))
+
+    def unclaimed(j: int) -> int:
+        while nxt[j] != j:
+            nxt[j] = nxt[nxt[j]]
+            j = nxt[j]
+        return j
+
+    for i in range(len(recs) - 1, -1, -1):
+        hi = pos[recs[i][4]]
+        j = unclaimed(pos[recs[i][3]] + 1)
+        while j <= hi:
+            owner[j] = i
+            nxt[j] = j + 1
+            j = unclaimed(j + 1)
+    rows = []
     for j in range(1, len(bounds)):
-        lo, hi = bounds[j - 1], bounds[j]
-        cover = [r for r in recs if r[3] <= lo and r[4] >= hi]
-        if cover:
-            ph, kind, idx, _, _ = cover[-1]  # overlapping phases: the one that started last
+        if owner[j] is not None:
+            ph, kind, idx, _, _ = recs[owner[j]]
             rows.append({"_iv": j, "phase": ph, "kind": kind, "index": idx})
     table = pl.DataFrame(
         rows,
