@@ -61,8 +61,9 @@ def test_one_job_runs_here_in_the_given_order():
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_item_waits_for_its_group_and_the_others_go_on(jobs):
     items = [
-        Work("b1", _stamp, {"name": "b1", "sleep": 0.5}, group="batch"),
-        Work("b2", _stamp, {"name": "b2", "sleep": 0.5}, group="batch"),
+        # b2 runs on well after b1 ends: the free item starts in b1's worker meanwhile
+        Work("b1", _stamp, {"name": "b1", "sleep": 0.2}, group="batch"),
+        Work("b2", _stamp, {"name": "b2", "sleep": 2.0}, group="batch"),
         Work("reads-batch", _stamp, {"name": "reads-batch", "sleep": 0.01}, after="batch"),
         Work("free", _stamp, {"name": "free", "sleep": 0.01}),
     ]
