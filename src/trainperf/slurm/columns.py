@@ -153,16 +153,17 @@ def duration_seconds(
     p = Parse()
     t = _text(p, column, prefix, strip_values)
     c = lambda name: pl.col(f"{prefix}{name}")  # noqa: E731
+    p.at(1, t.str.contains(_CANONICAL).alias(f"{prefix}canon"))
+    canon = c("canon")
+    # the fixed-width [D-]HH:MM:SS cut by position (both paths)
+    by_position = [
+        pl.when(canon).then(t.str.head(-9).replace("", "0")).alias(f"{prefix}d0"),
+        pl.when(canon).then(t.str.slice(-8, 2)).alias(f"{prefix}h0"),
+        pl.when(canon).then(t.str.slice(-5, 2)).alias(f"{prefix}m0"),
+        pl.when(canon).then(t.str.slice(-2, 2)).alias(f"{prefix}s0"),
+    ]
     if fast:
-        p.at(1, t.str.contains(_CANONICAL).alias(f"{prefix}canon"))
-        canon = c("canon")
-        p.at(
-            2,
-            pl.when(canon).then(t.str.head(-9).replace("", "0")).alias(f"{prefix}d0"),
-            pl.when(canon).then(t.str.slice(-8, 2)).alias(f"{prefix}h0"),
-            pl.when(canon).then(t.str.slice(-5, 2)).alias(f"{prefix}m0"),
-            pl.when(canon).then(t.str.slice(-2, 2)).alias(f"{prefix}s0"),
-        )
+        p.at(2, *by_position)
         d, h, m, sec = (c(f"{k}0").cast(pl.Float64) for k in ("d", "h", "m", "s"))
         ok = canon & (m < 60) & (sec < 60)
         p.at(
@@ -172,16 +173,7 @@ def duration_seconds(
         )
         p.out = {"value": f"{prefix}value", "bad": f"{prefix}bad"}
         return p
-    p.at(1, t.str.contains(_CANONICAL).alias(f"{prefix}canon"))
-    canon = c("canon")
-    p.at(
-        2,
-        pl.when(canon).then(t.str.head(-9).replace("", "0")).alias(f"{prefix}d0"),
-        pl.when(canon).then(t.str.slice(-8, 2)).alias(f"{prefix}h0"),
-        pl.when(canon).then(t.str.slice(-5, 2)).alias(f"{prefix}m0"),
-        pl.when(canon).then(t.str.slice(-2, 2)).alias(f"{prefix}s0"),
-        pl.when(~canon).then(t).str.extract_groups(_DURATION).alias(f"{prefix}g"),
-    )
+    p.at(2, *by_position, pl.when(~canon).then(t).str.extract_groups(_DURATION).alias(f"{prefix}g"))
     g = c("g").struct.field
     p.at(
         3,
