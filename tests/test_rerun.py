@@ -103,7 +103,6 @@ def test_url_inputs_are_never_skipped(tmp_path):
         {"telemetry_source": "http://localhost:9090"},
         ["telemetry_source"],
         tmp_path,
-        tmp_path / "f",
     )
     (tmp_path / "o.ipynb").write_text("{}")
     check.start()

@@ -21,6 +21,7 @@ import polars as pl
 
 from trainperf.atomic import write_text_atomic
 from trainperf.report.absent import write_absent_notebook
+from trainperf.report.batch.executors import _crashed
 from trainperf.report.notebooks import NotebookError, NotebookSpec, execute_notebook
 from trainperf.report.preview import csv_outputs
 from trainperf.report.schedule import Work, run_work
@@ -68,12 +69,10 @@ class _Pending:
 
     step: str
     spec: NotebookSpec
-    check: object  # trainperf.report.rerun.NotebookRun
+    check: object  # trainperf.report.rerun.NotebookRun; None until it starts (after_batch)
     values_file: Path | None
     figure_log: Path
     task: dict
-    #: (source, target, params, plan) of a check taken when the notebook starts
-    deferred: tuple | None = None
 
 
 @dataclass
@@ -110,6 +109,7 @@ class _Job:
         that read a batch's summary wait for its runs."""
         from trainperf.report import batch
 
+        self._plan = plan
         items: list[Work] = []
         waiting_for: dict[str, str] = {}  # batch summary path -> group of its runs
         self._batches: dict[str, tuple[str, object]] = {}
@@ -139,7 +139,7 @@ class _Job:
         for i, (spec, params) in enumerate(plan.notebooks, start=1):
             after = next((g for path, g in waiting_for.items() if path in params.values()), None)
             pending = self._prepare(
-                f"[{i}/{n}]", spec, params, plan, absent.get(spec.name), inline, after is not None
+                f"[{i}/{n}]", spec, params, absent.get(spec.name), inline, after is not None
             )
             if pending is None:
                 continue
@@ -170,7 +170,6 @@ class _Job:
         step: str,
         spec: NotebookSpec,
         params: dict,
-        plan,
         absent: str | None,
         inline: bool,
         after_batch: bool = False,
@@ -192,7 +191,7 @@ class _Job:
             self.not_given.append(spec.name)
             self._shown(spec, write_absent_notebook(source, target, absent))
             return None
-        check = None if after_batch else self._check(source, target, params, plan)
+        check = None if after_batch else self._check(source, target, params)
         if check is not None and check.unchanged():
             log(
                 f"{step} notebooks/{spec.name}.ipynb unchanged "
@@ -211,10 +210,9 @@ class _Job:
             "langs": self.figure_langs,
             "progress": self.progress and inline,
         }
-        deferred = (source, target, params, plan) if check is None else None
-        return _Pending(step, spec, check, values_file, figure_log, task, deferred)
+        return _Pending(step, spec, check, values_file, figure_log, task)
 
-    def _check(self, source: Path, target: Path, params: dict, plan):
+    def _check(self, source: Path, target: Path, params: dict):
         """The re-run check of one notebook (:class:`trainperf.report.rerun.NotebookRun`)."""
         from trainperf.report.rerun import NotebookRun
 
@@ -223,14 +221,13 @@ class _Job:
             target,
             {
                 **{
-                    k: plan.fingerprints.get(v, v) if isinstance(v, str) else v
+                    k: self._plan.fingerprints.get(v, v) if isinstance(v, str) else v
                     for k, v in params.items()
                 },
                 "_figure_languages": self.figure_langs,  # a CJK font installed later: run again
             },
             [k for k in params if self.is_input(k)],
             self.root / "data",
-            self.figures,
             force=self.force,
         )
 
@@ -240,7 +237,8 @@ class _Job:
             return
         self.log(f"{pending.step} executing notebooks/{pending.spec.name}.ipynb")
         if pending.check is None:  # waited for batch runs: fingerprinted now that they are done
-            pending.check = self._check(*pending.deferred)
+            task = pending.task
+            pending.check = self._check(Path(task["source"]), Path(task["target"]), task["params"])
         pending.check.start()
         if pending.values_file:
             pending.values_file.unlink(missing_ok=True)
@@ -249,7 +247,7 @@ class _Job:
 
     def _done(self, work: Work, result, exc: BaseException | None) -> None:
         if work.group:  # a batch run: recorded; its failure is the batch's (see _batch_done)
-            rec = result if exc is None else _crashed_run(work.arg, exc)
+            rec = result if exc is None else _crashed(work.arg, exc)  # its worker died
             planned = self._batches[work.group][1]
             planned.done(rec)
             n_done = sum(1 for t in planned.tasks if t["slug"] in planned.records)
@@ -310,10 +308,3 @@ class _Job:
             )
         if planned.tasks:
             self.log(f"batch {grid_file}: {len(planned.tasks)} runs done")
-
-
-def _crashed_run(task: dict, exc: BaseException) -> dict:
-    """The record of a batch run whose worker process died (or raised outside the notebook)."""
-    from trainperf.report.batch.executors import _crashed
-
-    return _crashed(task, exc)

@@ -101,14 +101,6 @@ def _is_url(value) -> bool:
     return isinstance(value, str) and value.startswith(("http://", "https://"))
 
 
-def _snapshot(folder: Path) -> dict[str, list[int]]:
-    if not folder.is_dir():
-        return {}
-    return {
-        str(p): [p.stat().st_size, p.stat().st_mtime_ns] for p in folder.rglob("*") if p.is_file()
-    }
-
-
 class NotebookRun:
     """The re-run check of one notebook of the main job.
 
@@ -118,7 +110,6 @@ class NotebookRun:
         parameters: the notebook's parameters for this run.
         input_parameters: names of the parameters that name inputs (their files are fingerprinted).
         data_dir: the project's data folder (fingerprinted as a whole).
-        figures_dir: the figures folder (files the notebook writes there are recorded).
         force: never skip.
     """
 
@@ -129,14 +120,12 @@ class NotebookRun:
         parameters: Mapping,
         input_parameters: Iterable[str],
         data_dir: Path,
-        figures_dir: Path,
         force: bool = False,
     ) -> None:
         import trainperf
 
         self.notebook, self.executed = Path(notebook), Path(executed)
         self.record_path = self.executed.with_suffix(".run.json")
-        self.figures_dir = Path(figures_dir)
         inputs: list[str] = []
         self.live = force
         for k in sorted(input_parameters):
@@ -156,8 +145,6 @@ class NotebookRun:
         )
         h.update(_distributions().encode())
         self.key = h.hexdigest()
-        self._before: dict[str, list[int]] = {}
-        self._old_figures: list[str] = []
 
     def _record(self) -> dict | None:
         try:
@@ -184,38 +171,22 @@ class NotebookRun:
         return True
 
     def start(self) -> None:
-        """Call before executing: remembers the figure files as they are."""
-        self._before = _snapshot(self.figures_dir)
-        self._old_figures = (self._record() or {}).get("figures", [])
+        """Call before executing: the last record goes (a run killed from here on is never
+        taken for unchanged)."""
         self.record_path.unlink(missing_ok=True)
 
-    def finish(
-        self, extra_outputs: Iterable[Path] = (), figures: Iterable[Path] | None = None
-    ) -> None:
+    def finish(self, extra_outputs: Iterable[Path] = (), figures: Iterable[Path] = ()) -> None:
         """Call after a successful execution: records the key and the outputs (the executed
-        notebook, ``extra_outputs`` such as values and table files, and the notebook's figure
-        files).
-
-        ``figures``: the figure files the notebook exported or found up to date (the main job
-        reads them from the notebook's own export log, which stays right when other notebooks
-        write to the same folder at the same time); None: those written or changed in the
-        figures folder since :meth:`start`, and those of the last record that are still there.
-        """
-        after = _snapshot(self.figures_dir)
-        if figures is not None:
-            by_real = {str(Path(p).resolve()): p for p in after}
-            figures = {
-                by_real[k] for k in (str(Path(f).resolve()) for f in figures) if k in by_real
-            }
-        else:
-            figures = {p for p, s in after.items() if self._before.get(p) != s}
-            figures |= {p for p in self._old_figures if p in after}
+        notebook, ``extra_outputs`` such as values and table files, and ``figures``: the figure
+        files the notebook exported or found up to date, which the main job reads from the
+        notebook's own export log, right even while other notebooks write to the same folder)."""
+        figures = sorted({str(f) for f in figures if Path(f).is_file()})
         outputs = {}
-        for p in [self.executed, *map(Path, extra_outputs), *map(Path, sorted(figures))]:
+        for p in [self.executed, *map(Path, extra_outputs), *map(Path, figures)]:
             if p.is_file():
                 st = p.stat()
                 outputs[str(p)] = [st.st_size, st.st_mtime_ns]
         write_text_atomic(
-            json.dumps({"key": self.key, "figures": sorted(figures), "outputs": outputs}, indent=1),
+            json.dumps({"key": self.key, "figures": figures, "outputs": outputs}, indent=1),
             self.record_path,
         )
