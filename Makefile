@@ -34,11 +34,12 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
+# The slides (talk/index.qmd in Japanese, talk/en.qmd in English): talk/prepare.py copies the figures
+# and $(OUT)/values.yml into talk/ and checks that every figure and value the decks quote exists.
 talk: $(STAMP)
-	@test -d figures/ja || { echo "talk: no figures yet; run 'make report' first"; exit 1; }
-	rm -rf talk/figures && cp -r figures talk/figures
+	@$(BIN)/python talk/prepare.py --figures figures --values $(OUT)/values.yml --talk talk
 	@if command -v quarto >/dev/null 2>&1; then cd talk && quarto render; \
-	else echo "talk: Quarto not found on PATH; skipped rendering talk/ (figures copied to talk/figures; install Quarto from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
+	else echo "talk: Quarto not found on PATH; skipped rendering talk/ (figures and values copied to talk/; install Quarto from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
 
 clean:
 	rm -rf $(OUT) _book figures .quarto
