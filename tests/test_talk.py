@@ -1,0 +1,412 @@
+"""The talk's two decks (talk/index.qmd in Japanese, talk/en.qmd in English) are valid Quarto revealjs,
+complete as a talk, and presentable: what real Quarto will render, checked without Quarto.
+
+Every slide has a title and speaker notes; both decks have the same slides, figures and quoted
+values; every figure exists after ``make report`` and ``talk/prepare.py``; every value quoted with
+``{{< meta >}}`` is in values.yml; Japanese titles break only between phrases and fit the slide; the
+project loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT
+
+TALK = ROOT / "talk"
+DECKS = {"ja": TALK / "index.qmd", "en": TALK / "en.qmd"}
+JP = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+# Slide geometry (talk/_quarto.yml, talk/talk.css): 1600 px wide, margin 0.04 each side, 34 px text,
+# titles at 1.5em. A CJK character is one em wide; a Latin character or digit of Source Sans Pro is
+# about 0.55 em on average (its advance widths are 0.45-0.6 em), a space 0.2 em.
+SLIDE_TEXT_PX = 1600 * (1 - 2 * 0.04)  # 1472 px
+TITLE_EM_PX = 34 * 1.5
+MESSAGE_EM_PX = 34
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"talk_{name}", TALK / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+prepare = _load("prepare")
+phrase_breaks = _load("phrase_breaks")
+
+
+def front_matter(text: str) -> dict:
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---", 2)[1])
+
+
+def slides(text: str) -> list[dict]:
+    """The slides of a deck: level (1 = section divider), title, body lines, notes lines, figures."""
+    body = text.split("---", 2)[2]
+    out = []
+    for chunk in re.split(r"(?m)^(?=#{1,2} )", body):
+        if not chunk.strip():
+            continue
+        head, *lines = chunk.split("\n")
+        m = re.match(r"^(#{1,2}) (.*)$", head)
+        assert m, head
+        notes, rest, depth, in_notes = [], [], 0, 0
+        for line in lines:
+            s = line.strip()
+            if s.startswith(":::"):
+                if re.fullmatch(r":::+", s):
+                    if in_notes == depth:
+                        in_notes = 0
+                    depth -= 1
+                else:
+                    depth += 1
+                    if ".notes" in s:
+                        in_notes = depth
+                continue
+            (notes if in_notes else rest).append(line)
+        out.append(
+            {
+                "level": len(m.group(1)),
+                "title": m.group(2).strip(),
+                "body": [x for x in rest if x.strip()],
+                "notes": [x for x in notes if x.strip()],
+                "figures": prepare.referenced_figures(chunk),
+            }
+        )
+    return out
+
+
+def _plain(s: str, value="00.00") -> str:
+    """Slide text as shown: shortcodes replaced by ``value``, markdown/HTML marks dropped."""
+    s = prepare.META.sub(lambda m: value if isinstance(value, str) else str(value(m.group(1))), s)
+    return re.sub(r"\{[^}]*\}|[*`]", "", s)
+
+
+def _width_em(s: str) -> float:
+    return sum(1.0 if JP.match(c) or c in "、。：（）「」〜×" else 0.2 if c == " " else 0.55 for c in s)
+
+
+def _segments(s: str) -> list[str]:
+    """The pieces a Japanese line cannot break inside (keep-all): split at <wbr> and spaces."""
+    return [p for p in re.split(r"<wbr>| ", s) if p]
+
+
+def _ja_title_problems(deck: list[dict], value) -> list[str]:
+    bad = []
+    per_line = SLIDE_TEXT_PX / TITLE_EM_PX
+    for sl in deck:
+        title = _plain(sl["title"], value)
+        for seg in _segments(title):
+            if _width_em(seg) > per_line:
+                bad.append(f"{sl['title']}: '{seg}' is wider than a line")
+        if _width_em(title.replace("<wbr>", "")) > 2 * per_line:
+            bad.append(f"{sl['title']}: more than two lines")
+    return bad
+
+
+@pytest.fixture(scope="module")
+def decks():
+    return {lang: slides(p.read_text(encoding="utf-8")) for lang, p in DECKS.items()}
+
+
+def test_project_is_16_9_offline_revealjs_of_both_decks():
+    config = yaml.safe_load((TALK / "_quarto.yml").read_text(encoding="utf-8"))
+    assert config["project"]["render"] == ["index.qmd", "en.qmd"]
+    assert config["metadata-files"] == ["values.yml"]
+    rj = config["format"]["revealjs"]
+    assert rj["width"] * 9 == rj["height"] * 16 and rj["width"] >= 1600  # 16:9 projector
+    assert rj["center"] is True
+    # "default" and "dark" use the Source Sans Pro files Quarto bundles; "simple", "sky", "serif",
+    # "solarized", "moon", "night", "blood", "league", "beige" import web fonts
+    assert rj["theme"] in ("default", "dark")
+    assert rj["html-math-method"] == "mathml"  # MathJax would come from a CDN
+    css = re.sub(r"/\*.*?\*/", "", (TALK / rj["css"]).read_text(encoding="utf-8"), flags=re.S)
+    assert not re.search(r"@import|url\(|https?:", css)
+    assert "word-break: keep-all" in css and "overflow-wrap: anywhere" in css
+    for p in DECKS.values():
+        fm = front_matter(p.read_text(encoding="utf-8"))
+        for key in ("css", "theme", "include-in-header", "header-includes"):
+            assert key not in fm  # nothing per deck that could load from the network
+
+
+def test_front_matter_is_valid_yaml_in_each_language():
+    ja = front_matter(DECKS["ja"].read_text(encoding="utf-8"))
+    en = front_matter(DECKS["en"].read_text(encoding="utf-8"))
+    assert ja["lang"] == "ja" and en["lang"] == "en"
+    assert JP.search(ja["title"]) and JP.search(ja["subtitle"])
+    assert not JP.search(en["title"]) and not JP.search(en["subtitle"])
+    assert "さくらONE" in ja["title"] and "SAKURAONE" in en["title"]
+
+
+def test_every_slide_has_a_title_and_speaker_notes(decks):
+    for lang, deck in decks.items():
+        assert len(deck) >= 20, lang
+        for sl in deck:
+            assert sl["title"], (lang, sl)
+            assert sl["notes"], (lang, sl["title"])
+        # content slides say their message in words, not only a figure
+        for sl in deck:
+            if sl["level"] == 2:
+                assert any(not x.lstrip().startswith("![") for x in sl["body"]), (lang, sl["title"])
+
+
+def test_section_dividers_and_references_close_the_deck(decks):
+    en = decks["en"]
+    sections = [sl["title"] for sl in en if sl["level"] == 1]
+    assert sections == [
+        "Introduction",
+        "The distributed-training workload",
+        "SAKURAONE",
+        "The MLPerf results",
+        "Conclusion",
+    ]
+    assert [sl["level"] for sl in decks["ja"]] == [sl["level"] for sl in en]
+    for deck in decks.values():
+        refs = deck[-1]
+        items = [x for x in refs["body"] if re.match(r"\d+\. ", x)]
+        assert len(items) >= 10
+        text = "\n".join(items)
+        for cited in ("arXiv 2604.13600", "arXiv 2507.02124", "top500.org", "training_results_v3.0", "b87b9e39"):
+            assert cited in text
+        assert "speakerdeck.com/yuukit/sakuraone-llm-training-benchmarking" in text
+
+
+def test_the_outline_of_the_talk(decks):
+    """The issue's outline, in order: introduction, workload, SAKURAONE, results, conclusion."""
+    titles = [_plain(sl["title"]).lower() for sl in decks["en"]]
+    wanted = [
+        "does not finish on one gpu",  # why large models need large machines
+        "top500",
+        "mlperf rather than hpl",
+        "training repeats",  # the training loop
+        "3d parallelism",
+        "collectives",
+        "memory wall",
+        "node and network",
+        "software stack",
+        "rail-optimized 800 gbe roce",
+        "storage",
+        "open networking",
+        "fix the hyperparameters",
+        "18 bytes per parameter",
+        "tensor cores",
+        "per-gpu gap",
+        "what the gap means",
+        "llama 2 70b lora: on par",
+        "conclusion",
+        "references",
+    ]
+    at = []
+    for w in wanted:
+        hits = [i for i, t in enumerate(titles) if w in t]
+        assert hits, w
+        at.append(hits[0])
+    assert at == sorted(at)  # in the order of the outline
+
+
+def test_both_decks_show_the_same_figures_and_values(decks):
+    ja, en = decks["ja"], decks["en"]
+    assert len(ja) == len(en)
+    for a, b in zip(ja, en):
+        assert [f.replace("figures/ja/", "figures/") for f in a["figures"]] == b["figures"]
+        assert all(f.startswith("figures/ja/") for f in a["figures"])
+        assert not any(f.startswith("figures/ja/") for f in b["figures"])
+    keys = {lang: sorted(prepare.meta_keys(DECKS[lang].read_text(encoding="utf-8"))) for lang in DECKS}
+    assert set(keys["ja"]) == set(keys["en"])
+    figs = {f.rsplit("/", 1)[1] for sl in en for f in sl["figures"]}
+    for stem in (
+        "memory_wall",
+        "memory_model_state_gpt3_175b",
+        "eos_gpt3_time_to_train_by_scale",
+        "eos_efficiency_ratio_by_scale",
+        "eos_llama2_70b_lora_time_to_train_by_scale",
+        "cluster_job_layout",
+    ):
+        assert f"{stem}.png" in figs
+    # one figure per slide at most: one message, one figure
+    assert max(len(sl["figures"]) for sl in en) == 1
+
+
+def test_synthetic_figures_say_so_on_the_slide(decks):
+    """The demo's cluster telemetry and Slurm data are generated: a slide that shows one says so in
+    its notes, and the figure's own title says so (checked in test_charts_i18n)."""
+    for lang, deck in decks.items():
+        word = "合成データ" if lang == "ja" else "synthetic"
+        for sl in deck:
+            if any("telemetry_" in f or "slurm_" in f for f in sl["figures"]):
+                assert word in " ".join(sl["notes"]).lower(), (lang, sl["title"])
+
+
+def _english_words(line: str) -> list[str]:
+    """Lower-case Latin words of a line (names, acronyms, units and quoted values aside)."""
+    line = re.sub(r"\{\{<.*?>\}\}|https?://\S+|`[^`]*`|\S+\.(?:json|csv|md)\b", "", line)
+    return re.findall(r"\b[a-z]{2,}\b", line)
+
+
+def test_japanese_slide_text_is_japanese(decks):
+    for sl in decks["ja"][:-1]:  # the references keep their original titles
+        assert JP.search(sl["title"]), sl["title"]
+        for line in sl["body"]:
+            if line.lstrip().startswith(("![", "|---", "|:")):
+                continue
+            # a line is Japanese, or only names and units (| HPL-MxP (FP8) | ... PFLOP/s |)
+            assert JP.search(line) or not _english_words(line), (sl["title"], line)
+        for n in sl["notes"]:
+            assert JP.search(n), (sl["title"], n)
+
+
+def test_english_deck_has_no_japanese_outside_the_references(decks):
+    for sl in decks["en"][:-1]:
+        for line in [sl["title"], *sl["body"], *sl["notes"]]:
+            assert not JP.search(line), (sl["title"], line)
+
+
+def test_japanese_titles_break_only_between_phrases_and_fit(decks):
+    ja_text = DECKS["ja"].read_text(encoding="utf-8")
+    # the defects of the first deck: 性/能評価, アクセラ/レータ; never inside a kanji or katakana run
+    assert not re.search(r"[\u3400-\u9fff]<wbr>[\u3400-\u9fff]", ja_text)
+    assert not re.search(r"[\u30a0-\u30ff]<wbr>[\u30a0-\u30ff]", ja_text)
+    assert not re.search(r"[A-Za-z0-9]<wbr>[A-Za-z0-9]", ja_text)
+    assert not re.search(r"<wbr>[:、。）]", ja_text)
+    assert "<wbr>" not in DECKS["en"].read_text(encoding="utf-8")
+    for sl in decks["ja"]:
+        for n in sl["notes"]:
+            assert "<wbr>" not in n  # notes are read in the speaker view, not laid out by phrase
+    assert _ja_title_problems(decks["ja"], "00.00") == []
+    # every Japanese title longer than a line has a break point
+    per_line = SLIDE_TEXT_PX / TITLE_EM_PX
+    for sl in decks["ja"]:
+        t = _plain(sl["title"])
+        if _width_em(t.replace("<wbr>", "")) > per_line:
+            assert "<wbr>" in t or " " in t, sl["title"]
+    # the messages under the titles too (the references' URLs wrap anywhere)
+    for sl in decks["ja"][:-1]:
+        for line in sl["body"]:
+            for seg in _segments(_plain(line)):
+                assert _width_em(seg) <= SLIDE_TEXT_PX / MESSAGE_EM_PX, (sl["title"], seg)
+
+
+def test_title_check_catches_a_title_without_break_points():
+    # 30 kanji/kana without <wbr>: wider than the 28.9 em of a title line
+    bad = [{"title": "大規模言語モデルの分散学習における通信性能評価の方法論と実践的な知見について"}]
+    assert _ja_title_problems(bad, "0")
+    good = [{"title": "大規模言語モデルの<wbr>分散学習に<wbr>おける<wbr>通信性能評価の<wbr>方法論と<wbr>実践的な<wbr>知見"}]
+    assert _ja_title_problems(good, "0") == []
+
+
+def test_phrase_breaks_keep_words_markup_and_shortcodes_whole():
+    def parse(s):  # a stand-in for BudouX that splits after every character: worst case
+        return list(s)
+
+    out = phrase_breaks.break_text("性能の{{< meta values.a.b >}}評価、**アクセラ**は", parse)
+    # by hand: 性|能 kanji-kanji, 評|価 too; 価|、 closing punctuation; 、|* and every boundary next to
+    # ** markup; ア|ク..ラ katakana: no break. Only 能|の remains; the shortcode is untouched.
+    assert out == "性能<wbr>の{{< meta values.a.b >}}評価、**アクセラ**は"
+    assert "性<wbr>能" not in out and "ク<wbr>セ" not in out and "<wbr>、" not in out
+    assert "*<wbr>" not in out and "<wbr>*" not in out
+    # idempotent: the <wbr> it finds are removed first
+    assert phrase_breaks.break_text(out, parse) == out
+    # a deck: headings and slide text broken, notes, front matter and images left alone
+    deck = "---\ntitle: 日本語の題\n---\n\n## 見出しの文\n\n本文の文\n\n![](figures/ja/x.png)\n\n::: {.notes}\nノートの文\n:::\n"
+    got = phrase_breaks.apply(deck, lambda s: re.findall(r"[^の]*の|[^の]+", s))
+    assert "## 見出しの<wbr>文" in got and "本文の<wbr>文" in got
+    assert "title: 日本語の題" in got and "ノートの文" in got and "![](figures/ja/x.png)" in got
+
+
+def test_japanese_deck_is_broken_by_budoux_phrases():
+    budoux = pytest.importorskip("budoux", reason="budoux is not installed (pip install budoux)")
+    text = DECKS["ja"].read_text(encoding="utf-8")
+    assert phrase_breaks.apply(text, budoux.load_default_japanese_parser().parse) == text, (
+        "run: python talk/phrase_breaks.py talk/index.qmd"
+    )
+
+
+def _talk_copy(tmp_path):
+    work = tmp_path / "talk"
+    shutil.copytree(
+        TALK, work, ignore=shutil.ignore_patterns("_output", "figures", ".quarto", "values.yml")
+    )
+    return work
+
+
+def test_prepare_copies_figures_and_values_and_names_what_is_missing(tmp_path):
+    work = _talk_copy(tmp_path)
+    figures = tmp_path / "figures"
+    refs = {f for p in DECKS.values() for f in prepare.referenced_figures(p.read_text(encoding="utf-8"))}
+    for ref in refs:
+        f = figures / ref.removeprefix("figures/")
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"\x89PNG")
+    values = {}
+    for p in DECKS.values():
+        for key in prepare.meta_keys(p.read_text(encoding="utf-8")):
+            node = values
+            *parents, leaf = key.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = "1.00"
+    vy = tmp_path / "values.yml"
+    vy.write_text(yaml.safe_dump(values))
+    assert prepare.prepare(figures, vy, work) == []
+    assert (work / "values.yml").read_text() == vy.read_text()
+    assert {p.name for p in work.iterdir() if p.name.startswith(".figures")} == set()  # no temp left
+    # a figure and a value missing: each named, per deck
+    (figures / "ja" / "memory_wall.png").unlink()
+    del values["values"]["memory_model"]["min_nodes"]
+    vy.write_text(yaml.safe_dump(values))
+    found = prepare.prepare(figures, vy, work)
+    assert "index.qmd: figure figures/ja/memory_wall.png not found (run 'make report' first)" in found
+    assert "index.qmd: values.memory_model.min_nodes is not in values.yml" in found
+    assert "en.qmd: values.memory_model.min_nodes is not in values.yml" in found
+    assert not any("en.qmd: figure" in x for x in found)
+    # the command line: one line per problem, exit 1; a missing input is one line too
+    r = subprocess.run(
+        [sys.executable, str(TALK / "prepare.py"), "--figures", str(figures),
+         "--values", str(tmp_path / "absent.yml"), "--talk", str(work)],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 1 and r.stderr.strip().count("\n") == 0 and "make report" in r.stderr
+
+
+def test_the_decks_against_the_reports_figures_and_values(main_job, tmp_path):
+    """After the main job (``make report``) and talk/prepare.py, every figure the decks show exists
+    and every value they quote is in values.yml; the Japanese titles fit with the real values."""
+    tmp, _ = main_job
+    work = _talk_copy(tmp_path)
+    if not (tmp / "figures" / "ja").is_dir():
+        pytest.skip("no CJK font: the Japanese figures were not exported (install fonts-noto-cjk)")
+    assert prepare.prepare(tmp / "figures", tmp / "out" / "values.yml", work) == []
+    values = yaml.safe_load((work / "values.yml").read_text(encoding="utf-8"))
+    deck = slides(DECKS["ja"].read_text(encoding="utf-8"))
+    assert _ja_title_problems(deck, lambda k: prepare.lookup(values, k)) == []
+    # the values the slides show are short numbers, not prose or paths
+    for sl in deck:
+        for key in prepare.meta_keys(sl["title"] + "\n".join(sl["body"])):
+            v = str(prepare.lookup(values, key))
+            assert len(v) <= 30 and "/" not in v, (key, v)
+
+
+@pytest.mark.quarto
+@pytest.mark.skipif(
+    shutil.which("quarto") is None,
+    reason="quarto is not on PATH (cannot be installed offline; see README)",
+)
+def test_talk_renders_with_quarto(main_job, tmp_path):
+    tmp, _ = main_job
+    work = _talk_copy(tmp_path)
+    gitignore = (work / ".gitignore").read_text()
+    assert prepare.prepare(tmp / "figures", tmp / "out" / "values.yml", work) == []
+    subprocess.run(["quarto", "render"], cwd=work, check=True)
+    for name in ("index.html", "en.html"):
+        html = (work / "_output" / name).read_text(encoding="utf-8")
+        assert "?meta:" not in html  # every quoted value resolved
+        assert not re.search(r"<(?:script|link)[^>]+(?:src|href)=\"https?://", html)
+        assert "fonts.googleapis" not in html
+    assert (work / ".gitignore").read_text() == gitignore  # rendering leaves the tree clean
