@@ -142,7 +142,9 @@ def main(argv=None) -> int:
     new = apply(text, _parser().parse)
     if args.check:
         if new != text:
-            print(f"phrase_breaks: {args.qmd} is not broken by phrase; run talk/phrase_breaks.py {args.qmd}")
+            print(
+                f"phrase_breaks: {args.qmd} is not broken by phrase; run talk/phrase_breaks.py {args.qmd}"
+            )
             return 1
         return 0
     if new != text:

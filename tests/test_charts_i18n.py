@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 import warnings
 
 import altair as alt
@@ -275,55 +273,7 @@ def test_main_job_exports_the_figure_set_in_both_languages(main_job):
         assert not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", svg), stem
 
 
-def test_talk_slides_use_exported_figures(main_job):
-    from conftest import ROOT
-
-    tmp, _ = main_job
-    refs = re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\)", (ROOT / "talk" / "index.qmd").read_text())
-    assert len(refs) >= 10
-    for ref in refs:
-        assert ref.startswith("ja/"), ref
-        if _has_cjk_font():
-            assert (tmp / "figures" / ref).is_file(), ref
-
-
-def test_talk_is_in_japanese():
-    from conftest import ROOT
-
-    text = (ROOT / "talk" / "index.qmd").read_text()
-    front = text.split("---")[1]
-    jp = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-    for key in ("title", "subtitle"):
-        value = re.search(rf"^{key}:\s*(.+)$", front, re.M)
-        assert value and jp.search(value.group(1)), key
-    titles = re.findall(r"^## (.+)$", text, re.M)
-    assert len(titles) >= 10
-    assert [t for t in titles if not jp.search(t)] == []
-    # slide text outside titles and images is Japanese too
-    body = [
-        line
-        for line in text.split("---", 2)[2].splitlines()
-        if line.strip() and not line.startswith(("## ", "![", ":::", "<!--"))
-    ]
-    assert [line for line in body if not jp.search(line)] == []
-
-
-@pytest.mark.quarto
-@pytest.mark.skipif(
-    shutil.which("quarto") is None,
-    reason="quarto is not on PATH (cannot be installed offline; see README)",
-)
-def test_talk_renders_with_quarto(main_job, tmp_path):
-    from conftest import ROOT
-
-    tmp, _ = main_job
-    work = tmp_path / "talk"
-    shutil.copytree(
-        ROOT / "talk", work, ignore=shutil.ignore_patterns("_output", "figures", ".quarto")
-    )
-    shutil.copytree(tmp / "figures", work / "figures")
-    subprocess.run(["quarto", "render"], cwd=work, check=True)
-    assert (work / "_output" / "index.html").is_file()
+# The talk's decks (talk/index.qmd, talk/en.qmd): tests/test_talk.py.
 
 
 @needs_cjk

@@ -90,7 +90,9 @@ def _plain(s: str, value="00.00") -> str:
 
 
 def _width_em(s: str) -> float:
-    return sum(1.0 if JP.match(c) or c in "、。：（）「」〜×" else 0.2 if c == " " else 0.55 for c in s)
+    return sum(
+        1.0 if JP.match(c) or c in "、。：（）「」〜×" else 0.2 if c == " " else 0.55 for c in s
+    )
 
 
 def _segments(s: str) -> list[str]:
@@ -173,7 +175,13 @@ def test_section_dividers_and_references_close_the_deck(decks):
         items = [x for x in refs["body"] if re.match(r"\d+\. ", x)]
         assert len(items) >= 10
         text = "\n".join(items)
-        for cited in ("arXiv 2604.13600", "arXiv 2507.02124", "top500.org", "training_results_v3.0", "b87b9e39"):
+        for cited in (
+            "arXiv 2604.13600",
+            "arXiv 2507.02124",
+            "top500.org",
+            "training_results_v3.0",
+            "b87b9e39",
+        ):
             assert cited in text
         assert "speakerdeck.com/yuukit/sakuraone-llm-training-benchmarking" in text
 
@@ -214,11 +222,13 @@ def test_the_outline_of_the_talk(decks):
 def test_both_decks_show_the_same_figures_and_values(decks):
     ja, en = decks["ja"], decks["en"]
     assert len(ja) == len(en)
-    for a, b in zip(ja, en):
+    for a, b in zip(ja, en, strict=True):
         assert [f.replace("figures/ja/", "figures/") for f in a["figures"]] == b["figures"]
         assert all(f.startswith("figures/ja/") for f in a["figures"])
         assert not any(f.startswith("figures/ja/") for f in b["figures"])
-    keys = {lang: sorted(prepare.meta_keys(DECKS[lang].read_text(encoding="utf-8"))) for lang in DECKS}
+    keys = {
+        lang: sorted(prepare.meta_keys(DECKS[lang].read_text(encoding="utf-8"))) for lang in DECKS
+    }
     assert set(keys["ja"]) == set(keys["en"])
     figs = {f.rsplit("/", 1)[1] for sl in en for f in sl["figures"]}
     for stem in (
@@ -295,9 +305,15 @@ def test_japanese_titles_break_only_between_phrases_and_fit(decks):
 
 def test_title_check_catches_a_title_without_break_points():
     # 30 kanji/kana without <wbr>: wider than the 28.9 em of a title line
-    bad = [{"title": "大規模言語モデルの分散学習における通信性能評価の方法論と実践的な知見について"}]
+    bad = [
+        {"title": "大規模言語モデルの分散学習における通信性能評価の方法論と実践的な知見について"}
+    ]
     assert _ja_title_problems(bad, "0")
-    good = [{"title": "大規模言語モデルの<wbr>分散学習に<wbr>おける<wbr>通信性能評価の<wbr>方法論と<wbr>実践的な<wbr>知見"}]
+    good = [
+        {
+            "title": "大規模言語モデルの<wbr>分散学習に<wbr>おける<wbr>通信性能評価の<wbr>方法論と<wbr>実践的な<wbr>知見"
+        }
+    ]
     assert _ja_title_problems(good, "0") == []
 
 
@@ -339,7 +355,9 @@ def _talk_copy(tmp_path):
 def test_prepare_copies_figures_and_values_and_names_what_is_missing(tmp_path):
     work = _talk_copy(tmp_path)
     figures = tmp_path / "figures"
-    refs = {f for p in DECKS.values() for f in prepare.referenced_figures(p.read_text(encoding="utf-8"))}
+    refs = {
+        f for p in DECKS.values() for f in prepare.referenced_figures(p.read_text(encoding="utf-8"))
+    }
     for ref in refs:
         f = figures / ref.removeprefix("figures/")
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -356,21 +374,34 @@ def test_prepare_copies_figures_and_values_and_names_what_is_missing(tmp_path):
     vy.write_text(yaml.safe_dump(values))
     assert prepare.prepare(figures, vy, work) == []
     assert (work / "values.yml").read_text() == vy.read_text()
-    assert {p.name for p in work.iterdir() if p.name.startswith(".figures")} == set()  # no temp left
+    assert {
+        p.name for p in work.iterdir() if p.name.startswith(".figures")
+    } == set()  # no temp left
     # a figure and a value missing: each named, per deck
     (figures / "ja" / "memory_wall.png").unlink()
     del values["values"]["memory_model"]["min_nodes"]
     vy.write_text(yaml.safe_dump(values))
     found = prepare.prepare(figures, vy, work)
-    assert "index.qmd: figure figures/ja/memory_wall.png not found (run 'make report' first)" in found
+    assert (
+        "index.qmd: figure figures/ja/memory_wall.png not found (run 'make report' first)" in found
+    )
     assert "index.qmd: values.memory_model.min_nodes is not in values.yml" in found
     assert "en.qmd: values.memory_model.min_nodes is not in values.yml" in found
     assert not any("en.qmd: figure" in x for x in found)
     # the command line: one line per problem, exit 1; a missing input is one line too
     r = subprocess.run(
-        [sys.executable, str(TALK / "prepare.py"), "--figures", str(figures),
-         "--values", str(tmp_path / "absent.yml"), "--talk", str(work)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            str(TALK / "prepare.py"),
+            "--figures",
+            str(figures),
+            "--values",
+            str(tmp_path / "absent.yml"),
+            "--talk",
+            str(work),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 1 and r.stderr.strip().count("\n") == 0 and "make report" in r.stderr
 
