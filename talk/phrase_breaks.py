@@ -9,8 +9,9 @@ forbids those breaks, and this script marks where a line may break instead: betw
     python talk/phrase_breaks.py talk/index.qmd          # rewrite in place
     python talk/phrase_breaks.py --check talk/index.qmd  # exit 1 when the file is not up to date
 
-Only slide text is touched: headings, paragraphs, list items and table cells that contain Japanese.
-The YAML front matter, speaker notes (``::: {.notes}``), fenced code, images, div fences and HTML
+Only slide text is touched: headings, paragraphs, list items and table cells that contain Japanese,
+and the double-quoted ``title`` and ``subtitle`` of the YAML front matter (the title slide). The rest
+of the front matter, speaker notes (``::: {.notes}``), fenced code, images, div fences and HTML
 comments are left as they are, and so are shortcodes (``{{< meta ... >}}``), inline code, HTML tags,
 links and attribute blocks inside a line. A ``<wbr>`` is placed only between two visible characters
 that are not markdown punctuation, so emphasis and links parse as before. The script is
@@ -123,9 +124,20 @@ def slide_text_lines(lines: list[str]):
         yield i
 
 
+FRONT_TITLE = re.compile(r'^((?:title|subtitle):\s*")(.*)("\s*)$')
+
+
 def apply(text: str, parse) -> str:
-    """The qmd ``text`` with its slide text broken by phrase."""
+    """The qmd ``text`` with its slide text, and the title and subtitle of its front matter (the
+    title slide), broken by phrase."""
     lines = text.split("\n")
+    if lines[:1] == ["---"]:
+        for i in range(1, len(lines)):
+            if lines[i].strip() == "---":
+                break
+            m = FRONT_TITLE.match(lines[i])
+            if m and JAPANESE.search(m.group(2)):
+                lines[i] = m.group(1) + break_text(m.group(2), parse) + m.group(3)
     for i in slide_text_lines(lines):
         line = lines[i]
         m = re.match(r"^(\s*(?:#+\s+|[-*+]\s+|\d+\.\s+|\|\s*)?)(.*)$", line)

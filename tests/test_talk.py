@@ -290,6 +290,12 @@ def test_japanese_titles_break_only_between_phrases_and_fit(decks):
         for n in sl["notes"]:
             assert "<wbr>" not in n  # notes are read in the speaker view, not laid out by phrase
     assert _ja_title_problems(decks["ja"], "00.00") == []
+    # the title slide: the front matter's title and subtitle, broken by phrase, each piece on a line
+    fm = front_matter(ja_text)
+    for key, em_px in (("title", 34 * 1.7), ("subtitle", 34 * 1.0)):
+        assert "<wbr>" in fm[key], key
+        for seg in _segments(fm[key]):
+            assert _width_em(seg) <= SLIDE_TEXT_PX / em_px, (key, seg)
     # every Japanese title longer than a line has a break point
     per_line = SLIDE_TEXT_PX / TITLE_EM_PX
     for sl in decks["ja"]:
