@@ -132,6 +132,13 @@ def test_project_is_16_9_offline_revealjs_of_both_decks():
     css = re.sub(r"/\*.*?\*/", "", (TALK / rj["css"]).read_text(encoding="utf-8"), flags=re.S)
     assert not re.search(r"@import|url\(|https?:", css)
     assert "word-break: keep-all" in css and "overflow-wrap: anywhere" in css
+    # figures centred and capped so that title, message and figure fit the 900 px height
+    rule = re.search(r"img\.slide-fig,[^{]*\{([^}]*)\}", css).group(1)
+    assert "margin: 0 auto" in rule and "display: block" in rule and "max-width: 100%" in rule
+    assert int(re.search(r"max-height: (\d+)px", rule).group(1)) <= 2 * rj["height"] // 3
+    for p in DECKS.values():
+        images = re.findall(r"^!\[.*$", p.read_text(encoding="utf-8"), re.M)
+        assert images and all(".slide-fig" in i and "fig-alt=" in i for i in images), p.name
     for p in DECKS.values():
         fm = front_matter(p.read_text(encoding="utf-8"))
         for key in ("css", "theme", "include-in-header", "header-includes"):
