@@ -48,6 +48,19 @@ KANJI = re.compile(r"[\u3400-\u9fff々]")
 KATAKANA = re.compile(r"[\u30a0-\u30ffー]")
 
 
+# Compound particles read as one word; BudouX's model may split them (ベンチマークに/よる).
+COMPOUNDS = ("による", "によって", "について", "にとって", "に対して", "に関する", "として")
+
+
+def _in_compound(before: str, after: str) -> bool:
+    """Whether the boundary between the texts ``before`` and ``after`` falls inside a compound."""
+    for c in COMPOUNDS:
+        for k in range(1, len(c)):
+            if before.endswith(c[:k]) and after.startswith(c[k:]):
+                return True
+    return False
+
+
 def may_break(before: str, after: str) -> bool:
     """Whether a line may break between the characters ``before`` and ``after``. BudouX's model
     sometimes splits a kanji compound (集団通/信); a break is never placed inside a run of kanji
@@ -79,11 +92,12 @@ def break_text(text: str, parse) -> str:
         chunk = text[pos:end]
         if JAPANESE.search(chunk):
             phrases = parse(chunk)
-            joined = phrases[0] if phrases else ""
+            joined, plain = (phrases[0], phrases[0]) if phrases else ("", "")
             for p in phrases[1:]:
-                if joined and p and may_break(joined[-1], p[0]):
+                if plain and p and may_break(plain[-1], p[0]) and not _in_compound(plain, p):
                     joined += WBR
                 joined += p
+                plain += p
             chunk = joined
         out.append(chunk)
         if m:

@@ -340,6 +340,12 @@ def test_phrase_breaks_keep_words_markup_and_shortcodes_whole():
     assert out == "性能<wbr>の{{< meta values.a.b >}}評価、**アクセラ**は"
     assert "性<wbr>能" not in out and "ク<wbr>セ" not in out and "<wbr>、" not in out
     assert "*<wbr>" not in out and "<wbr>*" not in out
+    # a compound particle stays whole even where the model splits it
+    assert phrase_breaks.break_text("評価に", parse) == "評価<wbr>に"
+    got = phrase_breaks.break_text(
+        "ベンチマークによる評価", lambda s: ["ベンチマークに", "よる", "評価"]
+    )
+    assert got == "ベンチマークによる<wbr>評価"
     # idempotent: the <wbr> it finds are removed first
     assert phrase_breaks.break_text(out, parse) == out
     # a deck: headings and slide text broken, notes, front matter and images left alone
