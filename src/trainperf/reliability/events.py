@@ -104,7 +104,7 @@ def _empty_events() -> pl.DataFrame:
     return pl.DataFrame(schema=GPU_EVENT_SCHEMA)
 
 
-def _counter_events(frame: pl.DataFrame, fid: int, kind: str) -> pl.DataFrame:
+def _counter_events(frame: pl.DataFrame, fid: int, kind: str, what: str) -> pl.DataFrame:
     inc = counter_increase(frame, fid)
     job = (
         frame.filter(pl.col("field_id") == fid)
@@ -118,7 +118,7 @@ def _counter_events(frame: pl.DataFrame, fid: int, kind: str) -> pl.DataFrame:
         "timestamp",
         kind=pl.lit(kind),
         code=pl.col("increase").round(0).cast(pl.Int64),
-        detail=pl.lit(None, pl.String),
+        detail=pl.lit(what),
         infra=pl.lit(True),
         job_id="job_id",
     )
@@ -173,9 +173,11 @@ def gpu_events(dcgm: pl.DataFrame) -> pl.DataFrame:
     ids = set(dcgm.get_column("field_id").drop_nulls().unique().to_list())
     dbe = _DBE_VOL if _DBE_VOL in ids else (_DBE_AGG if _DBE_AGG in ids else None)
     if dbe is not None:
-        parts.append(_counter_events(dcgm, dbe, "ecc_dbe"))
+        parts.append(_counter_events(dcgm, dbe, "ecc_dbe", "uncorrectable (double-bit) ECC errors"))
     if _REMAP_UNC in ids:
-        parts.append(_counter_events(dcgm, _REMAP_UNC, "row_remap_uncorrectable"))
+        parts.append(
+            _counter_events(dcgm, _REMAP_UNC, "row_remap_uncorrectable", "rows remapped for uncorrectable errors")
+        )
     if _REMAP_FAIL in ids:
         r = _rising(dcgm, _REMAP_FAIL, (pl.col("value") >= 0.5).cast(pl.Int64))
         parts.append(
