@@ -49,8 +49,8 @@ from trainperf.reliability.rates import (
     projected_mttf,
 )
 from trainperf.reliability.taxonomy import (
-    FAILURE_CLASSES,
     FAILURE_CLASS_DTYPE,
+    FAILURE_CLASSES,
     RULES,
     classification_quality,
     classify,

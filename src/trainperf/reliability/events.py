@@ -111,7 +111,9 @@ def _counter_events(frame: pl.DataFrame, fid: int, kind: str, what: str) -> pl.D
         .select("hostname", "gpu", "timestamp", "job_id")
         .unique(["hostname", "gpu", "timestamp"], keep="first")
     )
-    ev = inc.filter(pl.col("increase") > 0).join(job, on=["hostname", "gpu", "timestamp"], how="left")
+    ev = inc.filter(pl.col("increase") > 0).join(
+        job, on=["hostname", "gpu", "timestamp"], how="left"
+    )
     return ev.select(
         "hostname",
         pl.col("gpu").cast(pl.Int32),
@@ -176,7 +178,12 @@ def gpu_events(dcgm: pl.DataFrame) -> pl.DataFrame:
         parts.append(_counter_events(dcgm, dbe, "ecc_dbe", "uncorrectable (double-bit) ECC errors"))
     if _REMAP_UNC in ids:
         parts.append(
-            _counter_events(dcgm, _REMAP_UNC, "row_remap_uncorrectable", "rows remapped for uncorrectable errors")
+            _counter_events(
+                dcgm,
+                _REMAP_UNC,
+                "row_remap_uncorrectable",
+                "rows remapped for uncorrectable errors",
+            )
         )
     if _REMAP_FAIL in ids:
         r = _rising(dcgm, _REMAP_FAIL, (pl.col("value") >= 0.5).cast(pl.Int64))
@@ -195,7 +202,9 @@ def gpu_events(dcgm: pl.DataFrame) -> pl.DataFrame:
     if _CLOCK_EVENTS in ids:
         bits = clock_event_reasons().filter("counts_as_throttle")
         mask = int(bits.get_column("mask").sum())
-        r = _rising(dcgm, _CLOCK_EVENTS, pl.col("value").round(0).cast(pl.Int64).fill_null(0) & mask)
+        r = _rising(
+            dcgm, _CLOCK_EVENTS, pl.col("value").round(0).cast(pl.Int64).fill_null(0) & mask
+        )
         names = pl.concat_str(
             [
                 pl.when((pl.col("_v") & m) != 0).then(pl.lit(n)).otherwise(None)
@@ -289,7 +298,9 @@ def read_node_events(
     header = [h.strip().replace(" ", "").lower() for h in lines[0].split(delimiter)]
     cols = [_EVENT_COLUMNS.get(h) for h in header]
     if "hostname" not in cols or "start" not in cols:
-        raise InputError(f"{p}, line 1: expected a header with NodeName and TimeStart; found {lines[0][:200]!r}")
+        raise InputError(
+            f"{p}, line 1: expected a header with NodeName and TimeStart; found {lines[0][:200]!r}"
+        )
     rows, bad = [], []
     for i, line in enumerate(lines[1:], start=2):
         if not line.strip():

@@ -80,7 +80,9 @@ def expected_ettr(
     return max(0.0, ettr)
 
 
-def young_interval(n_nodes: float, failures_per_node_day: float, checkpoint_write_h: float) -> float | None:
+def young_interval(
+    n_nodes: float, failures_per_node_day: float, checkpoint_write_h: float
+) -> float | None:
     """Young's (1974) checkpoint interval ``sqrt(2 c MTTF_job)`` in hours; None without failures
     or without a checkpoint cost."""
     lam_h = n_nodes * failures_per_node_day / 24.0
@@ -155,20 +157,29 @@ def training_runs(classified: pl.DataFrame, *, max_gap_h: float = 12.0) -> pl.Da
     """
     keys = [c for c in ("User", "JobName") if c in classified.columns]
     d = classified.filter(
-        pl.col("failure_class").is_not_null() & pl.col("start").is_not_null() & pl.col("end").is_not_null()
+        pl.col("failure_class").is_not_null()
+        & pl.col("start").is_not_null()
+        & pl.col("end").is_not_null()
     ).select("JobID", *keys, "n_nodes", "start", "end", "elapsed_s", "failure_class")
     d = d.sort("start")
     grp = [*keys, "n_nodes"]
-    interrupted = pl.col("failure_class").cast(pl.String).is_in(
-        ["infra_failure", "requeued", "timeout", "preempted"]
+    interrupted = (
+        pl.col("failure_class")
+        .cast(pl.String)
+        .is_in(["infra_failure", "requeued", "timeout", "preempted"])
     )
     prev_end = pl.col("end").shift(1).over(grp)
     prev_int = interrupted.shift(1).over(grp).fill_null(False)
     prev_id = pl.col("JobID").shift(1).over(grp)
     cont = (prev_id == pl.col("JobID")).fill_null(False) | (
-        prev_int & ((pl.col("start") - prev_end) <= pl.duration(seconds=int(max_gap_h * 3600))).fill_null(False)
+        prev_int
+        & ((pl.col("start") - prev_end) <= pl.duration(seconds=int(max_gap_h * 3600))).fill_null(
+            False
+        )
     )
-    d = d.with_columns(_new=~cont).with_columns(_run=pl.col("_new").cast(pl.Int64).cum_sum().over(grp))
+    d = d.with_columns(_new=~cont).with_columns(
+        _run=pl.col("_new").cast(pl.Int64).cum_sum().over(grp)
+    )
     d = d.with_columns(
         run_id=pl.col("JobID").first().over([*grp, "_run"]),
         attempt_in_run=pl.int_range(1, pl.len() + 1).over([*grp, "_run"]).cast(pl.Int64),
@@ -204,8 +215,10 @@ def measured_ettr(
         ``lost_h``, ``productive_h``, ``ettr``, ``expected_ettr`` (Float64), longest wall first.
     """
     runs = training_runs(classified, max_gap_h=max_gap_h)
-    interrupted = pl.col("failure_class").cast(pl.String).is_in(
-        ["infra_failure", "requeued", "timeout", "preempted"]
+    interrupted = (
+        pl.col("failure_class")
+        .cast(pl.String)
+        .is_in(["infra_failure", "requeued", "timeout", "preempted"])
     )
     is_last = pl.col("attempt_in_run") == pl.col("attempt_in_run").max().over("run_id")
     runs = runs.with_columns(
@@ -229,14 +242,20 @@ def measured_ettr(
         gap_h=pl.col("wall_h") - pl.col("allocated_h"),
         lost_h=pl.min_horizontal(pl.col("n_interruptions") * per, pl.col("allocated_h")),
     ).with_columns(
-        productive_h=((pl.col("allocated_h") - pl.col("lost_h")) * (1 - stall)).clip(lower_bound=0.0)
+        productive_h=((pl.col("allocated_h") - pl.col("lost_h")) * (1 - stall)).clip(
+            lower_bound=0.0
+        )
     )
     g = g.with_columns(ettr=pl.col("productive_h") / pl.col("wall_h"))
     if failures_per_node_day is not None:
         g = g.with_columns(
             expected_ettr=pl.col("n_nodes").map_elements(
                 lambda n: expected_ettr(
-                    n, failures_per_node_day, checkpoint_interval_h, restart_overhead_h, checkpoint_write_h
+                    n,
+                    failures_per_node_day,
+                    checkpoint_interval_h,
+                    restart_overhead_h,
+                    checkpoint_write_h,
                 ),
                 return_dtype=pl.Float64,
             )
@@ -258,4 +277,8 @@ def measured_ettr(
         "ettr",
         "expected_ettr",
     ]
-    return g.select(cols).cast({"wall_h": pl.Float64, "allocated_h": pl.Float64}).sort("wall_h", descending=True)
+    return (
+        g.select(cols)
+        .cast({"wall_h": pl.Float64, "allocated_h": pl.Float64})
+        .sort("wall_h", descending=True)
+    )

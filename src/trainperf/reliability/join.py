@@ -33,22 +33,30 @@ def events_vs_jobs(
         none), ``outside_job`` (Boolean), sorted by host and time.
     """
     cols = ["JobID", "nodes", "start", "end", "failure_class"]
-    jobs = classified.filter(pl.col("start").is_not_null() & pl.col("end").is_not_null()).select(cols)
+    jobs = classified.filter(pl.col("start").is_not_null() & pl.col("end").is_not_null()).select(
+        cols
+    )
     ev = events.with_row_index("_ev")
     per_host = jobs.explode("nodes").rename({"nodes": "hostname"})
     hit = ev.join(per_host, on="hostname", how="inner").filter(
         (pl.col("timestamp") >= pl.col("start")) & (pl.col("timestamp") <= pl.col("end"))
     )
     if "job_id" in ev.columns:
-        lab = ev.filter(pl.col("job_id").is_not_null()).join(
-            jobs.drop("nodes"), left_on="job_id", right_on="JobID", how="inner"
-        ).with_columns(JobID=pl.col("job_id"))
+        lab = (
+            ev.filter(pl.col("job_id").is_not_null())
+            .join(jobs.drop("nodes"), left_on="job_id", right_on="JobID", how="inner")
+            .with_columns(JobID=pl.col("job_id"))
+        )
         hit = pl.concat(
             [lab.select(hit.columns), hit.filter(~pl.col("_ev").is_in(lab["_ev"].implode()))],
             how="vertical",
         )
-    own = hit.sort("start", descending=True).group_by("_ev").agg(
-        pl.col("JobID").first(), pl.col("failure_class").first(), job_end=pl.col("end").first()
+    own = (
+        hit.sort("start", descending=True)
+        .group_by("_ev")
+        .agg(
+            pl.col("JobID").first(), pl.col("failure_class").first(), job_end=pl.col("end").first()
+        )
     )
     w = pl.duration(seconds=int(window_h * 3600))
     failed = ev.join(per_host, on="hostname", how="inner").filter(
@@ -87,7 +95,9 @@ def events_per_node(matched: pl.DataFrame) -> pl.DataFrame:
         .agg(
             n_events=pl.len().cast(pl.Int64),
             n_xid=(k == "xid").sum().cast(pl.Int64),
-            n_ecc_remap=k.is_in(["ecc_dbe", "row_remap_uncorrectable", "row_remap_failure"]).sum().cast(pl.Int64),
+            n_ecc_remap=k.is_in(["ecc_dbe", "row_remap_uncorrectable", "row_remap_failure"])
+            .sum()
+            .cast(pl.Int64),
             n_throttle=(k == "throttle").sum().cast(pl.Int64),
             n_infra=pl.col("infra").sum().cast(pl.Int64),
             n_outside_job=pl.col("outside_job").sum().cast(pl.Int64),

@@ -79,7 +79,9 @@ def garwood_interval(k: int, confidence: float = 0.95) -> tuple[float, float]:
         ValueError: ``k < 0`` or confidence outside (0, 1).
     """
     if k < 0 or not 0 < confidence < 1:
-        raise ValueError(f"garwood_interval: need k >= 0 and 0 < confidence < 1, got {k}, {confidence}")
+        raise ValueError(
+            f"garwood_interval: need k >= 0 and 0 < confidence < 1, got {k}, {confidence}"
+        )
     a = 1 - confidence
     try:
         from scipy.stats import chi2
@@ -214,8 +216,12 @@ def infra_failure_rate(classified: pl.DataFrame, confidence: float = 0.95) -> pl
     """
     u = _usable(classified)
     k = int((u.get_column("failure_class").cast(pl.String) == "infra_failure").sum())
-    gpu_days = float((u.get_column("n_gpus").fill_null(0) * u.get_column("elapsed_s")).sum()) / 86400
-    node_days = float((u.get_column("n_nodes").fill_null(0) * u.get_column("elapsed_s")).sum()) / 86400
+    gpu_days = (
+        float((u.get_column("n_gpus").fill_null(0) * u.get_column("elapsed_s")).sum()) / 86400
+    )
+    node_days = (
+        float((u.get_column("n_nodes").fill_null(0) * u.get_column("elapsed_s")).sum()) / 86400
+    )
     lo, hi = garwood_interval(k, confidence)
     rows = []
     for unit, ex in (("GPU-days", gpu_days), ("node-days", node_days)):
@@ -279,8 +285,10 @@ def mttf_by_size(
     if mttf_node_h is None:
         r = infra_failure_rate(classified, confidence).filter(pl.col("unit") == "node-days")
         mttf_node_h = r["mttf_h"][0] if r.height else None
-    u = _usable(classified).with_columns(size_bin=size_bin("n_nodes")).filter(
-        pl.col("size_bin").is_not_null()
+    u = (
+        _usable(classified)
+        .with_columns(size_bin=size_bin("n_nodes"))
+        .filter(pl.col("size_bin").is_not_null())
     )
     g = (
         u.group_by("size_bin")
@@ -304,7 +312,9 @@ def mttf_by_size(
             {
                 **r,
                 "mean_nodes": mean_nodes,
-                "projected_mttf_h": mttf_node_h / mean_nodes if mttf_node_h and mean_nodes else None,
+                "projected_mttf_h": mttf_node_h / mean_nodes
+                if mttf_node_h and mean_nodes
+                else None,
                 "measured_mttf_h": r["job_hours"] / k if enough else None,
                 "measured_mttf_lo_h": r["job_hours"] / hi if enough else None,
                 "measured_mttf_hi_h": r["job_hours"] / lo if enough and lo > 0 else None,
@@ -338,7 +348,9 @@ def projected_mttf(
         ValueError: ``mttf_node_h`` not positive, or a node count below 1.
     """
     if not mttf_node_h or mttf_node_h <= 0 or any(n < 1 for n in nodes):
-        raise ValueError(f"projected_mttf: need mttf_node_h > 0 and nodes >= 1, got {mttf_node_h}, {nodes}")
+        raise ValueError(
+            f"projected_mttf: need mttf_node_h > 0 and nodes >= 1, got {mttf_node_h}, {nodes}"
+        )
     return pl.DataFrame(
         {
             "n_nodes": list(nodes),

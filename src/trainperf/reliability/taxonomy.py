@@ -104,9 +104,11 @@ def _window_matches(
     )
     parts = [by_host]
     if "job_id" in events.columns:
-        lab = events.filter(pl.col("job_id").is_not_null()).with_columns(
-            pl.col("job_id").str.split(",")
-        ).explode("job_id")
+        lab = (
+            events.filter(pl.col("job_id").is_not_null())
+            .with_columns(pl.col("job_id").str.split(","))
+            .explode("job_id")
+        )
         parts.append(win.drop("nodes").join(lab, left_on="JobID", right_on="job_id", how="inner"))
     cols = ["_row", "start", "_until", time_col, "_label"]
     m = pl.concat([p.select(cols) for p in parts], how="vertical")
@@ -178,7 +180,16 @@ def classify(
         "job_id",
         ts="timestamp",
         _label=pl.when(pl.col("kind") == "xid")
-        .then(pl.concat_str([pl.lit("XID "), pl.col("code").cast(pl.String), pl.lit(" "), pl.col("detail").fill_null("")]))
+        .then(
+            pl.concat_str(
+                [
+                    pl.lit("XID "),
+                    pl.col("code").cast(pl.String),
+                    pl.lit(" "),
+                    pl.col("detail").fill_null(""),
+                ]
+            )
+        )
         .otherwise(pl.col("kind").str.replace_all("_", " "))
         .str.strip_chars(),
     )
@@ -214,11 +225,15 @@ def classify(
         failure_class=expr_cls.otherwise(None).cast(FAILURE_CLASS_DTYPE),  # type: ignore[union-attr]
         rule_id=expr_rule.otherwise(None),  # type: ignore[union-attr]
         attempt=order.cast(pl.Int64).fill_null(1),
-        requeued=((order < n_rec).fill_null(False) | _S.is_in(["REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"])),
+        requeued=(
+            (order < n_rec).fill_null(False) | _S.is_in(["REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"])
+        ),
         infra_event_in_window=_EVIDENCE,
         reliability_flags=pl.concat_list(
             [
-                pl.when(pl.col("_no_end")).then(pl.lit(["no_end"])).otherwise(pl.lit([], pl.List(pl.String))),
+                pl.when(pl.col("_no_end"))
+                .then(pl.lit(["no_end"]))
+                .otherwise(pl.lit([], pl.List(pl.String))),
                 pl.when(pl.col("_negative"))
                 .then(pl.lit(["negative_elapsed"]))
                 .otherwise(pl.lit([], pl.List(pl.String))),

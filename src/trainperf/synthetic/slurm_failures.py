@@ -69,7 +69,13 @@ _YEAR = 2025
 
 
 def _dcgm_rows(
-    host: str, gpu: int, t: _dt.datetime, field_id: int, field: str, values: list[float], job: str | None
+    host: str,
+    gpu: int,
+    t: _dt.datetime,
+    field_id: int,
+    field: str,
+    values: list[float],
+    job: str | None,
 ) -> list[dict]:
     """One series' samples, a minute apart, the first a minute before ``t``."""
     return [
@@ -99,7 +105,9 @@ def _xid_rows(host: str, gpu: int, t: _dt.datetime, xid: int, job: str | None) -
     return rows
 
 
-def failure_events(jobs: pl.DataFrame, *, seed: int = SEED) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def failure_events(
+    jobs: pl.DataFrame, *, seed: int = SEED
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """SYNTHETIC node events, DCGM error samples and the incident list for a synthetic dump.
 
     Args:
@@ -149,7 +157,9 @@ def failure_events(jobs: pl.DataFrame, *, seed: int = SEED) -> tuple[pl.DataFram
         for _ in range(k):
             for _try in range(200):
                 day = int(rng.integers(1, 28))
-                t = _dt.datetime(_YEAR, m, day, int(rng.integers(24)), int(rng.integers(60)), tzinfo=_dt.UTC)
+                t = _dt.datetime(
+                    _YEAR, m, day, int(rng.integers(24)), int(rng.integers(60)), tzinfo=_dt.UTC
+                )
                 h = hosts[int(rng.integers(len(hosts)))]
                 clash = busy.filter(
                     (pl.col("nodes") == h) & (pl.col("start") <= t) & (pl.col("end") >= t)
@@ -178,9 +188,17 @@ def failure_events(jobs: pl.DataFrame, *, seed: int = SEED) -> tuple[pl.DataFram
         rep = repairs[k] if k < len(repairs) else 8.0
         gpu = int(rng.integers(8))
         reason = f"XID {xid} {_XID_NAME[xid]}" if xid is not None else cause
-        inc_rows.append({"time": t, "hostname": h, "cause": cause, "xid": xid, "JobID": job, "repair_h": rep})
+        inc_rows.append(
+            {"time": t, "hostname": h, "cause": cause, "xid": xid, "JobID": job, "repair_h": rep}
+        )
         node_rows.append(
-            {"hostname": h, "start": t + _dt.timedelta(seconds=30), "end": t + _dt.timedelta(hours=rep), "state": st, "reason": reason}
+            {
+                "hostname": h,
+                "start": t + _dt.timedelta(seconds=30),
+                "end": t + _dt.timedelta(hours=rep),
+                "state": st,
+                "reason": reason,
+            }
         )
         if xid is not None:
             dcgm_rows += _xid_rows(h, gpu, t, xid, job)
@@ -190,7 +208,9 @@ def failure_events(jobs: pl.DataFrame, *, seed: int = SEED) -> tuple[pl.DataFram
         t = j["end"] - _dt.timedelta(seconds=int(rng.integers(10, 60)))
         xid = int(rng.choice([13, 31, 43]))
         dcgm_rows += _xid_rows(j["nodes"][0], int(rng.integers(8)), t, xid, j["JobID"])
-    done = ran.filter((pl.col("state") == "COMPLETED") & (pl.col("elapsed_s") > 3 * 3600)).sample(3, seed=seed + 2)
+    done = ran.filter((pl.col("state") == "COMPLETED") & (pl.col("elapsed_s") > 3 * 3600)).sample(
+        3, seed=seed + 2
+    )
     for j in done.iter_rows(named=True):
         t = j["start"] + _dt.timedelta(seconds=int(j["elapsed_s"] // 2))
         dcgm_rows += _xid_rows(j["nodes"][0], int(rng.integers(8)), t, 63, j["JobID"])
@@ -201,10 +221,18 @@ def failure_events(jobs: pl.DataFrame, *, seed: int = SEED) -> tuple[pl.DataFram
         mask = int(rng.choice([0x40, 0x80, 0x40 | 0x20]))
         h = j["nodes"][int(rng.integers(len(j["nodes"])))]
         dcgm_rows += _dcgm_rows(
-            h, int(rng.integers(8)), t, 112, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", [0, mask, mask, 0], j["JobID"]
+            h,
+            int(rng.integers(8)),
+            t,
+            112,
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+            [0, mask, mask, 0],
+            j["JobID"],
         )
     node_events = pl.DataFrame(node_rows, schema=NODE_EVENT_SCHEMA).sort("start")
-    tele = pl.DataFrame(dcgm_rows, schema=dcgm.SCHEMA).sort("hostname", "gpu", "field_id", "timestamp")
+    tele = pl.DataFrame(dcgm_rows, schema=dcgm.SCHEMA).sort(
+        "hostname", "gpu", "field_id", "timestamp"
+    )
     incidents = pl.DataFrame(
         inc_rows,
         schema={

@@ -27,7 +27,9 @@ def _title(title: str, synthetic: bool) -> str:
     return f"{title} (SYNTHETIC data)" if synthetic else title
 
 
-def reliability_failure_rate_by_size(rates: pl.DataFrame, *, synthetic: bool = False) -> alt.LayerChart:
+def reliability_failure_rate_by_size(
+    rates: pl.DataFrame, *, synthetic: bool = False
+) -> alt.LayerChart:
     """Share of jobs that failed, by job size in GPUs, stacked by failure class, with the job count.
 
     Args:
@@ -37,7 +39,9 @@ def reliability_failure_rate_by_size(rates: pl.DataFrame, *, synthetic: bool = F
     order = rates.get_column("size_bin").cast(pl.String).to_list()
     d = (
         rates.with_columns(pl.col("size_bin").cast(pl.String))
-        .unpivot(index=["size_bin", "n_jobs"], on=list(_CLASS_LABELS), variable_name="c", value_name="n")
+        .unpivot(
+            index=["size_bin", "n_jobs"], on=list(_CLASS_LABELS), variable_name="c", value_name="n"
+        )
         .with_columns(
             class_label=pl.col("c").replace_strict(_CLASS_LABELS),
             share=pl.col("n") / pl.col("n_jobs"),
@@ -102,7 +106,10 @@ def reliability_mttf(
     )
     series = ["projected: MTTF per node / nodes", "measured (95 % interval)"]
     color = alt.Color(
-        "series_label:N", title=None, sort=series, scale=alt.Scale(domain=series, range=[PALETTE[0], PALETTE[1]])
+        "series_label:N",
+        title=None,
+        sort=series,
+        scale=alt.Scale(domain=series, range=[PALETTE[0], PALETTE[1]]),
     )
     x = alt.X(
         "n_nodes:Q",
@@ -181,7 +188,12 @@ def reliability_ettr_curve(curve: pl.DataFrame, *, synthetic: bool = False) -> a
         .encode(
             x=x,
             y=y,
-            color=alt.Color("size_label:N", sort=sizes, legend=None, scale=alt.Scale(domain=sizes, range=_SIZE_COLORS[: len(sizes)])),
+            color=alt.Color(
+                "size_label:N",
+                sort=sizes,
+                legend=None,
+                scale=alt.Scale(domain=sizes, range=_SIZE_COLORS[: len(sizes)]),
+            ),
             tooltip=[
                 alt.Tooltip("size_label:N", title="size"),
                 alt.Tooltip("checkpoint_interval_h:Q", title="interval (h)", format=".2f"),
