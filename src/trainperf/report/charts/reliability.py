@@ -111,11 +111,15 @@ def reliability_mttf(
         sort=series,
         scale=alt.Scale(domain=series, range=[PALETTE[0], PALETTE[1]]),
     )
+    xs = proj.get_column("n_nodes").to_list() + (
+        m.get_column("mean_nodes").drop_nulls().to_list() if m.height else []
+    )
+    ticks = [v for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if min(xs) <= v <= max(xs)]
     x = alt.X(
         "n_nodes:Q",
         title="job size (nodes, log scale)",
-        scale=alt.Scale(type="log"),
-        axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128], format="d"),
+        scale=alt.Scale(type="log", domain=[min(xs) / 1.25, max(xs) * 1.25], nice=False),
+        axis=alt.Axis(values=ticks, format="d"),
     )
     y_title = "MTTF of a job (hours, log scale)"
     line = (
@@ -129,13 +133,13 @@ def reliability_mttf(
         rule = (
             alt.Chart(md)
             .mark_rule()
-            .encode(x="n_nodes:Q", y="measured_mttf_lo_h:Q", y2="measured_mttf_hi_h:Q", color=color)
+            .encode(x=x, y="measured_mttf_lo_h:Q", y2="measured_mttf_hi_h:Q", color=color)
         )
         pts = (
             alt.Chart(md)
             .mark_point(filled=True, size=60)
             .encode(
-                x="n_nodes:Q",
+                x=x,
                 y="measured_mttf_h:Q",
                 color=color,
                 tooltip=[
@@ -168,11 +172,14 @@ def reliability_ettr_curve(curve: pl.DataFrame, *, synthetic: bool = False) -> a
         sort=sizes,
         scale=alt.Scale(domain=sizes, range=_SIZE_COLORS[: len(sizes)]),
     )
+    iv = d.get_column("checkpoint_interval_h")
     x = alt.X(
         "checkpoint_interval_h:Q",
         title="checkpoint interval (hours, log scale)",
-        scale=alt.Scale(type="log"),
-        axis=alt.Axis(values=[0.1, 0.25, 0.5, 1, 2, 4, 8, 24]),
+        scale=alt.Scale(type="log", domain=[float(iv.min()), float(iv.max())], nice=False),
+        axis=alt.Axis(
+            values=[v for v in (0.1, 0.25, 0.5, 1, 2, 4, 8, 24) if iv.min() <= v <= iv.max()]
+        ),
     )
     lo = max(0.0, float(d.get_column("ettr").min() or 0.0))
     y = alt.Y(
@@ -188,12 +195,7 @@ def reliability_ettr_curve(curve: pl.DataFrame, *, synthetic: bool = False) -> a
         .encode(
             x=x,
             y=y,
-            color=alt.Color(
-                "size_label:N",
-                sort=sizes,
-                legend=None,
-                scale=alt.Scale(domain=sizes, range=_SIZE_COLORS[: len(sizes)]),
-            ),
+            color=color,
             tooltip=[
                 alt.Tooltip("size_label:N", title="size"),
                 alt.Tooltip("checkpoint_interval_h:Q", title="interval (h)", format=".2f"),
