@@ -6,7 +6,9 @@ reliability section needs both to show the taxonomy's evidence rules and the tel
 module derives them, seeded, from the jobs of the dump:
 
 * **Infrastructure failures, calibrated to a published rate**: 21 incidents between 2025-01-01
-  and 2025-03-31 (13 in January, 5 in February, 3 in March), split by cause as published for
+  and 2025-03-31 (published: 13 in January, 5 in February, 3 in March; the bundled dump's NODE_FAIL
+  jobs, which each take one, put 12 / 6 / 3 here: the quarter's total is exact, the monthly split
+  as close as those jobs allow), split by cause as published for
   SAKURAONE's first three months of operation: 9 GPU, 4 NVLink/NVSwitch/PCIe switch, 1
   NIC/transceiver, 5 interconnect switch, 1 storage switch, 1 misconfiguration (Konishi, Tsubouchi,
   Tsuruta, "SAKURAONE: An Open Ethernet-Based AI HPC System and Its Observed Workload Dynamics in a
