@@ -177,9 +177,11 @@ def test_grace_window_decides_an_event_after_the_end(taxonomy_case):
         .otherwise(pl.col("timestamp"))
         .alias("timestamp")
     )
-    cls = lambda g: rl.classify(jobs, gpu_events=later, grace_s=g).filter(pl.col("JobID") == "6")[
-        "rule_id"
-    ][0]  # noqa: E731
+
+    def cls(grace_s):
+        c = rl.classify(jobs, gpu_events=later, grace_s=grace_s)
+        return c.filter(pl.col("JobID") == "6")["rule_id"][0]
+
     assert cls(300) == "infra_gpu_event"  # 2 min after End: inside 5 min of grace
     assert cls(60) == "cancelled"  # outside 1 min
 
