@@ -533,3 +533,27 @@ def test_reliability_charts_in_japanese(rate_case):
         "checkpoint interval (hours, log scale)",
     ):
         assert en not in text
+
+
+def test_node_events_without_a_header_are_refused_in_one_line(tmp_path):
+    from trainperf.errors import InputError
+
+    p = tmp_path / "events.txt"
+    p.write_text("gpu001|1735689600|1735693200|DOWN|Not responding\n")
+    with pytest.raises(InputError, match=r"events.txt, line 1: expected a header with NodeName"):
+        rl.read_node_events(p)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    ev, q = rl.read_node_events(empty)
+    assert ev.height == 0 and q.height == 0
+
+
+def test_no_events_and_no_jobs_give_empty_frames_not_errors():
+    c = rl.classify(_frame([]))
+    assert c.height == 0
+    m = rl.events_vs_jobs(pl.DataFrame(schema=rl.GPU_EVENT_SCHEMA), c)
+    assert m.height == 0 and rl.events_per_node(m).height == 0 and rl.event_quality(m).height == 0
+    assert rl.failure_rate_by_size(c).height == 0
+    r = rl.infra_failure_rate(c)
+    assert r["rate_per_1000"].to_list() == [None, None]
+    assert rl.measured_ettr(c).height == 0
