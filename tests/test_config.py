@@ -161,13 +161,14 @@ def test_the_demo_is_a_config_with_the_synthetic_inputs_marked():
     assert plan.absent == {}
     assert plan.overrides["telemetry"]["telemetry_source"] == ""  # the synthetic default
     assert "slurm_jobs" not in plan.overrides  # the notebook's synthetic default
+    assert "reliability" not in plan.overrides  # the same synthetic default
     assert plan.overrides["eos_comparison"]["evaluated"] == "SAKURAONE"
 
 
 def test_a_config_without_telemetry_or_sacct_executes_neither_notebook(tmp_path):
     cfg = parse_config({**BASE, "mlperf": str(_copy_n96(tmp_path))}, tmp_path)
     plan = report_overrides(cfg)
-    assert set(plan.absent) == {"telemetry", "slurm_jobs"}
+    assert set(plan.absent) == {"telemetry", "slurm_jobs", "reliability"}
     assert "Copycat" in plan.absent["telemetry"] and "`telemetry:`" in plan.absent["telemetry"]
     assert plan.overrides["mlperf_runs"]["mlperf_path"] == cfg.mlperf
 
@@ -272,8 +273,9 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
     assert f"{row['ratio']:.3f}" == "1.000"
     # the notebooks without input were not executed, and say why
     assert [ln for ln in lines if "not executed: input not given" in ln] == [
-        "[4/8] notebooks/telemetry.ipynb not executed: input not given",
-        "[7/8] notebooks/slurm_jobs.ipynb not executed: input not given",
+        "[4/9] notebooks/telemetry.ipynb not executed: input not given",
+        "[7/9] notebooks/slurm_jobs.ipynb not executed: input not given",
+        "[8/9] notebooks/reliability.ipynb not executed: input not given",
     ]
     site = Path(summary["site"]).parent
     tel = (site / "telemetry.html").read_text()
@@ -288,8 +290,9 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
     assert "default data are synthetic" not in tel and "default data are synthetic" not in ops
     assert not (out / "scratch" / "telemetry").exists()
     assert not list(figures.glob("telemetry_*")) and not list(figures.glob("slurm_*"))
+    assert not list(figures.glob("reliability_*"))
     values = yaml.safe_load((out / "values.yml").read_text())["values"]
-    assert "slurm_jobs" not in values and "telemetry" not in values
+    assert "slurm_jobs" not in values and "telemetry" not in values and "reliability" not in values
     assert values["config"]["name"] == "Copycat" and values["inputs"]["mlperf"] is True
     assert values["eos_comparison"]["cmp_ratio_gpt3_96n"] == "1.000"
     # the book names the config's cluster, not the demo's

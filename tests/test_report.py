@@ -545,6 +545,7 @@ def test_preview_navigation_groups_the_notebooks_as_an_appendix(main_job):
         "telemetry_capture",
         "trace",
         "slurm_jobs",
+        "reliability",
     ]
     assert (
         '<span class="tp-num">A</span>' in appendix and '<span class="tp-num">7</span>' in chapters

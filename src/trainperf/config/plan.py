@@ -18,6 +18,7 @@ telemetry and sacct history, marked as such)."""
 _ABSENT = {
     "telemetry": "No telemetry was given for {name} (config key `telemetry:`), so this chapter shows no cluster telemetry.",
     "slurm_jobs": "No Slurm accounting was given for {name} (config key `sacct:`), so this chapter shows no job statistics.",
+    "reliability": "No Slurm accounting was given for {name} (config key `sacct:`), so this chapter shows no failure rates.",
 }
 
 
@@ -76,6 +77,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
         }
     if not cfg.sacct:
         absent["slurm_jobs"] = _ABSENT["slurm_jobs"].format(name=cfg.name)
+        absent["reliability"] = _ABSENT["reliability"].format(name=cfg.name)
     elif not cfg.sacct_synthetic:
         ov["slurm_jobs"] = {
             "dump_paths": list(cfg.sacct),
@@ -86,6 +88,14 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             ov["slurm_jobs"]["cluster_nodes"] = cfg.nodes
         if tel is not None and not tel.synthetic and Path(tel.source).exists():
             ov["slurm_jobs"]["telemetry_source"] = tel.source  # per-job GPU utilisation
+        # reliability: the same dumps; DCGM error fields from the telemetry where it is a real file
+        ov["reliability"] = {
+            "dump_paths": list(cfg.sacct),
+            "synthetic": False,
+            "gpus_per_node": cfg.gpus_per_node,
+        }
+        if tel is not None and not tel.synthetic and Path(tel.source).exists():
+            ov["reliability"]["telemetry_source"] = tel.source
     return ReportInputs(ov, absent, ref.mlperf)
 
 

@@ -104,6 +104,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
     ),
     NotebookSpec("slurm_jobs", "Slurm accounting: jobs, states, sizes and run times"),
+    NotebookSpec("reliability", "Reliability: failures, MTTF and goodput"),
     NotebookSpec(
         "cluster",
         "The cluster: configuration and TOP500",

@@ -34,6 +34,11 @@ from trainperf.report.charts.operations import (
     slurm_share_by_size,
     slurm_share_by_state,
 )
+from trainperf.report.charts.reliability import (
+    reliability_ettr_curve,
+    reliability_failure_rate_by_size,
+    reliability_mttf,
+)
 from trainperf.report.charts.telemetry import (
     telemetry_activity,
     telemetry_heatmap,
@@ -68,6 +73,9 @@ __all__ = [
     "memory_per_gpu",
     "memory_wall",
     "mfu_by_scale",
+    "reliability_ettr_curve",
+    "reliability_failure_rate_by_size",
+    "reliability_mttf",
     "render_svg",
     "save_chart",
     "slurm_gpu_hours_over_time",
