@@ -520,6 +520,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
             state.fffd_line,
             n=state.fffd,
         )
+    rep = _repeated_simple(simple)
     lim = limits()
     lo, hi = lim["time_ms_min"], lim["time_ms_max"]
     caches = memo.caches
@@ -581,7 +582,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
             tid.cast(pl.Int64).alias("src"),
         ]
     )
-    del cached_rows, tid
+    del cached_rows, tid, simple
     if py["line"]:
         py_frame = pl.DataFrame(
             {**{c: py[c] for c in EVENT_SCHEMA if c != "file"},
@@ -597,7 +598,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
         kept.setdefault(key, []).append((row, value, meta))
     events = events.drop("src")
     events = _order_check_frame(events, checks, lim)
-    _repeat_check_frame(simple, py["repeated"], events, checks)
+    _repeat_check_frame(rep, py["repeated"], events, checks)
     return ParsedLog(src, events, kept, sysjson, checks)
 
 
@@ -746,24 +747,35 @@ def _rank_keys() -> frozenset[str]:
     return frozenset(r["key"] for r in package_table("mlperf_rank_events"))
 
 
-def _repeat_check_frame(simple: pl.DataFrame, repeated: list[int], events: pl.DataFrame,
+def _repeated_simple(simple: pl.DataFrame) -> pl.Series:
+    """Lines (Int64) of ``simple`` that repeat an earlier one: same template and time digits.
+
+    Equal texts have equal times, so only lines that share their time with another are compared
+    (a hash table of the times alone first, not of every (template, time) pair: memory). Run before
+    the events are built, while less is held.
+    """
+    same_time = simple.filter(pl.col("d").is_duplicated())
+    return same_time.filter(~pl.struct("tid", "d").is_first_distinct())["line"]
+
+
+def _repeat_check_frame(rep: pl.Series, repeated: list[int], events: pl.DataFrame,
                         checks: FileChecks) -> None:  # fmt: skip
     """``duplicate_line``: an MLLOG line that repeats an earlier line of the file exactly (same
     prefix, time_ms and text), except keys every rank logs at one millisecond
     (``mlperf_rank_events.csv``). The loader counts rank duplicates once, so nothing is dropped;
     the row says the file was copied into itself (a log appended twice, ``tee`` of one stream).
 
-    An mllog-written line is its template and its digits, so two are the same text exactly when
-    both are equal; the other lines (``repeated``) were compared as text."""
-    rep = simple.filter(~pl.struct("tid", "d").is_first_distinct())["line"]
+    ``rep``: the repeated mllog-written lines (:func:`_repeated_simple`); ``repeated``: the other
+    lines that repeat one (compared as text)."""
     if not repeated and not rep.len():
         return
     lines = rep.append(pl.Series("line", repeated, pl.Int64))
-    firsts = events.filter(pl.col("line").is_first_distinct())  # the line's first event
-    hit = (
-        firsts.filter(pl.col("line").is_in(lines.implode()) & ~pl.col("key").is_in(list(_rank_keys())))
-        ["line"].sort().to_list()
-    )  # fmt: skip
+    firsts = (
+        events.select("line", "key")
+        .filter(pl.col("line").is_in(lines.implode()))
+        .filter(pl.col("line").is_first_distinct())  # the line's first event
+    )
+    hit = firsts.filter(~pl.col("key").is_in(list(_rank_keys())))["line"].sort().to_list()
     _report_repeats(hit, checks)
 
 
