@@ -95,9 +95,8 @@ class ParsedLog:
 
     def frame(self) -> pl.DataFrame:
         """The events as a polars frame with :data:`EVENT_SCHEMA`."""
-        return self.events.select(pl.lit(self.path, pl.String).alias("file"), pl.all()).select(
-            list(EVENT_SCHEMA)
-        )
+        file = pl.repeat(self.path, self.n_events, dtype=pl.String, eager=True).alias("file")
+        return pl.DataFrame([file, *(self.events.get_column(c) for c in list(EVENT_SCHEMA)[1:])])
 
 
 def _fast_dumps():
