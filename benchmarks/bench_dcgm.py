@@ -9,9 +9,12 @@
 * peer: ``prometheus_client.parser.text_string_to_metric_families`` per scrape, on the first 5 MB
   (its speed does not depend on the size), as MB/s.
 
-The archive is :func:`dcgm_ingest.generate` (4 nodes x 8 H100, 18 dcgm-exporter fields, HELP/TYPE
-lines, a bare epoch marker per scrape): 100 MB, ``--quick`` 10 MB. Timings are interleaved and
-repeated (``harness.interleaved``); the ratio is the product's speed over the limit's (min times).
+The archive is :func:`dcgm_ingest.generate_exporter_archive` (issue 29: 8 nodes x 8 H100, 20
+dcgm-exporter fields with their HELP/TYPE lines in every scrape, a ``# TIMESTAMP`` line per scrape,
+the labels dcgm-exporter 3.x/4.x writes on Kubernetes: gpu, UUID, pci_bus_id, device, modelName,
+Hostname, DCGM_FI_DRIVER_VERSION, container, namespace, pod): 100 MB, ``--quick`` 10 MB. Timings are interleaved and
+repeated: CPU seconds (``time.process_time``, all threads; min of the repeats) for the ratio, the
+product's speed over the limit's; wall times (``harness.interleaved``) in the notes.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def run(quick: bool) -> list[harness.Row]:
     size = 10.0 if quick else 100.0
     tmp = Path(tempfile.mkdtemp(prefix="bench_dcgm_"))
     path = tmp / "archive.prom"
-    info = dcgm_ingest.generate(path, size)
+    info = dcgm_ingest.generate_exporter_archive(path, size)
     mb = info["bytes"] / 1e6
     warnings.simplefilter("ignore")
 
@@ -83,30 +86,48 @@ def run(quick: bool) -> list[harness.Row]:
         repeat=3 if quick else 5,
     )
     pc = _prometheus_client_mb_s(path)
-    lim = t["limit"]["min_s"]
+    # CPU seconds (process_time: this process, all threads), interleaved, min of the repeats: on a
+    # shared machine the wall time measures the other processes too (issue 29); wall in the notes
+    fns = {"limit": limit, "reading": lambda: dcgm.read_exposition_reading(path),
+           "frame": lambda: dcgm.read_exposition(path), "old": lambda: old_read(path)}  # fmt: skip
+    cpu = {k: float("inf") for k in fns}
+    for _ in range(3 if quick else 5):
+        for k, f in fns.items():
+            c0 = time.process_time()
+            f()
+            cpu[k] = min(cpu[k], time.process_time() - c0)
+    lim = cpu["limit"]
 
     def speed(k: str) -> str:
-        return f"{mb / t[k]['min_s']:.0f} MB/s (min {t[k]['min_s']:.2f} s, median {t[k]['median_s']:.2f} s)"
+        return (
+            f"{mb / cpu[k]:.0f} MB per CPU s ({cpu[k]:.2f} s CPU; wall min {t[k]['min_s']:.2f} s, "
+            f"median {t[k]['median_s']:.2f} s)"
+        )
 
     rows = [
         harness.Row(
             f"DCGM exposition reader, {mb:.0f} MB, normalised result (series + samples + quality)",
             speed("reading"), f"polars one-column CSV read {speed('limit')}",
-            lim / t["reading"]["min_s"], ">= 0.5 of the limit", lim / t["reading"]["min_s"] >= 0.5,
-            f"every data check applied; prometheus_client {pc:.1f} MB/s "
-            f"({mb / t['reading']['min_s'] / pc:.0f}x slower than the product)",
+            lim / cpu["reading"], ">= 0.5 of the limit (CPU)", lim / cpu["reading"] >= 0.5,
+            f"archive: {info['scrapes']:,} scrapes of 8 nodes x 8 GPUs x 20 fields, "
+            f"{info['samples'] / 1e6:.1f} M samples, {mb / info['samples'] * 1e6:.0f} bytes of archive per sample "
+            f"(HELP/TYPE, # TIMESTAMP, dcgm-exporter 3.x/4.x labels); "
+            f"every data check applied; wall-time ratio (min) "
+            f"{t['limit']['min_s'] / t['reading']['min_s']:.2f}, (median) "
+            f"{t['limit']['median_s'] / t['reading']['median_s']:.2f}; prometheus_client "
+            f"{pc:.1f} MB/s wall",
         ),
         harness.Row(
             f"DCGM exposition reader, {mb:.0f} MB, long frame (read_exposition)",
             speed("frame"), f"polars one-column CSV read {speed('limit')}",
-            lim / t["frame"]["min_s"], "(information: the join to the long frame)",
+            lim / cpu["frame"], "(information: the join to the long frame)",
             True, f"identical to the old reader's frame: {identical}",
         ),
         harness.Row(
             f"DCGM exposition reader before the rewrite, {mb:.0f} MB",
             speed("old"), f"polars one-column CSV read {speed('limit')}",
-            lim / t["old"]["min_s"], "(reference)", True,
-            f"new / old speed (normalised result): {t['old']['min_s'] / t['reading']['min_s']:.2f}x",
+            lim / cpu["old"], "(reference)", True,
+            f"new / old speed (normalised result, CPU): {cpu['old'] / cpu['reading']:.2f}x",
         ),
     ]  # fmt: skip
     path.unlink()

@@ -9,6 +9,9 @@ all threads, as issue 16 states the target; min of the runs; wall seconds in the
   token, decode): what any reader of this format must at least do in Python;
 * peer: mlperf-logging's ``parse_file`` (ruleset 4.1.0) on each file, the MLCommons parser.
 
+In a child process: the peak memory of the loader on a 1 GB log (``mlperf_big.py``; 50 MB with
+``--quick``).
+
 And in fresh child interpreters (``harness.child``, min of 3): the CPU time and the peak memory that
 ``import trainperf.mlperf`` adds to a bare interpreter, and what importing mlperf-logging's result
 summarizer (the old loader's import) would add.
@@ -115,8 +118,99 @@ def _timed(fns: dict, repeat: int) -> dict:
     }
 
 
+_BIG = """
+import tempfile, time
+from pathlib import Path
+import mlperf_big
+tmp = tempfile.TemporaryDirectory(prefix="trainperf-bench-mlperf-")
+root, n_lines = mlperf_big.make_log(Path(tmp.name), {size})
+size = sum(f.stat().st_size for f in root.rglob("result_*.txt"))
+from trainperf import mlperf
+def rss_mb():
+    return [int(x.split()[1]) / 1024 for x in open("/proc/self/status") if x.startswith("VmRSS")][0]
+rss0 = rss_mb()
+t0, w0 = time.process_time(), time.perf_counter()
+res = mlperf.load_results(root)
+RESULT = {{"cpu_s": time.process_time() - t0, "wall": time.perf_counter() - w0, "n_lines": n_lines,
+          "bytes": size, "events": res.events.height, "kept_mb": rss_mb() - rss0,
+          "est_mb": res.events.estimated_size() / 1e6,
+          "status": res.runs["status"][0], "quality": res.runs["quality"][0]}}
+tmp.cleanup()
+"""
+
+
+def _big(size: int) -> harness.Row:
+    """The loader on one large log (``mlperf_big.make_log``) in a child: its peak memory."""
+    r = harness.child(_BIG.format(size=size), env={"PYTHONPATH": str(HERE)})
+    gb = r["peak_rss_mb"] / 1024
+    return harness.Row(
+        work=f"MLPerf loader, one {r['bytes'] / 1e9:.2f} GB log ({r['n_lines'] / 1e6:.1f} M MLLOG lines)",
+        product=f"peak {gb:.2f} GB, {r['cpu_s']:.1f} s CPU",
+        peer=f"what it holds after the load: {r['kept_mb']:.0f} MB (resident set, after - before)",
+        ratio=gb,
+        target="<= 1 GB peak",
+        met=gb <= 1.0,
+        note=f"one child process (peak = its VmHWM, imports included); the lines of the bundled "
+        f"eos_n32 GPT-3 log repeated at later times (`benchmarks/mlperf_big.py`), written to a temp "
+        f"folder; {r['events']:,} events (polars estimated_size {r['est_mb']:.0f} MB, which counts "
+        f"a string buffer shared by many rows once a row), status {r['status']}"
+        f"{', checks ' + r['quality'] if r['quality'] else ''}; {r['wall']:.1f} s wall",
+    )
+
+
+def _profile(root: Path, repeat: int = 5) -> str:
+    """Where the loader's CPU time goes: decoding events not seen before (``parse._event``: one
+    ``json.loads``, the value's and metadata's JSON text, the checks), the rest of the parse, and
+    the rest of the load (runs, scores, frames); min over ``repeat`` loads, wrapped with
+    ``time.process_time``."""
+    import time
+
+    from trainperf import mlperf
+    from trainperf.mlperf import loader, parse
+
+    acc = {"event": 0.0, "read": 0.0, "n": 0}
+    ev, rl = parse._event, loader.read_log
+
+    def event(*a):
+        t0 = time.process_time()
+        try:
+            return ev(*a)
+        finally:
+            acc["event"] += time.process_time() - t0
+            acc["n"] += 1
+
+    def read(*a, **k):
+        t0 = time.process_time()
+        try:
+            return rl(*a, **k)
+        finally:
+            acc["read"] += time.process_time() - t0
+
+    best, total = None, float("inf")
+    parse._event, loader.read_log = event, read
+    try:
+        for _ in range(repeat):
+            acc.update(event=0.0, read=0.0, n=0)
+            t0 = time.process_time()
+            res = mlperf.load_results(root)
+            run = time.process_time() - t0
+            if run < total:
+                total, best = run, dict(acc)
+    finally:
+        parse._event, loader.read_log = ev, rl
+    n_ev = res.events.height
+    return (
+        f"profile (CPU share of one load, {total:.3f} s): decoding the {best['n']:,} events not seen "
+        f"before ({100 * best['n'] / n_ev:.0f} % of the {n_ev:,} events; json.loads, the value's and "
+        f"metadata's JSON text, checks) {100 * best['event'] / total:.0f} %, the rest of the parse "
+        f"(native split, templates, frames) {100 * (best['read'] - best['event']) / total:.0f} %, "
+        f"runs, scores and the events frame {100 * (total - best['read']) / total:.0f} %"
+    )
+
+
 def run(quick: bool = False) -> list[harness.Row]:
-    imp = _imports(2 if quick else 3)  # first, while this process is small
+    big = _big(50_000_000 if quick else 1_000_000_000)  # first, while this process is small
+    imp = _imports(2 if quick else 3)
     from trainperf import mlperf
 
     files = mlperf.find_result_files(MLPERF)
@@ -143,12 +237,13 @@ def run(quick: bool = False) -> list[harness.Row]:
             product=f"{lo:.3f} s CPU (median {t['loader']['cpu_median']:.3f} s)",
             peer=f"one json.loads per :::MLLOG line {li:.3f} s CPU",
             ratio=lo / li,
-            target="<= 1.5x the json.loads limit",
-            met=lo / li <= 1.5,
+            target="<= 1.2x the json.loads limit",
+            met=lo / li <= 1.2,
             note=f"CPU seconds (process_time, all threads), min of {repeat} interleaved runs; wall "
             f"min {t['loader']['wall_min']:.3f} s vs {t['limit']['wall_min']:.3f} s; the loader "
-            "parses, checks, times and scores; an event text seen before (rank duplicates) is "
-            "decoded once",
+            "parses, checks, times and scores; lines as mllog writes them are split into template "
+            "and time in polars, and a template seen before (rank duplicates, the same line in "
+            f"another run of the submission) is decoded once; {_profile(MLPERF, 3 if quick else 5)}",
         ),
         harness.Row(
             work="MLPerf loader against mlperf-logging parse_file (ruleset 4.1.0)",
@@ -170,6 +265,7 @@ def run(quick: bool = False) -> list[harness.Row]:
             "memory is the child's peak resident set (VmHWM) over a bare interpreter's; the "
             "summarizer (scipy, pandas) is what the old loader imported",
         ),
+        big,
     ]
     return rows
 

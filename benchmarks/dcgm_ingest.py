@@ -99,6 +99,77 @@ def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
     return {"bytes": written, "samples": samples, "scrapes": scrapes}
 
 
+# dcgm-exporter 3.x/4.x: the default counters' HELP texts (etc/default-counters.csv) and two more
+# fields of its profiling set, 20 in all
+EXPORTER_FIELDS = [
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "int", "SM frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "int", "Memory frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "int", "Memory temperature (in C)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "int", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "float", "Power draw (in W)."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "int",
+     "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "int", "Total number of PCIe retries."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "int", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "int", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "int", "Encoder utilization (in %)."),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "int", "Decoder utilization (in %)."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "int", "Value of the last XID error encountered."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "int", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "int", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "int",
+     "Total number of NVLink bandwidth counters for all lanes."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "float", "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "float",
+     "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "float",
+     "Ratio of cycles the device memory interface is active sending or receiving data."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "int", "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "int", "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second."),
+]  # fmt: skip
+
+
+def generate_exporter_archive(path: Path, size_mb: float, hosts: int = 8, gpus: int = 8) -> dict:
+    """A dcgm-exporter archive as a scrape loop writes it: ``hosts`` nodes x ``gpus`` H100s, the 20
+    fields of :data:`EXPORTER_FIELDS` with their HELP/TYPE lines in every scrape, a ``# TIMESTAMP
+    <epoch s>`` line before each, and the labels dcgm-exporter 3.x/4.x writes on Kubernetes: gpu,
+    UUID, pci_bus_id, device, modelName, Hostname, DCGM_FI_DRIVER_VERSION, and container,
+    namespace, pod of the job's pod on the GPU (one training pod per node). Returns counts."""
+    import random
+
+    rng = random.Random(0)
+    target = int(size_mb * 1e6)
+    labs = {
+        (h, g): (
+            f'gpu="{g}",UUID="GPU-{h:04x}{g:04x}-40a0-40ae-3fc5-82b8ff8b8138",'
+            f'pci_bus_id="00000000:{(0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)[g % 8]:02X}:00.0",'
+            f'device="nvidia{g}",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-{h:03d}",'
+            f'DCGM_FI_DRIVER_VERSION="570.124.06",container="pytorch",namespace="training",'
+            f'pod="llama31-405b-worker-{h}"'
+        )
+        for h in range(hosts)
+        for g in range(gpus)
+    }
+    t = 1767225600
+    written = samples = scrapes = 0
+    with open(path, "w") as fh:
+        while written < target:
+            for h in range(hosts):
+                out = [f"# TIMESTAMP {t}"]
+                for m, typ, kind, help_ in EXPORTER_FIELDS:
+                    out.append(f"# HELP {m} {help_}")
+                    out.append(f"# TYPE {m} {typ}")
+                    for g in range(gpus):
+                        out.append(f"{m}{{{labs[h, g]}}} {_value(m, kind, rng)}")
+                        samples += 1
+                s = "\n".join(out) + "\n"
+                fh.write(s)
+                written += len(s)
+                scrapes += 1
+            t += 15
+    return {"bytes": written, "samples": samples, "scrapes": scrapes}
+
+
 CHILD = r"""
 import json, resource, sys, time
 mode, path, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -4,16 +4,22 @@ Usage::
 
     .venv/bin/python benchmarks/run_all.py            # full sizes; writes benchmarks/RESULTS.md
     .venv/bin/python benchmarks/run_all.py --quick    # small sizes, a smoke run
-    .venv/bin/python benchmarks/run_all.py --only sacct mlperf
+    .venv/bin/python benchmarks/run_all.py --only slurm mlperf   # replaces those sections only
+    .venv/bin/python benchmarks/run_all.py --readme               # then the README table from RESULTS.md
 
 Each module's ``run(quick)`` returns :class:`harness.Row` objects; the table lists the product's figure,
-its peer or limit on the same bytes, the ratio and whether the target is met.
+its peer or limit on the same bytes, the ratio and whether the target is met. Each module's rows become
+its section of RESULTS.md (``results_md.py``), headed by the command that reproduces them, the machine,
+the date and the load average over the run (the machine may be shared: ratios come from interleaved
+runs in one process, and CPU seconds where the load matters). The exit status is 1 when a target of
+this run is not met.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,13 +28,32 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import harness  # noqa: E402
+import results_md  # noqa: E402
+
+# environment variables that change what a module measures: named in the command that reproduces it
+_ENV = ("TRAINPERF_BENCH_64X", "TRAINPERF_BENCH_SIZES", "TRAINPERF_BENCH_NO_CLONE")
+
+
+def _command(name: str, quick: bool) -> str:
+    env = " ".join(f"{k}={os.environ[k]}" for k in _ENV if os.environ.get(k))
+    return f"{env + ' ' if env else ''}.venv/bin/python benchmarks/run_all.py --only {name}" + (
+        " --quick" if quick else ""
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", nargs="*", default=None, help="names of bench_*.py modules to run")
-    ap.add_argument("--out", default=str(HERE / "RESULTS.md"), help="Markdown file to write")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="Markdown file whose sections to replace (default benchmarks/RESULTS.md; with --quick "
+        "none: a smoke run prints only)",
+    )
+    ap.add_argument(
+        "--readme", action="store_true", help="rewrite README.md's Performance table from the file"
+    )
     args = ap.parse_args(argv)
     names = sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
     if args.only:
@@ -41,20 +66,33 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         names = [n for n in names if n in args.only]
     rows: list[harness.Row] = []
-    for name in names:
+    new: dict[str, str] = {}
+    out = Path(args.out) if args.out else None if args.quick else results_md.RESULTS
+    for name in names if args.only is not None or not args.readme else []:
         t0 = time.perf_counter()
+        load0 = os.getloadavg()[0]
         print(f"[{name}] running ...", file=sys.stderr, flush=True)
-        rows.extend(importlib.import_module(f"bench_{name}").run(args.quick))
-        print(f"[{name}] done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    text = (
-        f"Measured on {harness.machine()}, {time.strftime('%Y-%m-%d')}"
-        f"{' (--quick sizes)' if args.quick else ''}.\n\n" + harness.markdown(rows)
-    )
-    harness_out = Path(args.out)
-    from trainperf.atomic import write_text_atomic
-
-    write_text_atomic(text, harness_out)
-    print(text)
+        got = importlib.import_module(f"bench_{name}").run(args.quick)
+        load1 = os.getloadavg()
+        took = time.perf_counter() - t0
+        print(f"[{name}] done in {took:.0f} s", file=sys.stderr, flush=True)
+        rows.extend(got)
+        measured = (
+            f"Measured on {harness.machine()}, {time.strftime('%Y-%m-%d %H:%M %Z')}, in {took:.0f} s; "
+            f"load average {load0:.1f} at the start, {load1[0]:.1f} at the end "
+            f"({load1[1]:.1f} over 5 min; {os.cpu_count()} CPUs)"
+            f"{'; --quick sizes' if args.quick else ''}."
+        )
+        new[name] = results_md.section(
+            name, _command(name, args.quick), measured, harness.markdown(got)
+        )
+        print(new[name])
+    if new and out is not None:
+        results_md.write(new, out)
+    if args.readme:
+        out = out or results_md.RESULTS
+        changed = results_md.update_readme(out)
+        print(f"README.md Performance table {'rewritten' if changed else 'unchanged'} from {out}")
     return 0 if all(r.met for r in rows) else 1
 
 

@@ -329,10 +329,10 @@ def test_a_reader_bug_is_isolated_and_named(results_tree, monkeypatch):
 
     real = loader.read_log
 
-    def buggy(path, data=None):
+    def buggy(path, data=None, memo=None):
         if str(path) == str(bad):
             raise KeyError("boom")
-        return real(path, data)
+        return real(path, data, memo)
 
     monkeypatch.setattr(loader, "read_log", buggy)
     with pytest.warns(MLPerfLogWarning, match="internal error KeyError"):

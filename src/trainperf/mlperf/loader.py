@@ -25,7 +25,7 @@ import polars as pl
 
 from trainperf.errors import InputError
 from trainperf.mlperf.checks import FileChecks, MLPerfLogWarning, as_count, limits
-from trainperf.mlperf.parse import EVENT_SCHEMA, ParsedLog, flush, read_log
+from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.quality import QualityLog, empty_quality
 
@@ -451,9 +451,11 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
     return row
 
 
-def _load_file(path: Path, sys_cache: dict) -> tuple[dict, ParsedLog | None, FileChecks]:
+def _load_file(
+    path: Path, sys_cache: dict, memo: Memo | None = None
+) -> tuple[dict, ParsedLog | None, FileChecks]:
     """Parse and time one file; raises whatever goes wrong (the caller isolates files)."""
-    parsed = read_log(path)
+    parsed = read_log(path, memo=memo)
     checks = parsed.checks
     return _timed_row(path, parsed, sys_cache, checks), parsed, checks
 
@@ -523,8 +525,9 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     log = QualityLog(category=MLPerfLogWarning)
     sink: list[str] = []
     rows = []
-    ev: dict[str, list] = {k: [] for k in EVENT_SCHEMA}
+    frames: list[pl.DataFrame] = []
     sys_cache: dict = {}
+    memo = Memo()  # the files of one submission log the same events: each decoded once
     iterator = files_
     if progress:
         from tqdm.auto import tqdm
@@ -533,21 +536,19 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     for f in iterator:
         parsed = None
         try:
-            row, parsed, checks = _load_file(f, sys_cache)
+            row, parsed, checks = _load_file(f, sys_cache, memo)
         except Exception as exc:  # noqa: BLE001 - isolation: one bad file never costs the others
             row, checks = _failed_file(f, exc, sys_cache)
         row["quality"] = ",".join(checks.found)
         row["n_warnings"] = flush(checks, log, sink)
         rows.append(row)
-        if parsed is not None:
-            ev["file"].extend([parsed.path] * parsed.n_events)
-            for k, v in parsed.cols.items():
-                ev[k].extend(v)
+        if parsed is not None and parsed.n_events:
+            frames.append(parsed.frame())
     runs = pl.DataFrame(rows, schema=RUN_SCHEMA).with_columns(
         pl.col("run_start").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
         pl.col("run_stop").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
     )
-    events = pl.DataFrame(ev, schema=EVENT_SCHEMA)
+    events = pl.concat(frames) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
     return Results(
         runs=runs, events=events, scores=score_runs(runs), warnings=sink, quality=log.frame()
     )

@@ -1,0 +1,134 @@
+"""Identical outputs (issue 29): the polars line parser against the one-pass Python parser it replaced.
+
+The old ``read_log`` (``tests/mlperf_parse_reference.py``, verbatim) is the reference: on every bundled
+log and on damaged lines of every kind the checks know, the events, the kept objects, the system
+JSON and the checks (name, action, first detail, lines, count, in the order they fired) must be the
+same. Small pieces (``_PIECE_BYTES``) make the streamed read cut the file between lines everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mlperf_parse_reference as old
+import pytest
+from conftest import MLPERF
+from polars.testing import assert_frame_equal
+
+from trainperf import mlperf
+from trainperf.mlperf import parse
+
+HEAD = ':::MLLOG {"namespace": "", "time_ms": '
+
+
+def line(t, key="k", value=1, meta='{"file": "a.py", "lineno": 1}', event="POINT_IN_TIME"):
+    return f'{HEAD}{t}, "event_type": "{event}", "key": "{key}", "value": {value}, "metadata": {meta}}}'
+
+
+T0 = 1727000000000
+DAMAGED = [
+    line(T0, "run_start", "null", '{"file": "a.py", "lineno": 1}', "INTERVAL_START"),
+    line(T0, "run_start", "null", '{"file": "a.py", "lineno": 1}', "INTERVAL_START"),  # rank repeat
+    line(T0 + 1, "seed", 42),
+    line(T0 + 1, "seed", 42),  # an exact repeat of a kept key
+    line(T0 + 2, "k", '"text"'),
+    line(5, "k", 2),  # out of range, first line of its template: not cached
+    line(T0 + 3, "k", 2),  # the same template, a good time: cached from here
+    line(T0 + 4, "k", 2),
+    line(7, "k", 2),  # out of range on a cached template
+    line("007", "k", 3),  # leading zeros: the regex path
+    line("12345678901234567890", "k", 3),  # 20 digits
+    line(T0 + 5, "k", 1e400),
+    line(T0 + 6, "k", 10**400),
+    line(T0 + 7, "k", "NaN"),
+    line(T0 + 8, "k", 1, "[1, 2]"),  # metadata not an object
+    line(T0 + 9, "k", 1, '{"a": 1}', "1"),  # event type not a string: json decodes "1" as str
+    HEAD + str(T0 + 10) + ', "event_type": 5, "key": "k", "value": 1, "metadata": {}}',
+    HEAD + str(T0 + 11) + ', "key": "k", "value": 1}',  # missing metadata
+    HEAD + str(T0 + 12) + ', "key": 3, "value": 1, "metadata": {}}',  # key not a string
+    HEAD + str(T0 + 13) + ', "key": "k", "value": [1, ',  # corrupted JSON
+    ":::MLLOG [1, 2]",
+    "0: " + line(T0 + 14, "k", 4),  # rank prefix
+    "0: " + line(T0 + 14, "k", 4),  # its repeat
+    line(T0 + 15, "a", 1) + " " + line(T0 + 15, "b", 2),  # two events in one line
+    "junk\r" + line(T0 + 16, "k", 5) + "\r",  # carriage returns
+    line(T0 + 17, "k", 5) + "\r",
+    ':::MLLOG {"time_ms": '
+    + str(T0 + 18)
+    + ', "namespace": "", "key": "k", "value": 1, "metadata": {}}',
+    ':::SYSJSON {"number_of_nodes": 2}',
+    line(T0 + 19, "run_stop", "null", '{"status": "success"}', "INTERVAL_END"),
+    line(T0 + 20, "eval_accuracy", 0.5, '{"epoch_num": 3}'),
+    line(T0 + 20, "eval_accuracy", 0.5, '{"epoch_num": 3}'),
+    line(T0 + 3 * 3600 * 1000, "k", 6),  # far out of order (with enough neighbours)
+    *[line(T0 + 30 + i, "step", i, f'{{"step": {i}}}') for i in range(20)],
+    line(T0 + 2, "k", '"text"'),  # an exact repeat far from its first
+    "",
+    "plain text",
+]
+
+
+def compare(path, data=None):
+    new, ref = parse.read_log(path, data), old.read_log(path, data)
+    assert_frame_equal(new.frame(), ref.frame(), check_exact=True)
+    assert new.kept == ref.kept
+    assert new.sysjson == ref.sysjson
+    assert [(k, dataclasses.asdict(f)) for k, f in new.checks.found.items()] == [
+        (k, dataclasses.asdict(f)) for k, f in ref.checks.found.items()
+    ]
+    return new
+
+
+# both paths: the per-line path of small files, and the native one (every file, when the size
+# below which a file is small is 0)
+PATHS = pytest.mark.parametrize("native", [parse._NATIVE_BYTES, 0], ids=["by-size", "native"])
+
+
+@PATHS
+def test_every_bundled_log_parses_identically(monkeypatch, native):
+    monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
+    files = mlperf.find_result_files(MLPERF)
+    assert len(files) > 30
+    for f in files:
+        compare(f)
+
+
+@PATHS
+@pytest.mark.parametrize("piece", [parse._PIECE_BYTES, 97, 1])
+def test_damaged_lines_parse_identically(tmp_path, monkeypatch, piece, native):
+    monkeypatch.setattr(parse, "_PIECE_BYTES", piece)
+    monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
+    f = tmp_path / "result_0.txt"
+    f.write_text("\n".join(DAMAGED) + "\n", encoding="utf-8")
+    got = compare(f)
+    fired = set(got.checks.found)
+    # the cases above reach every line check
+    assert {"corrupted_json", "missing_field", "bad_field_type", "time_out_of_range",
+            "value_out_of_range", "duplicate_line", "time_out_of_order"} <= fired  # fmt: skip
+    assert got.n_events > 40
+
+
+@PATHS
+@pytest.mark.parametrize("piece", [parse._PIECE_BYTES, 50, 1])
+def test_invalid_utf8_across_pieces_is_identical(tmp_path, monkeypatch, piece, native):
+    monkeypatch.setattr(parse, "_PIECE_BYTES", piece)
+    monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
+    text = "\n".join(DAMAGED[:8]).encode()
+    data = (
+        text + "\n\ufffd literal\n".encode() + line(T0 + 40, "k", '"\u00e9"').encode()[:-3]
+        + b"\xff\xfe" + b'"}\n' + line(T0 + 41, "k", '"x"').encode() + b"\xe2\x82\n" + text
+    )  # fmt: skip
+    f = tmp_path / "result_0.txt"
+    f.write_bytes(data)
+    got = compare(f)
+    assert "invalid_utf8" in got.checks.found
+    compare(f, data)
+
+
+@PATHS
+def test_empty_and_tokenless_files_are_identical(tmp_path, monkeypatch, native):
+    monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
+    for i, text in enumerate(["", "\n", "no token here\n:::SYSJSON {}", ":::MLLOG"]):
+        f = tmp_path / f"result_{i}.txt"
+        f.write_text(text)
+        compare(f)
