@@ -68,6 +68,7 @@ from trainperf.flops.memory import (
 from trainperf.flops.models import (
     GPT3_175B,
     LLAMA2_70B,
+    LLAMA31_405B,
     PRESETS,
     ModelSpec,
     narayanan_param_count,
@@ -86,6 +87,7 @@ read_reference = (
 __all__ = [
     "GPT3_175B",
     "LLAMA2_70B",
+    "LLAMA31_405B",
     "PRESETS",
     "RECIPES",
     "MemoryBreakdown",

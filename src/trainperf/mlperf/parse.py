@@ -370,7 +370,9 @@ def read_log(path: str | Path, data: bytes | None = None) -> ParsedLog:
     for lineno, raw in enumerate(text.split("\n"), start=1):
         i = raw.find(MLLOG_TOKEN)
         if i < 0:
-            if sysjson is None and _SYSJSON in raw:
+            if sysjson is None and _SYSJSON in raw and not raw.lstrip().startswith("+"):
+                # a line starting "+" is the shell's trace of the echo that prints the real one
+                # (`+ echo ':::SYSJSON {...}'`, Oracle v4.1 logs): its JSON ends in a quote
                 sysjson = raw.split(_SYSJSON, 1)[1]
             continue
         if raw in seen:
