@@ -111,8 +111,8 @@ def gpu_time_ratio(n_gpus_a: int, minutes_a: float, n_gpus_b: int, minutes_b: fl
 
     At equal GPU counts it is the time ratio ``T_A/T_B``:
 
-    >>> gpu_time_ratio(512, 58.30, 512, 49.795)  # SAKURAONE 64 nodes / Eos v4.1 n64
-    1.1708003...
+    >>> round(gpu_time_ratio(512, 58.30, 512, 49.795), 4)  # SAKURAONE 64 nodes / Eos v4.1 n64
+    1.1708
     >>> gpu_time_ratio(16, 10.0, 32, 5.0)
     1.0
     """
@@ -130,10 +130,10 @@ def interpolate_power_law(
     bracketing points on those axes is the least-assuming estimate that is exact at both; and it
     keeps the GPU time ``n·T = a·n^(1+b)`` between the two measured GPU times, so the two measured
     neighbours bound it. Example, Eos v4.1 Llama 2 70B LoRA, 8 GPUs 27.928 min and 64 GPUs 4.573
-    min, at 32 GPUs: b = ln(4.573/27.928)/ln 8 = −0.8700, T = 27.928 × 4^−0.8700 = 8.367 min:
+    min, at 32 GPUs: b = ln(4.573/27.928)/ln 8 = −0.8702, T = 27.928 × 4^−0.8702 = 27.928 × 0.2993 = 8.359 min:
 
     >>> round(interpolate_power_law(32, 8, 27.928, 64, 4.573), 3)
-    8.367
+    8.359
 
     Raises:
         ValueError: ``n`` not between the two scales, or a count or time not positive.

@@ -64,6 +64,7 @@ from trainperf.flops.memory import (
     min_nodes_for_model_state,
     model_state_bytes,
     model_state_bytes_per_gpu,
+    model_state_fit_sentence,
 )
 from trainperf.flops.models import (
     GPT3_175B,
@@ -109,6 +110,7 @@ __all__ = [
     "model_flops_per_token",
     "model_state_bytes",
     "model_state_bytes_per_gpu",
+    "model_state_fit_sentence",
     "model_tflops_per_gpu",
     "narayanan_flops_per_token",
     "narayanan_param_count",
