@@ -549,8 +549,8 @@ def log_comparison(
             row.update(_reference_estimate(n, by_gpus))
             if why:
                 row["reference_round_note"] = why
-        elif same:
-            row["reference_system"] = same[0]["system"]
+        elif ref_rows:
+            row["reference_system"] = (same or ref_rows)[0]["system"]
         t_a, t_b = a["time_to_train_min"], row["reference_min"]
         if t_a is not None and t_b:
             row["ratio"] = gpu_time_ratio(n, t_a, row["reference_n_gpus"], t_b)

@@ -74,13 +74,15 @@ def _table(frame: pl.DataFrame) -> str:
     return "\n".join([*lines, "", comparison_summary(frame)])
 
 
-def run_compare(cfg: ClusterConfig, fmt: str = "table", out=sys.stdout, err=sys.stderr) -> int:
+def run_compare(cfg: ClusterConfig, fmt: str = "table", out=None, err=None) -> int:
     """Print the comparison of ``cfg`` in ``fmt``; returns the exit status (0).
 
     ``table``: the columns of :data:`TABLE_COLUMNS`, rounded, then the summary sentence. ``csv``:
     every column of :data:`trainperf.compare.COMPARISON_SCHEMA`, full precision (``comparison.csv``).
     ``json``: ``{"config", "rows": [...], "summary", "warnings"}``.
     """
+    out = out or sys.stdout
+    err = err or sys.stderr
     frame = config_comparison(cfg)
     notes = round_warnings(frame)
     if fmt == "json":
