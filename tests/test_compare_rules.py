@@ -350,3 +350,21 @@ def test_quarto_renders_a_staged_book_for_any_out(tmp_path, monkeypatch):
         not (ROOT / "_book" / "index.html").exists()
         or (ROOT / "_book").stat().st_mtime < fake.stat().st_mtime
     )
+
+
+def test_the_comparison_figure_shows_the_estimate_and_its_bounds_from_zero(eos):
+    from trainperf.report import charts
+
+    frame = compare.log_comparison(_side("L", "llama2_70b_lora", 32, 10.0), eos)
+    spec = charts.comparison_ratio_by_gpus(frame).to_dict()
+    (panel,) = spec["hconcat"]
+    one, bars, points = panel["layer"]
+    assert points["encoding"]["y"]["scale"]["domain"][0] == 0.0  # honest baseline
+    # the bar spans the two bounds (1.0933 .. 1.4322, test above), the point the estimate
+    from trainperf.report.charts.eos import KIND_LABELS
+
+    (row,) = spec["datasets"][bars["data"]["name"]]
+    assert row["lo"] == pytest.approx(320 / (64 * T64)) and row["hi"] == pytest.approx(
+        320 / (8 * T8)
+    )
+    assert row["kind_label"] == KIND_LABELS["interpolated"]
