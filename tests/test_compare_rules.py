@@ -368,3 +368,21 @@ def test_the_comparison_figure_shows_the_estimate_and_its_bounds_from_zero(eos):
         320 / (8 * T8)
     )
     assert row["kind_label"] == KIND_LABELS["interpolated"]
+
+
+def test_reference_batch_runs_are_shared_by_every_out_and_keyed_by_their_inputs(tmp_path):
+    from trainperf.report import job
+
+    cache = tmp_path / "cache"
+
+    def folder(out, ref=MLPERF):
+        plan = job.plan_report(ROOT, out, out / "figures", job.NOTEBOOKS, batch_cache=cache,
+                               reference_mlperf=ref)  # fmt: skip
+        ((_, grid),) = plan.batches
+        return grid.output
+
+    a, b = folder(tmp_path / "book1"), folder(tmp_path / "book2")
+    assert a == b and a.parent == cache and a.name.startswith("mlperf_systems-")
+    # other reference logs (one folder of the Eos logs): another fingerprint, another folder
+    other = _copy(tmp_path, "v4.1", "copy_n32", N32_SYSTEM)
+    assert folder(tmp_path / "book3", other) != a
