@@ -254,6 +254,8 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
         "[7/8] notebooks/slurm_jobs.ipynb not executed: input not given",
     ]
     site = Path(summary["site"]).parent
+    # the book carries the cluster's name in its title, and no demo material
+    assert "Copycat: LLM training performance" in (site / "index.html").read_text()
     tel = (site / "telemetry.html").read_text()
     ops = (site / "operations.html").read_text()
     assert "No telemetry was given for Copycat (config key <code>telemetry:</code>)" in tel

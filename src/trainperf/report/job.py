@@ -612,6 +612,11 @@ def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     return list(figure_langs), figure_log
 
 
+def book_title(name: str) -> str:
+    """The title of a cluster's book (Quarto and preview): ``<name>: LLM training performance``."""
+    return f"{name}: LLM training performance"
+
+
 def book_sources(root: Path, project: dict) -> list[str]:
     """What the Quarto project is made of (copied by :func:`stage_book`): the top-level file or
     folder of every ``project.render`` entry not under ``_output/``, and the style and
@@ -651,7 +656,7 @@ def stage_book(root: Path, out: Path, figures: Path, name: str) -> Path:
         elif src.is_file():
             shutil.copyfile(src, dst)
     book = project.setdefault("book", {})
-    book["title"] = f"{name}: LLM training performance"
+    book["title"] = book_title(name)
     write_text_atomic(
         yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
     )
@@ -703,6 +708,7 @@ def _build_book(
         out / "site",
         note=note if use_quarto is None else "",
         log=log,
+        title=book_title(cfg.name),
     )
     if use_quarto is None:
         log(
