@@ -386,3 +386,12 @@ def test_reference_batch_runs_are_shared_by_every_out_and_keyed_by_their_inputs(
     # other reference logs (one folder of the Eos logs): another fingerprint, another folder
     other = _copy(tmp_path, "v4.1", "copy_n32", N32_SYSTEM)
     assert folder(tmp_path / "book3", other) != a
+
+
+def test_a_narrow_log_axis_gets_several_ticks():
+    # three runs of 19.2-20.1 min (Oracle v4.1 GPT-3), padded x1.25: 15.36-25.13 min; the 1-2-5
+    # ticks there are 20 alone; evenly spaced in log space, 2 digits: 17, 20, 22, 25
+    from trainperf.report.charts.theme import _log_encoding, log_ticks
+
+    assert log_ticks(19.2 / 1.25, 20.1 * 1.25) == [20.0]
+    assert _log_encoding([19.2, 19.7, 20.1], 1.25, 8)["axis"].values == [17.0, 20.0, 22.0, 25.0]
