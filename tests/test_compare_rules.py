@@ -395,3 +395,24 @@ def test_a_narrow_log_axis_gets_several_ticks():
 
     assert log_ticks(19.2 / 1.25, 20.1 * 1.25) == [20.0]
     assert _log_encoding([19.2, 19.7, 20.1], 1.25, 8)["axis"].values == [17.0, 20.0, 22.0, 25.0]
+
+
+def test_gpt3_prose_only_where_gpt3_logs_are_read(eos):
+    # a LoRA-only user (Dell's 16 GB200 LoRA, say): no GPT-3 sentence; the demo (no mlperf:,
+    # the bundled Eos logs shown): all
+    from trainperf.report.job import logs_flags
+
+    class Cfg:
+        mlperf = "/some/logs"
+
+    lora = compare.log_comparison(_side("D", "llama2_70b_lora", 16, 6.24), eos)
+    assert logs_flags(Cfg, lora) == {
+        "logs_gpt3": False,
+        "logs_llama2_70b_lora": True,
+        "logs_llama31_405b": False,
+    }
+    Cfg.mlperf = None
+    assert set(logs_flags(Cfg, lora).values()) == {True}
+    summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
+    block = summary.split("* **The rules fix what decides convergence.**")[0].rsplit(":::", 1)[1]
+    assert 'when-meta="values.inputs.logs_gpt3"' in block

@@ -499,8 +499,8 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
-    _write_comparison(root, out, cfg, log)
-    _reset_values(out, plan, cfg)
+    comparison = _write_comparison(root, out, cfg, log)
+    _reset_values(out, plan, cfg, comparison)
     job = _Job(
         root,
         out,
@@ -573,7 +573,7 @@ def _plan_with_config(
     return plan, absent
 
 
-def _write_comparison(root: Path, out: Path, cfg, log) -> None:
+def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     """``<out>/comparison.csv``: the evaluated system against the reference (atomically); a
     comparison across MLPerf rounds is said in one ``warning:`` line each."""
     from trainperf.compare import round_warnings
@@ -585,16 +585,34 @@ def _write_comparison(root: Path, out: Path, cfg, log) -> None:
     log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
     for line in round_warnings(comparison):
         log(f"warning: {line}")
+    return comparison
 
 
-def _reset_values(out: Path, plan: ReportPlan, cfg) -> None:
+#: The benchmarks whose prose a chapter shows only where their logs are read (``values.inputs.logs_*``).
+PROSE_BENCHMARKS = ("gpt3", "llama2_70b_lora", "llama31_405b")
+
+
+def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
+    """``{"logs_gpt3": ..., ...}``: whether the book's MLPerf chapter shows logs of that benchmark:
+    the evaluated system's own logs where the config gives them (the benchmarks of its rows in
+    ``comparison``), else the reference's bundled logs, which have all three."""
+    if cfg.mlperf is None:
+        return {f"logs_{b}": True for b in PROSE_BENCHMARKS}
+    own = set(comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"].to_list())
+    return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
+
+
+def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | None = None) -> None:
     """Values of notebooks not in this job must not linger (those of skipped notebooks stay);
-    the config's values are written afresh."""
+    the config's values are written afresh (with :func:`logs_flags` in ``values.inputs``)."""
     kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
         if p.stem not in kept:
             p.unlink()
-    for name, vals in config_values(cfg).items():
+    values = config_values(cfg)
+    if comparison is not None:
+        values["inputs"].update(logs_flags(cfg, comparison))
+    for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
 
 
