@@ -416,3 +416,16 @@ def test_gpt3_prose_only_where_gpt3_logs_are_read(eos):
     summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
     block = summary.split("* **The rules fix what decides convergence.**")[0].rsplit(":::", 1)[1]
     assert 'when-meta="values.inputs.logs_gpt3"' in block
+
+
+def test_one_comparison_is_one_row_in_the_log_line(eos):
+    from trainperf.report.job import _comparison_line
+
+    class Cfg:
+        mlperf = "/x"
+        published = None
+
+    one = compare.log_comparison(_side("A", "gpt3", 256, 100.0), eos)
+    assert _comparison_line(one, Cfg) == "1 row"
+    two = pl.concat([one, compare.log_comparison(_side("A", "gpt3", 512, 50.0), eos)])
+    assert _comparison_line(two, Cfg) == "2 rows"
