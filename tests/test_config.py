@@ -427,16 +427,16 @@ def _one_line(capsys, argv) -> tuple[int, str]:
 
 
 def test_a_reference_round_the_reference_logs_do_not_have_is_refused(tmp_path, capsys):
-    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1 (the MLCommons round folders)
+    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1, v5.0 (the MLCommons round folders)
     rounds = sorted(p.name for p in MLPERF.iterdir() if p.is_dir() and p.name.startswith("v"))
-    assert rounds == ["v3.1", "v4.0", "v4.1"]
+    assert rounds == ["v3.1", "v4.0", "v4.1", "v5.0"]
     cfg = _write(tmp_path, {**BASE, "reference": {"round": "v9.9"}})
     out = tmp_path / "book"
     rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
     assert rc == 1 and not out.exists()
     assert line.startswith(
         f"trainperf: error: ConfigError: config {cfg}: reference.round: 'v9.9' is not a round of "
-        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1"
+        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1, v5.0"
     ), line
     # a round the logs have is kept (written without the v too)
     assert parse_config({**BASE, "reference": {"round": "4.1"}}, tmp_path).reference.round == "v4.1"
@@ -523,7 +523,7 @@ def test_damaged_logs_where_no_run_scores_give_rows_that_say_why(tmp_path):
     from trainperf.report.job import _comparison_line
 
     line = _comparison_line(out, pc({**BASE, "mlperf": str(root)}, tmp_path))
-    assert "none scored: gpt3 at 96 nodes: no valid score: 3 of 3 runs failed" in line, line
+    assert "none scored: gpt3 at 768 GPUs: no valid score: 3 of 3 runs failed" in line, line
 
 
 def test_the_precision_the_logs_state_comes_first_else_the_config_else_both(tmp_path):
