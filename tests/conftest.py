@@ -145,3 +145,24 @@ def built_site(main_job, tmp_path_factory):
         root=work, use_quarto=True, log=lambda *_: None, progress=False, fail_fast=True
     )
     return work / "_book"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _trainperf_cache_session(tmp_path_factory):
+    """The reference batch cache (``$TRAINPERF_CACHE``) of fixtures shared by several tests: in the
+    session's temporary folder, never the user's ``~/.cache/trainperf``."""
+    import os
+
+    old = os.environ.get("TRAINPERF_CACHE")
+    os.environ["TRAINPERF_CACHE"] = str(tmp_path_factory.mktemp("trainperf-cache"))
+    yield
+    if old is None:
+        os.environ.pop("TRAINPERF_CACHE", None)
+    else:
+        os.environ["TRAINPERF_CACHE"] = old
+
+
+@pytest.fixture(autouse=True)
+def _trainperf_cache(tmp_path_factory, monkeypatch):
+    """Each test its own reference batch cache: no test's outcome depends on another's runs."""
+    monkeypatch.setenv("TRAINPERF_CACHE", str(tmp_path_factory.mktemp("cache")))

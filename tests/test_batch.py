@@ -26,6 +26,8 @@ SYSTEMS = {
     "v4.1/NVIDIA/eos_n64_ngc24.09_nemo/gpt3",
     "v4.1/NVIDIA/eos_ngc24.09_nemo/llama2_70b_lora",
     "v4.1/NVIDIA/eos_n8_ngc24.09_nemo/llama2_70b_lora",
+    "v5.0/NVIDIA/eos-dfw_n64_ngc25.01_nemo/llama31_405b",
+    "v5.0/NVIDIA/eos-dfw_n256_ngc25.01_nemo/llama31_405b",
 }
 
 
@@ -167,7 +169,7 @@ def test_cli_hookup_keeps_top_level_debug():
 
 @pytest.fixture(scope="module")
 def first_batch(tmp_path_factory):
-    """The bundled MLPerf folders (7 runs, SYSTEMS) plus one broken run, executed with 2 workers."""
+    """The bundled MLPerf folders (SYSTEMS, one run each) plus one broken run, executed with 2 workers."""
     tmp = tmp_path_factory.mktemp("batch")
     shutil.copytree(MLPERF, tmp / "mlperf")
     (tmp / "empty").mkdir()  # no result file: load_results raises FileNotFoundError
@@ -252,7 +254,7 @@ def test_cli_on_a_finished_grid_skips_everything(first_batch, capsys):
     del spec["runs"]  # same output, the discovered runs only: all done
     g2 = write_grid(g.parent, spec, "done.yaml")
     assert batch.main([str(g2), "--workers", "2"]) == 0
-    assert "0 succeeded, 7 skipped (done before), 0 failed" in capsys.readouterr().out
+    assert f"0 succeeded, {len(SYSTEMS)} skipped (done before), 0 failed" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from trainperf.compare import (
     GPT3_MIN_TOKENS_GBS2048,
     PUBLISHED_SCHEMA,
     compare_rows,
-    consistency_check,
+    consistency_checks,
     extrapolate_linear,
     implied_minutes_for_ratio,
     load_published_results,
@@ -44,7 +44,7 @@ def test_published_schema_and_flags(results):
 
 
 def test_paper_table_reproduced(results):
-    t = paper_comparison_table(results)
+    t = paper_comparison_table(results, "SAKURAONE")
     got = {(r["benchmark"], r["n_nodes"]): r for r in t.iter_rows(named=True)}
     # 105.31 / 96.664 = 1.0894 → 1.09
     assert got[("gpt3", 32)]["ratio"] == pytest.approx(105.31 / 96.664)
@@ -74,7 +74,7 @@ def test_paper_table_can_fail(results):
         .otherwise(pl.col("minutes"))
         .alias("minutes")
     )
-    t = paper_comparison_table(bad)
+    t = paper_comparison_table(bad, "SAKURAONE")
     assert not t["matches_paper"].all()
 
 
@@ -120,37 +120,37 @@ def test_select_row_errors(results):
         select_row(results, system="Eos", benchmark="gpt3", n_nodes=64)
 
 
-def test_consistency_check_flags_sakuraone(results):
-    c = consistency_check(results)
-    rows = {(r["system"], r["round"], r["n_nodes"]): r for r in c.iter_rows(named=True)}
-    s32 = rows[("SAKURAONE", "v4.1", 32)]
+def test_consistency_checks_flag_sakuraone(results):
+    c = consistency_checks(results)  # every system's GPT-3 rows, one row per check
+    rows = {(r["system"], r["round"], r["n_nodes"], r["check"]): r for r in c.iter_rows(named=True)}
+    s32 = rows[("SAKURAONE", "v4.1", 32, "tokens_covered")]
     # 707.62 × 256 × 105.31 × 60 = 1.14462e9 tokens < 23 × 50,331,648 = 1,157,627,904 → −1.12 %
     assert GPT3_MIN_TOKENS_GBS2048 == 1_157_627_904
-    assert s32["implied_tokens"] == pytest.approx(1.14462e9, rel=1e-4)
-    assert s32["tokens_rel_diff"] == pytest.approx(-0.0112, abs=2e-4)
-    assert s32["tokens_assumed"] is True
-    assert "cannot be the run's" in s32["issues"]
+    assert s32["value"] == pytest.approx(1.14462e9, rel=1e-4)
+    assert s32["rel_diff"] == pytest.approx(-0.0112, abs=2e-4)
+    assert s32["verdict"] == "inconsistent"
     # 757.13e12 / 707.62 = 1.06997e12 FLOP/token → −0.60 % vs 1.076443e12 (within 1 %)
-    assert s32["flops_rel_diff"] == pytest.approx(-0.0060, abs=2e-4)
+    f32 = rows[("SAKURAONE", "v4.1", 32, "flops_per_token")]
+    assert f32["rel_diff"] == pytest.approx(-0.0060, abs=2e-4) and f32["verdict"] == "consistent"
     # 96 nodes: 710.73e12 / 714.23 = 0.99510e12 → −7.56 %
-    s96 = rows[("SAKURAONE", "v4.1", 96)]
-    assert s96["implied_flops_per_token"] == pytest.approx(0.99510e12, rel=1e-4)
-    assert s96["flops_rel_diff"] == pytest.approx(-0.0756, abs=2e-4)
-    assert "FLOP/token" in s96["issues"]
+    f96 = rows[("SAKURAONE", "v4.1", 96, "flops_per_token")]
+    assert f96["value"] == pytest.approx(0.99510e12, rel=1e-4)
+    assert f96["rel_diff"] == pytest.approx(-0.0756, abs=2e-4) and f96["verdict"] == "inconsistent"
     # 64 nodes: 815e12 / 758 = 1.07520e12 → −0.12 %; but 58.30 min equals Eos v3.1 n64
-    s64 = rows[("SAKURAONE", "v4.1", 64)]
-    assert s64["flops_rel_diff"] == pytest.approx(-0.0012, abs=2e-4)
-    assert "Eos v3.1" in s64["issues"]
+    assert rows[("SAKURAONE", "v4.1", 64, "flops_per_token")]["rel_diff"] == pytest.approx(
+        -0.0012, abs=2e-4
+    )
+    assert rows[("SAKURAONE", "v4.1", 64, "duplicate_time")]["verdict"] == "inconsistent"
     # Eos v4.1 n32: 889.5 × 256 × 96.664 × 60 = 1.3207e9 vs 1,207,959,552 → +9.3 % (eval + init)
-    e32 = rows[("Eos", "v4.1", 32)]
-    assert e32["tokens_rel_diff"] == pytest.approx(0.0933, abs=5e-4)
-    assert e32["issues"] == ""
+    e32 = rows[("Eos", "v4.1", 32, "tokens_covered")]
+    assert e32["rel_diff"] == pytest.approx(0.0933, abs=5e-4) and e32["verdict"] == "consistent"
     # no verified row has an impossible token budget
-    assert (c.filter(pl.col("verified"))["tokens_rel_diff"].drop_nulls() > 0).all()
+    cov = c.filter(pl.col("verified") & (pl.col("check") == "tokens_covered"))
+    assert (cov["rel_diff"].drop_nulls() > 0).all()
 
 
 def test_talk_ratio_placement(results):
-    t = talk_ratio_placement(results, 1.28)
+    t = talk_ratio_placement(results, 1.28, "SAKURAONE")
     got = {r["n_nodes"]: r for r in t.iter_rows(named=True)}
     # 1.28 × 49.795 = 63.74 min at 64 nodes
     assert got[64]["implied_min"] == pytest.approx(63.74, abs=0.01)

@@ -214,33 +214,11 @@ def test_published_rows_against_the_reference_logs_reproduce_the_paper():
     (r96,) = frame.filter((pl.col("benchmark") == "gpt3") & (pl.col("n_nodes") == 96)).rows(
         named=True
     )
-    assert r96["reference_basis_nodes"] == 64
+    # beyond Eos v4.1's largest GPT-3 scale (512 GPUs): perfect scaling from it, an upper bound
+    assert (r96["reference_low_n_gpus"], r96["reference_high_n_gpus"]) == (512, None)
+    assert r96["reference_n_gpus"] == r96["n_gpus"] == 768
     assert r96["reference_min"] == pytest.approx(49.795133 * 64 / 96, rel=1e-6)
-
-
-def test_no_measured_reference_at_a_scale_gives_the_nearest_below_and_above():
-    ev = pl.DataFrame(
-        {"system": ["A"], "result": ["a"], "source": ["logs"], "round": ["v4.1"],
-         "benchmark": ["gpt3"], "n_nodes": [48], "n_gpus": [384], "time_to_train_min": [80.0],
-         "n_runs": [3], "tokens_per_s_per_gpu": [None], "model_tflops_per_gpu": [None],
-         "precision": [None], "mfu": [None], "mfu_bf16": [None], "mfu_fp8": [None], "note": [None]},
-        schema=compare.evaluated.SIDE_SCHEMA,
-    )  # fmt: skip
-    ref = pl.DataFrame(
-        {"system": ["B"] * 2, "result": ["b32", "b64"], "source": ["logs"] * 2,
-         "round": ["v4.1"] * 2, "benchmark": ["gpt3"] * 2, "n_nodes": [32, 64],
-         "n_gpus": [256, 512], "time_to_train_min": [96.0, 50.0], "n_runs": [3, 3],
-         "tokens_per_s_per_gpu": [None] * 2, "model_tflops_per_gpu": [None] * 2,
-         "precision": ["fp8"] * 2, "mfu": [None] * 2, "mfu_bf16": [None] * 2, "mfu_fp8": [None] * 2,
-         "note": [None] * 2},
-        schema=compare.evaluated.SIDE_SCHEMA,
-    )  # fmt: skip
-    out = compare.log_comparison(ev, ref)
-    # 96 x 32/48 = 64.0 -> 80/64 = 1.25; 50 x 64/48 = 66.667 -> 80/66.667 = 1.2
-    assert out["reference_kind"].to_list() == ["extrapolated", "extrapolated"]
-    assert out["reference_basis_nodes"].to_list() == [32, 64]
-    assert out["reference_min"].to_list() == pytest.approx([64.0, 200 / 3])
-    assert out["ratio"].to_list() == pytest.approx([1.25, 1.2])
+    assert r96["ratio_high"] == r96["ratio"] and r96["ratio_low"] is None
 
 
 # --------------------------------------------------------------------------- the book
@@ -278,6 +256,8 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
         "[8/9] notebooks/reliability.ipynb not executed: input not given",
     ]
     site = Path(summary["site"]).parent
+    # the book carries the cluster's name in its title, and no demo material
+    assert "Copycat: LLM training performance" in (site / "index.html").read_text()
     tel = (site / "telemetry.html").read_text()
     ops = (site / "operations.html").read_text()
     assert "No telemetry was given for Copycat (config key <code>telemetry:</code>)" in tel
@@ -294,7 +274,7 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
     values = yaml.safe_load((out / "values.yml").read_text())["values"]
     assert "slurm_jobs" not in values and "telemetry" not in values and "reliability" not in values
     assert values["config"]["name"] == "Copycat" and values["inputs"]["mlperf"] is True
-    assert values["eos_comparison"]["cmp_ratio_gpt3_96n"] == "1.000"
+    assert values["eos_comparison"]["cmp_ratio_gpt3_768g"] == "1.000"
     # the book names the config's cluster, not the demo's
     cluster = (site / "cluster.html").read_text()
     assert "Copycat" in cluster and "SAKURAONE" not in cluster
@@ -450,16 +430,16 @@ def _one_line(capsys, argv) -> tuple[int, str]:
 
 
 def test_a_reference_round_the_reference_logs_do_not_have_is_refused(tmp_path, capsys):
-    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1 (the MLCommons round folders)
+    # the bundled reference logs are data/mlperf/v3.1, v4.0, v4.1, v5.0 (the MLCommons round folders)
     rounds = sorted(p.name for p in MLPERF.iterdir() if p.is_dir() and p.name.startswith("v"))
-    assert rounds == ["v3.1", "v4.0", "v4.1"]
+    assert rounds == ["v3.1", "v4.0", "v4.1", "v5.0"]
     cfg = _write(tmp_path, {**BASE, "reference": {"round": "v9.9"}})
     out = tmp_path / "book"
     rc, line = _one_line(capsys, ["report", "--config", str(cfg), "--out", str(out)])
     assert rc == 1 and not out.exists()
     assert line.startswith(
         f"trainperf: error: ConfigError: config {cfg}: reference.round: 'v9.9' is not a round of "
-        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1"
+        f"the reference logs ({MLPERF}); their rounds: v3.1, v4.0, v4.1, v5.0"
     ), line
     # a round the logs have is kept (written without the v too)
     assert parse_config({**BASE, "reference": {"round": "4.1"}}, tmp_path).reference.round == "v4.1"
@@ -546,7 +526,7 @@ def test_damaged_logs_where_no_run_scores_give_rows_that_say_why(tmp_path):
     from trainperf.report.job import _comparison_line
 
     line = _comparison_line(out, pc({**BASE, "mlperf": str(root)}, tmp_path))
-    assert "none scored: gpt3 at 96 nodes: no valid score: 3 of 3 runs failed" in line, line
+    assert "none scored: gpt3 at 768 GPUs: no valid score: 3 of 3 runs failed" in line, line
 
 
 def test_the_precision_the_logs_state_comes_first_else_the_config_else_both(tmp_path):
@@ -581,20 +561,21 @@ def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
     # GPU-time ratio is 1 (test_a_copy_of_the_eos_96_node_logs_compares_at_ratio_one)
     frame = compare.cluster_comparison("Copycat", 8, "H100 SXM", MLPERF, mlperf=_copy_n96(tmp_path))
     got = compare.comparison_summary(frame)
-    assert got.startswith("Copycat needs 1.00x the GPU time of Eos v3.1 at 96 nodes (GPT-3 175B)")
-    # hand-made rows: an extrapolated reference (80 min against 96 x 32/48 = 64 min: 1.25) and
-    # a result without a score
+    assert got.startswith("Copycat needs 1.00x the GPU time of Eos v3.1 at 768 GPUs (GPT-3 175B)")
+    # hand-made rows: an interpolated reference (80 min against 64 min: 1.25, bounds 1.2 and
+    # 1.3) and a result without a score
     row = dict.fromkeys(compare.COMPARISON_SCHEMA)
     a = {**row, "benchmark": "gpt3", "n_nodes": 48, "n_gpus": 384, "evaluated_system": "A",
          "evaluated_min": 80.0, "reference_system": "Eos", "reference_round": "v4.1",
-         "reference_min": 64.0, "reference_kind": "extrapolated", "reference_basis_nodes": 32,
-         "ratio": 1.25, "gpu_minutes_ratio": 1.25}  # fmt: skip
-    b = {**row, "benchmark": "llama2_70b_lora", "n_nodes": 1, "evaluated_system": "A",
+         "reference_min": 64.0, "reference_kind": "interpolated", "reference_low_n_gpus": 256,
+         "reference_high_n_gpus": 512, "ratio": 1.25, "ratio_low": 1.2, "ratio_high": 1.3}  # fmt: skip
+    b = {**row, "benchmark": "llama2_70b_lora", "n_nodes": 1, "n_gpus": 8, "evaluated_system": "A",
          "reference_kind": "measured", "note": "no valid score: 2 of 10 runs failed or damaged"}  # fmt: skip
     got = compare.comparison_summary(pl.DataFrame([a, b], schema=compare.COMPARISON_SCHEMA))
     assert got == (
-        "A needs 1.25x the GPU time of Eos v4.1 (extrapolated from its 32-node run) at 48 nodes "
-        "(GPT-3 175B). No valid score at 1 node (Llama 2 70B LoRA): 2 of 10 runs failed or damaged."
+        "A needs 1.25x (reference interpolated between its 256- and 512-GPU runs; bounds 1.20x "
+        "to 1.30x) the GPU time of Eos v4.1 at 384 GPUs (GPT-3 175B). No valid score at 8 GPUs "
+        "(Llama 2 70B LoRA): 2 of 10 runs failed or damaged."
     )
     summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
     assert "{{< meta values.eos_comparison.cmp_summary >}}" in summary

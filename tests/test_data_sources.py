@@ -183,6 +183,11 @@ BUNDLED_ROWS = {
     ("Eos", "v4.1", "llama2_70b_lora", "64"): "eos_n8_ngc24.09_nemo",
 }
 
+#: Bundled folders with no published row: the reference for users' llama31_405b results (their
+#: scores are the logs' own, scaling.json included; no transcribed row to agree with).
+BUNDLED_WITHOUT_ROW = {"v5.0/NVIDIA/results/eos-dfw_n64_ngc25.01_nemo/llama31_405b",
+                       "v5.0/NVIDIA/results/eos-dfw_n256_ngc25.01_nemo/llama31_405b"}  # fmt: skip
+
 
 @pytest.fixture(scope="module")
 def bundled():
@@ -224,7 +229,8 @@ def test_sources_md_names_every_bundled_folder(bundled):
         Path(p).parent.relative_to(MLPERF).as_posix() for p in bundled.runs["result_file"].to_list()
     }
     assert listed == found
-    assert len(found) == len(BUNDLED_ROWS)
+    assert len(found) == len(BUNDLED_ROWS) + len(BUNDLED_WITHOUT_ROW)
+    assert found >= BUNDLED_WITHOUT_ROW
 
 
 def test_preface_says_what_is_transcribed():

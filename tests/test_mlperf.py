@@ -238,10 +238,11 @@ def test_bundled_data_match_provenance():
     assert _provenance_problems(MLPERF) == []
     table = (MLPERF / "SOURCES.md").read_text()
     # 42 files: 3 + 1 (v4.1 eos_n64), 3 + 1 (v4.1 eos_n32), 10 + 1 (v4.1 eos_n8 LoRA),
-    # 10 + 1 (v4.1 eos 1-node LoRA), 3 + 1 (v3.1 eos_n96), 3 + 1 (v3.1 eos_n64), 3 + 1 (v4.0 n1344)
-    assert len(_provenance_rows(table)) == 42
+    # 10 + 1 (v4.1 eos 1-node LoRA), 3 + 1 (v3.1 eos_n96), 3 + 1 (v3.1 eos_n64), 3 + 1 (v4.0 n1344),
+    # and 52: 3 + 1 scaling.json + 1 (v5.0 eos-dfw_n64 llama31_405b), the same for eos-dfw_n256
+    assert len(_provenance_rows(table)) == 52
     total = sum(n for n, _ in _provenance_rows(table).values())
-    assert f"Total: 42 files, {total} bytes." in table
+    assert f"Total: 52 files, {total} bytes." in table
 
 
 def test_provenance_check_fails_on_unlisted_changed_or_missing_file(bundled_copy):

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from trainperf.compare.published import GPT3_MIN_TOKENS_GBS2048
 from trainperf.flops import GPT3_175B, model_flops_per_token
 
 __all__ = [
@@ -140,8 +141,6 @@ def consistency_checks(
     Raises:
         KeyError: ``results`` lacks a column of the published-results schema.
     """
-    from trainperf.compare import GPT3_MIN_TOKENS_GBS2048
-
     f_tok = flops_per_token if flops_per_token is not None else model_flops_per_token(GPT3_175B)
     if assumed_tokens is None and benchmark == "gpt3":
         assumed_tokens = GPT3_MIN_TOKENS_GBS2048

@@ -1,20 +1,26 @@
 """The evaluated system's own results (MLPerf logs or published rows) against a reference's logs.
 
 One frame per side (:func:`side_from_results`, :func:`side_from_published`, same columns,
-:data:`SIDE_SCHEMA`) and their comparison per benchmark and node count (:func:`log_comparison`):
-at a node count where the reference has measured runs, each is compared as measured; where it has
-none, the nearest measured scales below and above are extrapolated linearly to that count
-(:func:`~trainperf.compare.extrapolate_linear`, the SAKURAONE paper's method, 49.80 x 64/96 =
-33.20 min) and labelled ``extrapolated``.
+:data:`SIDE_SCHEMA`) and their comparison per benchmark and GPU count (:func:`log_comparison`):
+the reference in the evaluated result's own MLPerf round (else the nearest, said so), at the same
+number of GPUs: measured there, else interpolated on a power law between the two measured scales
+that bracket it, else extrapolated linearly beyond the last one, with the bounds each implies.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+
+from trainperf.compare.published import load_published_results
+from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
+from trainperf.flops import peak_flops
+from trainperf.mlperf import load_results, runs_with_throughput
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -22,6 +28,7 @@ __all__ = [
     "cluster_comparison",
     "comparison_summary",
     "log_comparison",
+    "reference_round_for",
     "side_from_published",
     "side_from_results",
 ]
@@ -43,6 +50,8 @@ SIDE_SCHEMA: dict[str, pl.DataType] = {
     "mfu_bf16": pl.Float64,
     "mfu_fp8": pl.Float64,
     "note": pl.String,
+    "software": pl.String,
+    "throughput_basis": pl.String,
 }
 """One side of a comparison, one row per result (system folder or published row) and benchmark:
 ``system`` (String, the name the book uses), ``result`` (String, the MLPerf system folder, or
@@ -55,7 +64,11 @@ level), ``precision`` (String, ``fp8``/``bf16`` the runs trained in, null if unk
 (Float64, fraction of the dense peak of ``precision``; null if unknown), ``mfu_bf16``,
 ``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks), ``note`` (String: why a result
 has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``; where the precision
-came from; null if nothing to say)."""
+came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
+description, e.g. ``NVIDIA NeMo Framework Release 24.09``; null if none), ``throughput_basis``
+(String, ``step`` when tokens/s, TFLOP/s and MFU are step-level, ``e2e`` when they are end to end,
+tokens to converge over the time to train, evaluations included: Llama 2 70B LoRA and Llama 3.1
+405B logs have no step timing)."""
 
 COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "benchmark": pl.String,
@@ -65,10 +78,12 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "evaluated_result": pl.String,
     "evaluated_source": pl.String,
     "evaluated_round": pl.String,
+    "evaluated_software": pl.String,
     "evaluated_min": pl.Float64,
     "evaluated_runs": pl.Int64,
     "evaluated_tokens_per_s_per_gpu": pl.Float64,
     "evaluated_model_tflops_per_gpu": pl.Float64,
+    "evaluated_throughput_basis": pl.String,
     "evaluated_precision": pl.String,
     "evaluated_mfu": pl.Float64,
     "evaluated_mfu_bf16": pl.Float64,
@@ -76,40 +91,61 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "reference_system": pl.String,
     "reference_result": pl.String,
     "reference_round": pl.String,
+    "reference_software": pl.String,
+    "reference_round_note": pl.String,
+    "reference_n_gpus": pl.Int64,
+    "reference_n_nodes": pl.Int64,
     "reference_min": pl.Float64,
     "reference_kind": pl.String,
-    "reference_basis_nodes": pl.Int64,
-    "reference_basis_min": pl.Float64,
+    "reference_low_n_gpus": pl.Int64,
+    "reference_low_min": pl.Float64,
+    "reference_high_n_gpus": pl.Int64,
+    "reference_high_min": pl.Float64,
     "reference_tokens_per_s_per_gpu": pl.Float64,
+    "reference_throughput_basis": pl.String,
     "reference_precision": pl.String,
     "reference_mfu": pl.Float64,
     "ratio": pl.Float64,
-    "gpu_minutes_ratio": pl.Float64,
+    "ratio_low": pl.Float64,
+    "ratio_high": pl.Float64,
+    "time_ratio": pl.Float64,
     "throughput_ratio": pl.Float64,
     "note": pl.String,
 }
-"""Columns of :func:`log_comparison`: the evaluated side (``evaluated_*``, as in
-:data:`SIDE_SCHEMA`) and the reference at the same ``benchmark`` and ``n_nodes``:
-``reference_min`` (Float64, minutes: the reference's score there, or its linear extrapolation),
-``reference_kind`` (String: ``measured``, ``extrapolated`` or ``none`` when the reference has no
-run of that benchmark), ``reference_basis_nodes`` and ``reference_basis_min`` (the measured scale
-and score an extrapolation starts from; equal to ``n_nodes`` and ``reference_min`` when
-measured), ``reference_tokens_per_s_per_gpu`` and ``reference_mfu`` (of the measured basis),
-``ratio`` (Float64, ``evaluated_min / reference_min``, the raw time-to-train ratio at equal node
-count, the paper's table), ``gpu_minutes_ratio`` (Float64, ``n_gpus_A T_A / (n_gpus_B T_B)``,
-equal to ``ratio`` with equal GPUs per node) and ``throughput_ratio`` (Float64,
-``tps_B / tps_A`` at step level, above 1: the evaluated system processes fewer tokens/s per GPU;
-measured only) and ``note`` (String, the evaluated side's note: why it has no score, where its
-precision came from)."""
+"""Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
+
+* ``evaluated_*``: the evaluated side as in :data:`SIDE_SCHEMA` (``n_nodes``, ``n_gpus`` its own).
+* ``reference_round`` (the round compared against: the evaluated result's own where the reference
+  has the benchmark in it), ``reference_round_note`` (String, why another round, e.g. ``no result
+  of the reference in v5.0; nearest round v4.1``; null when the same), ``reference_software``.
+* ``reference_n_gpus`` (Int64, always equal to ``n_gpus``: the comparison is at equal GPU count),
+  ``reference_min`` (Float64, minutes: the reference's time to train at ``reference_n_gpus``),
+  ``reference_kind`` (``measured``; ``interpolated``: power law ``T = a·n^b`` through the two
+  measured scales that bracket ``n_gpus``; ``extrapolated``: linearly, perfect strong scaling,
+  from the nearest measured scale, beyond the largest or below the smallest; ``none``: the
+  reference has no result of this benchmark), ``reference_n_nodes`` (its nodes, measured only).
+* ``reference_low_n_gpus``/``reference_low_min`` and ``reference_high_n_gpus``/``reference_high_min``:
+  the measured scales below and above (both the measured one itself when measured; one of them
+  when extrapolated).
+* ``reference_tokens_per_s_per_gpu``, ``reference_throughput_basis``, ``reference_mfu``: of a
+  measured reference only; ``reference_precision`` its datatype.
+* ``ratio`` (Float64): the per-GPU GPU-time ratio ``(n·T)_A / (n·T)_B`` with both sides at
+  ``n_gpus`` GPUs, which is also the time ratio ``T_A / T_B``; above 1 the evaluated system needs
+  more GPU time. ``ratio_low``/``ratio_high`` (Float64): the bounds the measured neighbours give,
+  ``(n·T)_A`` over each neighbour's own measured GPU time (interpolated: both; extrapolated beyond
+  the largest scale: ``ratio_high`` = ``ratio``, an upper bound, as no run scales better than
+  perfectly; below the smallest: ``ratio_low`` = ``ratio``; measured: both equal ``ratio``).
+* ``time_ratio`` (Float64): the raw ``T_A / reference_min`` (equal to ``ratio`` here, as the GPU
+  counts are equal; kept so that a reader need not take that on trust).
+* ``throughput_ratio`` (Float64): ``tps_B / tps_A`` against a measured reference on the same basis.
+* ``note`` (String): the evaluated side's note (why no score, where the precision came from)."""
 
 
-def _mfu(tflops, accelerator: str | None, precision: str) -> float | None:
-    from trainperf.flops import peak_flops
-
+def _mfu(tflops, accelerator: str | None, precision: str, accelerators=None) -> float | None:
     if tflops is None or not accelerator:
         return None
     try:
-        return tflops * 1e12 / peak_flops(accelerator, precision)
+        return tflops * 1e12 / peak_flops(accelerator, precision, accelerators)
     except ValueError:  # no such peak (e.g. FP8 on A100): no MFU, never a wrong one
         return None
 
@@ -131,8 +167,6 @@ def precision_in_logs(result_files) -> str | None:
     MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
     the two words must appear, else None (unknown: the caller falls back to the config).
     """
-    import json
-
     found: set[str] = set()
     for f in {Path(f) for f in result_files if f}:
         if len(f.parts) < 5 or f.parts[-4] != "results":
@@ -152,12 +186,14 @@ def precision_in_logs(result_files) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _with_mfu(rows: list[dict], accelerator: str | None, precision: str | None) -> pl.DataFrame:
+def _with_mfu(
+    rows: list[dict], accelerator: str | None, precision: str | None, accelerators=None
+) -> pl.DataFrame:
     for r in rows:
         acc = accelerator or r.pop("_accelerator", None)
         r.pop("_accelerator", None)
-        r["mfu_bf16"] = _mfu(r["model_tflops_per_gpu"], acc, "bf16")
-        r["mfu_fp8"] = _mfu(r["model_tflops_per_gpu"], acc, "fp8")
+        r["mfu_bf16"] = _mfu(r["model_tflops_per_gpu"], acc, "bf16", accelerators)
+        r["mfu_fp8"] = _mfu(r["model_tflops_per_gpu"], acc, "fp8", accelerators)
         prec = r.get("precision") or precision  # the logs' own word first, then the config
         if prec is None and r["mfu_bf16"] is not None and r["mfu_bf16"] > 1:
             # model FLOP/s above the dense BF16 peak: the run cannot have been BF16
@@ -176,12 +212,14 @@ def side_from_results(
     precision: str | None = None,
     rounds: str | list[str] | None = None,
     keep_unscored: bool = False,
+    accelerators: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One comparison side from MLPerf logs (:func:`trainperf.mlperf.load_results`).
 
     Time to train is the MLPerf score (``results.scores.score_min``, olympic mean by the MLPerf
     rules); throughput and model TFLOP/s the medians over the successful runs of
-    :func:`trainperf.mlperf.runs_with_throughput`; MFU those TFLOP/s over the dense peaks of
+    :func:`trainperf.mlperf.runs_with_throughput`, step level where the logs time their steps,
+    else end to end (``throughput_basis``); MFU those TFLOP/s over the dense peaks of
     ``accelerator`` (:func:`trainperf.flops.peak_flops`). Results without a score are left out,
     or with ``keep_unscored`` kept with a null time and a ``note`` saying why (the evaluated side:
     its user must see that the logs were read and none scored). ``precision`` is each result's
@@ -197,20 +235,21 @@ def side_from_results(
             say; None: unknown.
         rounds: keep only these MLPerf rounds (None: all).
         keep_unscored: keep results without a score (see above).
+        accelerators: the accelerator table (:func:`trainperf.flops.load_accelerators`, with a
+            config's own accelerator added; default the bundled table).
 
     Returns:
         polars frame with :data:`SIDE_SCHEMA`.
     """
-    from trainperf.mlperf import runs_with_throughput
-
     keys = ["round", "system", "benchmark"]
     thr = runs_with_throughput(results)
     ok = thr.filter(pl.col("status") == "success")
     agg = ok.group_by(keys).agg(
-        pl.col("tokens_per_s_per_gpu_step").median(),
-        pl.col("model_tflops_per_gpu_step").median(),
+        pl.col("tokens_per_s_per_gpu_step", "model_tflops_per_gpu_step").median(),
+        pl.col("tokens_per_s_per_gpu_e2e", "model_tflops_per_gpu_e2e").median(),
         pl.col("n_nodes").drop_nulls().first(),
         pl.col("accelerator_model").drop_nulls().first(),
+        pl.col("framework").drop_nulls().first(),
     )
     scores = results.scores
     if not keep_unscored:
@@ -235,6 +274,9 @@ def side_from_results(
             nodes = -(-gpus // gpus_per_node)
         else:
             nodes = r["n_nodes"]
+        basis = "step" if r["tokens_per_s_per_gpu_step"] is not None else "e2e"
+        if r["tokens_per_s_per_gpu_e2e"] is None and basis == "e2e":
+            basis = None
         rows.append(
             {
                 "system": system,
@@ -246,14 +288,18 @@ def side_from_results(
                 "n_gpus": gpus,
                 "time_to_train_min": r["score_min"],
                 "n_runs": r["n_valid_runs"],
-                "tokens_per_s_per_gpu": r["tokens_per_s_per_gpu_step"],
-                "model_tflops_per_gpu": r["model_tflops_per_gpu_step"],
+                "tokens_per_s_per_gpu": r[f"tokens_per_s_per_gpu_{basis or 'step'}"],
+                "model_tflops_per_gpu": r[f"model_tflops_per_gpu_{basis or 'step'}"],
                 "precision": own_precision.get((r["round"], r["system"], r["benchmark"])),
                 "_accelerator": r["accelerator_model"],
                 "note": _score_note(r),
+                "software": r["framework"],
+                "throughput_basis": basis,
             }
         )
-    return _with_mfu(rows, accelerator, precision).sort("benchmark", "n_nodes", "round")
+    return _with_mfu(rows, accelerator, precision, accelerators).sort(
+        "benchmark", "n_gpus", "round", nulls_last=True
+    )
 
 
 def _score_note(r: dict) -> str | None:
@@ -264,7 +310,10 @@ def _score_note(r: dict) -> str | None:
 
 
 def side_from_published(
-    published: pl.DataFrame, system: str, accelerator: str | None = None
+    published: pl.DataFrame,
+    system: str,
+    accelerator: str | None = None,
+    accelerators: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One comparison side from published rows (``data/reference/published_results.csv`` layout,
     :func:`~trainperf.compare.load_published_results`): the rows whose ``system`` is ``system``.
@@ -290,123 +339,229 @@ def side_from_published(
             "tokens_per_s_per_gpu": r["tokens_per_s_per_gpu"],
             "model_tflops_per_gpu": r["tflops_per_gpu"],
             "precision": r["precision"],
+            "software": None,
+            "throughput_basis": "step" if r["tokens_per_s_per_gpu"] is not None else None,
         }
         for r in published.filter(pl.col("system") == system).iter_rows(named=True)
     ]
-    return _with_mfu(rows, accelerator or "H100 SXM", None).sort("benchmark", "n_nodes")
+    return _with_mfu(rows, accelerator or "H100 SXM", None, accelerators).sort(
+        "benchmark", "n_gpus"
+    )
 
 
-def _ref_part(b: dict[str, Any], kind: str, n_nodes: int, minutes: float) -> dict[str, Any]:
+def _version(round_: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", round_ or ""))
+
+
+def reference_round_for(
+    evaluated_round: str | None, available: list[str], requested: str | None = None
+) -> tuple[str | None, str | None]:
+    """The reference round a result is compared against, and why if it is not its own round.
+
+    Rule: ``requested`` (the config's ``reference.round``) when the reference has the benchmark in
+    it; else the evaluated result's own round when the reference has the benchmark in that round;
+    else the nearest round (by version distance, the newer of two equally near), with a reason.
+
+    Args:
+        evaluated_round: the evaluated result's MLPerf round (``v4.1``), None if unknown.
+        available: the rounds in which the reference has this benchmark.
+        requested: a round asked for, or None.
+
+    Returns:
+        ``(round, reason)``: reason None when the round is the evaluated round (or the requested
+        one); ``(None, None)`` when ``available`` is empty.
+
+    >>> reference_round_for("v4.1", ["v3.1", "v4.1"])
+    ('v4.1', None)
+    >>> reference_round_for("v5.0", ["v3.1", "v4.1"])
+    ('v4.1', 'no result of the reference in v5.0; nearest round v4.1')
+    """
+    if not available:
+        return None, None
+    if requested is not None and requested in available:
+        return requested, None
+    if evaluated_round in available and requested is None:
+        return evaluated_round, None
+
+    def dist(r: str) -> tuple:
+        a, b = _version(r), _version(evaluated_round)
+        fa = a[0] + (a[1] if len(a) > 1 else 0) / 10 if a else 0.0
+        fb = b[0] + (b[1] if len(b) > 1 else 0) / 10 if b else 0.0
+        return (abs(fa - fb), tuple(-x for x in a))
+
+    if evaluated_round is None:
+        pick = max(available, key=_version)
+        return pick, f"round of the evaluated logs unknown; the reference's newest round {pick}"
+    pick = min(available, key=dist)
+    why = (
+        f"no result of the reference in {requested}"
+        if requested is not None
+        else f"no result of the reference in {evaluated_round}"
+    )
+    return pick, f"{why}; nearest round {pick}"
+
+
+_KIND_ORDER = {"measured": 0, "interpolated": 1, "extrapolated": 2, "none": 3}
+
+
+def _measured_by_gpus(rows: list[dict]) -> dict[int, dict]:
+    """One measured reference row per GPU count: the fastest where a round has two."""
+    best: dict[int, dict] = {}
+    for b in rows:
+        n = b["n_gpus"]
+        if n and b["time_to_train_min"] is not None:
+            if n not in best or b["time_to_train_min"] < best[n]["time_to_train_min"]:
+                best[n] = b
+    return best
+
+
+def _reference_estimate(n: int, by_gpus: dict[int, dict]) -> dict[str, Any]:
+    """The reference at ``n`` GPUs from its measured scales (one round): measured, interpolated on
+    a power law between the two bracketing scales, or extrapolated linearly beyond the last/first
+    one. Returns the ``reference_*`` columns but the ratios."""
+    lo = max((m for m in by_gpus if m < n), default=None)
+    hi = min((m for m in by_gpus if m > n), default=None)
+    if n in by_gpus:
+        b = by_gpus[n]
+        kind, t, low, high = "measured", b["time_to_train_min"], b, b
+    elif lo is not None and hi is not None:
+        low, high = by_gpus[lo], by_gpus[hi]
+        t = interpolate_power_law(n, lo, low["time_to_train_min"], hi, high["time_to_train_min"])
+        kind, b = "interpolated", None
+    else:
+        basis = by_gpus[lo if lo is not None else hi]
+        t = extrapolate_linear(basis["time_to_train_min"], basis["n_gpus"], n)
+        kind, b = "extrapolated", basis
+        low, high = (basis, None) if lo is not None else (None, basis)
+    any_b = b or low or high
     return {
-        "reference_system": b["system"],
-        "reference_result": b["result"],
-        "reference_round": b["round"],
-        "reference_min": minutes,
+        "reference_system": any_b["system"],
+        "reference_result": (
+            b["result"] if b is not None else f"{low['result']} .. {high['result']}"
+        ),
+        "reference_round": any_b["round"],
+        "reference_software": any_b.get("software"),
+        "reference_n_gpus": n,
+        "reference_n_nodes": b["n_nodes"] if kind == "measured" else None,
+        "reference_min": t,
         "reference_kind": kind,
-        "reference_basis_nodes": b["n_nodes"],
-        "reference_basis_min": b["time_to_train_min"],
-        "reference_tokens_per_s_per_gpu": b["tokens_per_s_per_gpu"],
-        "reference_precision": b["precision"],
-        "reference_mfu": b["mfu"],
-        "_ref_gpus": (b["n_gpus"] or 0) * n_nodes / b["n_nodes"] if b["n_nodes"] else None,
+        "reference_low_n_gpus": low["n_gpus"] if low else None,
+        "reference_low_min": low["time_to_train_min"] if low else None,
+        "reference_high_n_gpus": high["n_gpus"] if high else None,
+        "reference_high_min": high["time_to_train_min"] if high else None,
+        "reference_tokens_per_s_per_gpu": b["tokens_per_s_per_gpu"] if kind == "measured" else None,
+        "reference_throughput_basis": b["throughput_basis"] if kind == "measured" else None,
+        "reference_precision": any_b["precision"],
+        "reference_mfu": b["mfu"] if kind == "measured" else None,
     }
 
 
-def _newest(rows: list[dict]) -> list[dict]:
-    """At each node count, the rows of the newest round (rounds compare as version numbers)."""
+def _bounds(row: dict, n: int, t_a: float) -> tuple[float | None, float | None]:
+    """(ratio_low, ratio_high): the ratio against each measured neighbour's own GPU time.
 
-    def version(r):
-        return tuple(int(x) for x in (r["round"] or "v0").lstrip("v").split(".") if x.isdigit())
+    The reference's GPU time ``n·T`` grows with its scale wherever it scales less than perfectly,
+    so at ``n`` it lies between its neighbours' measured GPU times (interpolated), at or above the
+    last measured one beyond it (the linear extrapolation, perfect scaling, is then an upper
+    bound of the ratio) and at or below the first one below it (a lower bound)."""
+    kind = row["reference_kind"]
+    if kind == "measured":
+        return row["ratio"], row["ratio"]
+    vals = [
+        gpu_time_ratio(n, t_a, row[f"reference_{s}_n_gpus"], row[f"reference_{s}_min"])
+        for s in ("low", "high")
+        if row[f"reference_{s}_n_gpus"]
+    ]
+    if kind == "interpolated":
+        return min(vals), max(vals)
+    if row["reference_low_n_gpus"]:  # beyond the largest measured scale
+        return None, vals[0]
+    return vals[0], None  # below the smallest measured scale
 
-    best: dict[int, tuple] = {}
-    for r in rows:
-        best[r["n_nodes"]] = max(best.get(r["n_nodes"], ()), version(r))
-    return [r for r in rows if version(r) == best[r["n_nodes"]]]
 
+def log_comparison(
+    evaluated: pl.DataFrame,
+    reference: pl.DataFrame,
+    reference_round: str | None = None,
+) -> pl.DataFrame:
+    """Compare every evaluated result with the reference at the same benchmark and GPU count.
 
-def log_comparison(evaluated: pl.DataFrame, reference: pl.DataFrame) -> pl.DataFrame:
-    """Compare every evaluated result with the reference at the same benchmark and node count.
+    Per evaluated row (``n`` GPUs, round R):
 
-    Per evaluated row: every reference result measured at that ``n_nodes`` (newest round first)
-    gives a ``measured`` row. Where there is none, the nearest measured node counts below and
-    above (the newest round at each) give one ``extrapolated`` row each, the reference time
-    scaled linearly, ``T_B(n) = T_B(n_basis) x n_basis / n`` (:func:`extrapolate_linear`, perfect
-    strong scaling: optimistic for the reference below its basis, the way the SAKURAONE paper
-    obtained Eos at 96 nodes from 64). A benchmark the reference never ran gives one row with
-    ``reference_kind`` ``none`` and null reference columns.
+    1. **Round** (:func:`reference_round_for`): the reference's results of the same benchmark in
+       ``reference_round`` if given, else in R where the reference has the benchmark in R, else in
+       the nearest round; ``reference_round_note`` says why when it is not R.
+    2. **Scale**: within that round, the reference at ``n`` GPUs (``reference_n_gpus`` = ``n_gpus``):
+       ``measured`` when it has a result at ``n`` GPUs (the fastest if two); ``interpolated``
+       between the two bracketing measured scales on the power law ``T = a·n^b`` through them
+       (:func:`~trainperf.compare.ratios.interpolate_power_law`); ``extrapolated`` linearly
+       (perfect strong scaling, :func:`~trainperf.compare.ratios.extrapolate_linear`) beyond
+       the largest or below the smallest measured scale; ``none`` when the reference never ran
+       the benchmark.
+    3. **Ratios**: ``ratio = (n·T)_A / (n·T)_B`` at ``n`` GPUs on both sides (the per-GPU GPU-time
+       ratio, equal to the time ratio at equal counts); ``ratio_low``/``ratio_high`` the ratio
+       against each measured neighbour's own GPU time (:func:`_bounds`: both for interpolated
+       rows, the upper bound beyond the largest scale, the lower below the smallest, both equal
+       to ``ratio`` when measured); ``time_ratio = T_A / reference_min``; ``throughput_ratio``
+       ``tps_B / tps_A`` against a measured reference on the same basis (step or e2e).
 
     Args:
         evaluated, reference: sides with :data:`SIDE_SCHEMA` (:func:`side_from_results`,
             :func:`side_from_published`).
+        reference_round: compare against this round where the reference has the benchmark in it.
 
     Returns:
-        polars frame with :data:`COMPARISON_SCHEMA`, sorted by benchmark, node count,
-        evaluated result, measured before extrapolated.
+        polars frame with :data:`COMPARISON_SCHEMA`, one row per evaluated result, sorted by
+        benchmark, GPU count and evaluated result.
     """
-    from trainperf.compare import extrapolate_linear
-
-    ref_rows = reference.filter(pl.col("n_nodes").is_not_null()).to_dicts()
+    ref_rows = reference.filter(pl.col("n_gpus").is_not_null()).to_dicts()
     out = []
     for a in evaluated.iter_rows(named=True):
-        n = a["n_nodes"]
-        base = {
-            "benchmark": a["benchmark"],
-            "n_nodes": n,
-            "n_gpus": a["n_gpus"],
-            **{
-                f"evaluated_{k}": a[k]
-                for k in ("system", "result", "source", "round", "precision", "mfu")
-            },
-            "evaluated_min": a["time_to_train_min"],
-            "evaluated_runs": a["n_runs"],
-            "evaluated_tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"],
-            "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
-            "evaluated_mfu_bf16": a["mfu_bf16"],
-            "evaluated_mfu_fp8": a["mfu_fp8"],
-            "note": a.get("note"),
-        }
+        n = a["n_gpus"]
+        row = dict.fromkeys(COMPARISON_SCHEMA)
+        row.update(
+            {
+                "benchmark": a["benchmark"],
+                "n_nodes": a["n_nodes"],
+                "n_gpus": n,
+                **{
+                    f"evaluated_{k}": a[k]
+                    for k in (
+                        "system", "result", "source", "round", "software", "precision", "mfu",
+                        "throughput_basis",
+                    )
+                },
+                "evaluated_min": a["time_to_train_min"],
+                "evaluated_runs": a["n_runs"],
+                "evaluated_tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"],
+                "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
+                "evaluated_mfu_bf16": a["mfu_bf16"],
+                "evaluated_mfu_fp8": a["mfu_fp8"],
+                "note": a.get("note"),
+                "reference_kind": "none",
+            }
+        )  # fmt: skip
         same = [b for b in ref_rows if b["benchmark"] == a["benchmark"]]
-        measured = sorted(
-            (b for b in same if b["n_nodes"] == n), key=lambda b: b["round"] or "", reverse=True
-        )
-        parts = [_ref_part(b, "measured", n, b["time_to_train_min"]) for b in measured]
-        if not measured and n is not None:
-            below = [b for b in same if b["n_nodes"] < n]
-            above = [b for b in same if b["n_nodes"] > n]
-            for group, pick in ((below, max), (above, min)):
-                if not group:
-                    continue
-                nearest = pick(b["n_nodes"] for b in group)
-                for b in _newest([b for b in group if b["n_nodes"] == nearest]):
-                    t = extrapolate_linear(b["time_to_train_min"], b["n_nodes"], n)
-                    parts.append(_ref_part(b, "extrapolated", n, t))
-        if not parts:
-            parts = [{"reference_kind": "none"}]
-        for p in parts:
-            row = {**base, **p}
-            t_b, t_a = row.get("reference_min"), a["time_to_train_min"]
-            row["ratio"] = t_a / t_b if (t_a is not None and t_b) else None
-            gpus_b = row.pop("_ref_gpus", None)
-            row["gpu_minutes_ratio"] = (
-                (a["n_gpus"] * t_a) / (gpus_b * t_b)
-                if (t_a is not None and t_b and gpus_b and a["n_gpus"])
-                else None
-            )
-            tps_a, tps_b = a["tokens_per_s_per_gpu"], row.get("reference_tokens_per_s_per_gpu")
-            row["throughput_ratio"] = (
-                tps_b / tps_a if (tps_a and tps_b and row["reference_kind"] == "measured") else None
-            )
-            out.append(row)
+        rounds = sorted({b["round"] for b in same if b["round"]}, key=_version)
+        chosen, why = reference_round_for(a["round"], rounds, reference_round)
+        in_round = [b for b in same if b["round"] == chosen]
+        by_gpus = _measured_by_gpus(in_round)
+        if by_gpus and n:
+            row.update(_reference_estimate(n, by_gpus))
+            if why:
+                row["reference_round_note"] = why
+        elif ref_rows:
+            row["reference_system"] = (same or ref_rows)[0]["system"]
+        t_a, t_b = a["time_to_train_min"], row["reference_min"]
+        if t_a is not None and t_b:
+            row["ratio"] = gpu_time_ratio(n, t_a, row["reference_n_gpus"], t_b)
+            row["time_ratio"] = t_a / t_b
+            row["ratio_low"], row["ratio_high"] = _bounds(row, n, t_a)
+        tps_a, tps_b = a["tokens_per_s_per_gpu"], row["reference_tokens_per_s_per_gpu"]
+        if tps_a and tps_b and a["throughput_basis"] == row["reference_throughput_basis"]:
+            row["throughput_ratio"] = tps_b / tps_a
+        out.append(row)
     frame = pl.DataFrame(out, schema=COMPARISON_SCHEMA)
-    return (
-        frame.with_columns(
-            pl.col("reference_kind")
-            .replace_strict({"measured": 0, "extrapolated": 1, "none": 2}, return_dtype=pl.Int64)
-            .alias("_k")
-        )
-        .sort("benchmark", "n_nodes", "evaluated_result", "_k")
-        .drop("_k")
-    )
+    return frame.sort("benchmark", "n_gpus", "evaluated_result", nulls_last=True)
 
 
 def cluster_comparison(
@@ -421,9 +576,11 @@ def cluster_comparison(
     reference_round: str | None = None,
     reference_precision: str = "fp8",
     reference_gpus_per_node: int = 8,
+    accelerators: pl.DataFrame | None = None,
+    warn: bool = True,
 ) -> pl.DataFrame:
     """The evaluated cluster against the reference, from files: the comparison behind
-    ``DIR/comparison.csv`` of ``trainperf report --config``.
+    ``DIR/comparison.csv`` of ``trainperf report --config`` and of ``trainperf compare``.
 
     Args:
         name: the evaluated cluster's name (``evaluated_system``).
@@ -433,8 +590,12 @@ def cluster_comparison(
         mlperf: folder of the evaluated cluster's MLPerf logs (or None).
         published: a published-results CSV holding rows whose ``system`` is ``name`` (or None).
         precision: datatype the evaluated runs trained in (None: unknown).
-        reference_name, reference_round, reference_precision, reference_gpus_per_node: the
-            reference side (``reference_round``: only that round counts as measured).
+        reference_name, reference_precision, reference_gpus_per_node: the reference side.
+        reference_round: compare against this round where the reference has the benchmark in it
+            (None: each result's own round, else the nearest; :func:`reference_round_for`).
+        accelerators: accelerator table with the config's own accelerator (default: the bundled
+            ``data/reference/accelerators.csv``).
+        warn: emit one :class:`ComparisonWarning` per result compared against another round.
 
     Returns:
         :func:`log_comparison` of the evaluated side (logs and published rows, both if given)
@@ -444,11 +605,6 @@ def cluster_comparison(
     Raises:
         FileNotFoundError: a folder without result files.
     """
-    import warnings
-
-    from trainperf.compare import load_published_results
-    from trainperf.mlperf import load_results
-
     with warnings.catch_warnings():  # damaged lines are in the runs chapter's data-quality table
         warnings.simplefilter("ignore")
         ref = side_from_results(
@@ -457,7 +613,6 @@ def cluster_comparison(
             reference_gpus_per_node,
             None,
             reference_precision,
-            rounds=reference_round,
         )
         sides = []
         if mlperf is not None:
@@ -469,50 +624,117 @@ def cluster_comparison(
                     accelerator,
                     precision,
                     keep_unscored=True,
+                    accelerators=accelerators,
                 )
             )
     if published is not None:
-        sides.append(side_from_published(load_published_results(published), name, accelerator))
+        sides.append(
+            side_from_published(load_published_results(published), name, accelerator, accelerators)
+        )
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
-    return log_comparison(pl.concat(sides), ref)
+    frame = log_comparison(pl.concat(sides), ref, reference_round)
+    if warn:
+        for line in round_warnings(frame):
+            warnings.warn(line, ComparisonWarning, stacklevel=2)
+    return frame
 
 
-BENCHMARK_NAMES = {"gpt3": "GPT-3 175B", "llama2_70b_lora": "Llama 2 70B LoRA"}
+class ComparisonWarning(UserWarning):
+    """A comparison made against another MLPerf round than the evaluated result's own."""
+
+
+BENCHMARK_NAMES = {
+    "gpt3": "GPT-3 175B",
+    "llama2_70b_lora": "Llama 2 70B LoRA",
+    "llama31_405b": "Llama 3.1 405B",
+}
 """How the book names the MLPerf benchmarks (the MLPerf Training results tables' names)."""
 
 
+def _bench(b: str) -> str:
+    return BENCHMARK_NAMES.get(b, b)
+
+
+def _gpus(n) -> str:
+    return f"{n:,} GPU{'s' if n != 1 else ''}"
+
+
+def _software(r: dict, side: str) -> str:
+    sw = r.get(f"{side}_software")
+    return f" ({sw})" if sw else ""
+
+
+def round_warnings(comparison: pl.DataFrame) -> list[str]:
+    """One line per benchmark compared against another round than its own, naming both rounds and
+    their software: ``llama31_405b at 512 GPUs: MyCluster v5.0 (...) compared with Eos v4.1 (...):
+    no result of the reference in v5.0; nearest round v4.1``. [] when every row is same-round."""
+    lines = []
+    for r in comparison.filter(pl.col("reference_round_note").is_not_null()).iter_rows(named=True):
+        lines.append(
+            f"{_bench(r['benchmark'])} at {_gpus(r['n_gpus'])}: {r['evaluated_system']} "
+            f"{r['evaluated_round'] or '(round unknown)'}{_software(r, 'evaluated')} compared with "
+            f"{r['reference_system']} {r['reference_round']}{_software(r, 'reference')}: "
+            f"{r['reference_round_note']}"
+        )
+    return lines
+
+
+def _estimate(r: dict) -> str:
+    """``1.19x`` / ``1.04x (interpolated; between 0.90x and 1.18x)`` for a row with a ratio."""
+    kind = r["reference_kind"]
+    if kind == "measured":
+        return f"{r['ratio']:.2f}x"
+    lo, hi = r["ratio_low"], r["ratio_high"]
+    if kind == "interpolated":
+        return (
+            f"{r['ratio']:.2f}x (reference interpolated between its {r['reference_low_n_gpus']:,}- "
+            f"and {r['reference_high_n_gpus']:,}-GPU runs; bounds {lo:.2f}x to {hi:.2f}x)"
+        )
+    if hi is not None:
+        return (
+            f"at most {hi:.2f}x (reference extrapolated with perfect scaling from its "
+            f"{r['reference_low_n_gpus']:,}-GPU run, its largest: an upper bound)"
+        )
+    return (
+        f"at least {lo:.2f}x (reference extrapolated with perfect scaling from its "
+        f"{r['reference_high_n_gpus']:,}-GPU run, its smallest: a lower bound)"
+    )
+
+
 def comparison_summary(comparison: pl.DataFrame) -> str:
-    """One sentence for the book's summary from a :func:`log_comparison` frame (``comparison.csv``):
-    per benchmark and node count, the first reference row (measured before extrapolated), e.g.
-    ``MyCluster needs 1.00x the GPU time of Eos v4.1 at 32 nodes (GPT-3 175B)``; GPU time is
-    ``gpu_minutes_ratio`` (GPUs x minutes, so a different GPU count is accounted for), else the
-    time-to-train ``ratio``. A result without a score says so with its ``note``; an extrapolated
-    reference says from which scale. "" for an empty frame.
+    """The book's summary sentence(s) from a :func:`log_comparison` frame (``comparison.csv``).
+
+    Per row: ``MyCluster needs 1.04x the GPU time of Eos v4.1 at 32 GPUs (Llama 2 70B LoRA;
+    reference interpolated between its 8 and 64 GPUs runs; bounds 0.90x to 1.18x)``: the ratio is
+    the per-GPU GPU-time ratio at equal GPU count; an interpolated reference is quoted with both
+    bounds, an extrapolated one as the bound it is. A result without a score says so with its
+    ``note``, a benchmark the reference never ran says "no reference at this benchmark", and a row
+    compared against another round names both rounds and their software. "" for an empty frame.
     """
     if comparison.is_empty():
         return ""
     parts, other = [], []
     name = comparison["evaluated_system"][0]
-    firsts = comparison.unique(["benchmark", "n_nodes"], keep="first", maintain_order=True)
-    for r in firsts.iter_rows(named=True):
-        bench = BENCHMARK_NAMES.get(r["benchmark"], r["benchmark"])
-        nodes = r["n_nodes"]
-        where = f"at {nodes} node{'s' if nodes != 1 else ''} ({bench})"
+    for r in comparison.iter_rows(named=True):
+        where = (
+            f"at {_gpus(r['n_gpus'])} ({_bench(r['benchmark'])})"
+            if r["n_gpus"]
+            else f"at an unknown GPU count ({_bench(r['benchmark'])}; the logs name no system description)"
+        )
         ref = f"{r['reference_system'] or 'the reference'} {r['reference_round'] or ''}".strip()
         if r["evaluated_min"] is None:
             why = (r.get("note") or "").removeprefix("no valid score: ")
             other.append(f"No valid score {where}" + (f": {why}." if why else "."))
+        elif r["n_gpus"] is None:
+            other.append(f"Nothing to compare {where}.")
         elif r["reference_kind"] == "none" or r["reference_min"] is None:
-            other.append(f"No {r['reference_system'] or 'reference'} result to compare {where}.")
-        else:
-            gm = r.get("gpu_minutes_ratio")
-            what = f"{gm:.2f}x the GPU time" if gm is not None else f"{r['ratio']:.2f}x the time"
-            how = (
-                f" (extrapolated from its {r['reference_basis_nodes']}-node run)"
-                if r["reference_kind"] == "extrapolated"
-                else ""
+            other.append(
+                f"No reference at this benchmark {where}: "
+                f"{r['reference_system'] or 'the reference'} has no result of it."
             )
-            parts.append(f"{what} of {ref}{how} {where}")
+        else:
+            parts.append(f"{_estimate(r)} the GPU time of {ref} {where}")
+    other += [f"{line}." for line in round_warnings(comparison)]
     head = f"{name} needs " + "; ".join(parts) + "." if parts else ""
     return " ".join(x for x in [head, *other] if x)

@@ -51,7 +51,11 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "mlperf_path": ref.mlperf,
             "published_given": cfg.published is not None,
         },
-        "memory_model": {"accelerator": cfg.accelerator, "gpus_per_node": cfg.gpus_per_node},
+        "memory_model": {
+            "accelerator": cfg.accelerator,
+            "gpus_per_node": cfg.gpus_per_node,
+            "gpu_memory_gb": cfg.gpu_memory_gb,
+        },
         "cluster": {
             "evaluated": cfg.name,
             "accelerator": cfg.accelerator,

@@ -18,6 +18,7 @@ __all__ = [
     "LANGUAGES",
     "PRECISIONS",
     "SYNTHETIC",
+    "AcceleratorSpec",
     "ClusterConfig",
     "PublishedInput",
     "ReferenceInput",
@@ -85,12 +86,44 @@ class ReferenceInput:
 
 
 @dataclass(frozen=True)
+class AcceleratorSpec:
+    """``accelerator:`` given as a mapping: an accelerator outside ``data/reference/accelerators.csv``.
+
+    Attributes:
+        name: how the book names it (e.g. ``MI325X``).
+        memory_gb: memory per GPU, decimal GB (the memory model's capacity).
+        bf16_dense_tflops: dense (no 2:4 sparsity) BF16 tensor peak, TFLOP/s.
+        fp8_dense_tflops: dense FP8 tensor peak, TFLOP/s (None: no FP8).
+        source: where the figures come from (a datasheet URL), shown with them.
+    """
+
+    name: str
+    memory_gb: float
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float | None
+    source: str
+
+    def row(self) -> dict:
+        """The accelerator as a row of :func:`trainperf.flops.load_accelerators`."""
+        return {
+            "accelerator": self.name,
+            "aliases": "",
+            "bf16_dense_tflops": self.bf16_dense_tflops,
+            "fp8_dense_tflops": self.fp8_dense_tflops,
+            "memory_gb": self.memory_gb,
+            "memory_bandwidth_tbps": None,
+            "source_url": self.source,
+        }
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """A validated cluster config (:func:`load_config`). Paths are absolute strings.
 
     Attributes:
         name: the evaluated cluster's name, as the book shows it.
-        accelerator: canonical name from ``data/reference/accelerators.csv``.
+        accelerator: canonical name from ``data/reference/accelerators.csv``, or the name of
+            ``accelerator_spec``.
         gpus_per_node: GPUs per node (node counts of the comparison are GPUs / this).
         nodes: nodes of the cluster (None if not given; Slurm occupancy needs it).
         description: free text (interconnect, software), "" if none.
@@ -102,6 +135,9 @@ class ClusterConfig:
             ``("synthetic",)``).
         reference: the reference system.
         source: the config file read ("" when built from a mapping).
+        accelerator_spec: the accelerator described in the config (``accelerator:`` given as a
+            mapping with ``name``, ``memory_gb``, ``bf16_dense_tflops``, ``fp8_dense_tflops``,
+            ``source``), None when it is a name from the table.
     """
 
     name: str
@@ -117,6 +153,28 @@ class ClusterConfig:
     sacct: tuple[str, ...] = ()
     reference: ReferenceInput = field(default_factory=ReferenceInput)
     source: str = ""
+    accelerator_spec: AcceleratorSpec | None = None
+
+    def accelerator_table(self):
+        """The accelerator table with the config's own accelerator (:class:`AcceleratorSpec`)
+        in place of any row of the same name: what MFU and the memory model read."""
+        import polars as pl
+
+        from trainperf.flops import load_accelerators
+
+        table = load_accelerators()
+        if self.accelerator_spec is None:
+            return table
+        own = pl.DataFrame([self.accelerator_spec.row()], schema=table.schema)
+        return pl.concat([table.filter(pl.col("accelerator") != self.accelerator_spec.name), own])
+
+    @property
+    def gpu_memory_gb(self) -> float:
+        """Memory per GPU of the config's accelerator, decimal GB."""
+        import polars as pl
+
+        t = self.accelerator_table()
+        return float(t.filter(pl.col("accelerator") == self.accelerator)["memory_gb"][0])
 
     @property
     def sacct_synthetic(self) -> bool:
@@ -246,6 +304,32 @@ def _mapping(value: Any, key: str) -> dict:
     return value
 
 
+_ACCELERATOR = {"name", "memory_gb", "bf16_dense_tflops", "fp8_dense_tflops", "source"}
+
+
+def _number(value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{key}: expected a number > 0, got {value!r}")
+    return float(value)
+
+
+def _accelerator_spec(value: dict) -> AcceleratorSpec:
+    _unknown(value, _ACCELERATOR, "accelerator.")
+    for key in ("name", "memory_gb", "bf16_dense_tflops", "source"):
+        if value.get(key) is None:
+            raise ConfigError(
+                f"accelerator.{key}: required key missing (an accelerator described in the config needs name, memory_gb, bf16_dense_tflops and source)"
+            )
+    fp8 = value.get("fp8_dense_tflops")
+    return AcceleratorSpec(
+        name=_text(value["name"], "accelerator.name"),
+        memory_gb=_number(value["memory_gb"], "accelerator.memory_gb"),
+        bf16_dense_tflops=_number(value["bf16_dense_tflops"], "accelerator.bf16_dense_tflops"),
+        fp8_dense_tflops=None if fp8 is None else _number(fp8, "accelerator.fp8_dense_tflops"),
+        source=_text(value["source"], "accelerator.source"),
+    )
+
+
 def _accelerator(value: Any) -> str:
     from trainperf.flops import load_accelerators, resolve_accelerator
 
@@ -255,7 +339,8 @@ def _accelerator(value: Any) -> str:
     except ValueError:
         known = ", ".join(load_accelerators()["accelerator"].to_list())
         raise ConfigError(
-            f"accelerator: {name!r} is not in data/reference/accelerators.csv; known: {known}"
+            f"accelerator: {name!r} is not in data/reference/accelerators.csv; known: {known} "
+            "(or describe it: accelerator: {name, memory_gb, bf16_dense_tflops, fp8_dense_tflops, source})"
         ) from None
 
 
@@ -282,9 +367,11 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
     for key in _REQUIRED:
         if key not in data or data[key] is None:
             raise ConfigError(f"{key}: required key missing")
+    spec = _accelerator_spec(data["accelerator"]) if isinstance(data["accelerator"], dict) else None
     kw: dict[str, Any] = {
         "name": _text(data["name"], "name"),
-        "accelerator": _accelerator(data["accelerator"]),
+        "accelerator": spec.name if spec else _accelerator(data["accelerator"]),
+        "accelerator_spec": spec,
         "gpus_per_node": _int(data["gpus_per_node"], "gpus_per_node"),
         "source": source,
     }

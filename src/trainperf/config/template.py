@@ -15,8 +15,10 @@ TEMPLATE = """\
 # Unknown keys, missing paths and an unknown accelerator are refused before anything runs.
 
 name: My cluster             # how the book names the evaluated cluster
-accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv
-gpus_per_node: 8             # node counts in the comparison are GPUs / gpus_per_node
+accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv, or describe one:
+# accelerator: {name: MI325X, memory_gb: 256, bf16_dense_tflops: 1307.4, fp8_dense_tflops: 2614.9,
+#               source: "https://www.amd.com/..."}   # dense peaks per precision, TFLOP/s
+gpus_per_node: 8             # node counts = GPUs / gpus_per_node (the comparison is at equal GPU count)
 # nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
 # description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"
 # precision: fp8             # datatype the MLPerf runs trained in: bf16 or fp8 (MFU against its peak first)
@@ -44,7 +46,8 @@ language: en                 # en or ja: the figures of the preview site (the pr
 # reference:
 #   name: Eos
 #   mlperf: path/to/reference/results
-#   round: v4.1              # only this round counts as measured (default: every round)
+#   round: v4.1              # compare against this round (default: each result's own round,
+#                            # else the nearest, with a warning)
 """
 
 

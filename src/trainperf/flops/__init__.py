@@ -64,10 +64,12 @@ from trainperf.flops.memory import (
     min_nodes_for_model_state,
     model_state_bytes,
     model_state_bytes_per_gpu,
+    model_state_fit_sentence,
 )
 from trainperf.flops.models import (
     GPT3_175B,
     LLAMA2_70B,
+    LLAMA31_405B,
     PRESETS,
     ModelSpec,
     narayanan_param_count,
@@ -86,6 +88,7 @@ read_reference = (
 __all__ = [
     "GPT3_175B",
     "LLAMA2_70B",
+    "LLAMA31_405B",
     "PRESETS",
     "RECIPES",
     "MemoryBreakdown",
@@ -107,6 +110,7 @@ __all__ = [
     "model_flops_per_token",
     "model_state_bytes",
     "model_state_bytes_per_gpu",
+    "model_state_fit_sentence",
     "model_tflops_per_gpu",
     "narayanan_flops_per_token",
     "narayanan_param_count",

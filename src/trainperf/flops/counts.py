@@ -183,7 +183,7 @@ def tflops_from_tokens_per_s(tokens_per_s_per_gpu: float, flops_per_token: float
     """Model TFLOP/s per GPU = tokens/s/GPU × FLOP/token / 1e12.
 
     Example (SAKURAONE paper, 32 nodes): 707.62 × 1.07644e12 / 1e12 = 761.7 TFLOP/s/GPU
-    (the paper prints 757.13, 0.6% lower; see :func:`trainperf.compare.consistency_check`).
+    (the paper prints 757.13, 0.6% lower; see :func:`trainperf.compare.consistency_checks`).
     """
     return tokens_per_s_per_gpu * flops_per_token / TFLOP
 

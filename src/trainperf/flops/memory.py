@@ -286,6 +286,41 @@ def min_nodes_for_model_state(
     return math.ceil(state / (gpus_per_node * gpu_memory_bytes))
 
 
+def model_state_fit_sentence(
+    model: str,
+    state_bytes: float,
+    gpu_memory_bytes: float,
+    gpus_per_node: int,
+    accelerator: str,
+) -> str:
+    """The memory model's finding in one sentence, computed from the accelerator's memory.
+
+    ``min_nodes = ceil(state / (gpus_per_node · memory))`` (:func:`min_nodes_for_model_state`);
+    the sentence compares the state with the memory of ``min_nodes − 1`` nodes (which it exceeds)
+    and of ``min_nodes`` (which holds it), so it is true for any accelerator. Decimal TB.
+
+    >>> model_state_fit_sentence("GPT-3 175B", 3.14e12, 80e9, 8, "H100 SXM")  # 640 GB a node
+    '3.14 TB of model state do not fit the 2.56 TB of 4 nodes of 8 H100 SXM (80 GB each): GPT-3 175B needs at least 5 nodes (3.20 TB) before any activation'
+    >>> model_state_fit_sentence("GPT-3 175B", 3.14e12, 192e9, 8, "MI300X")  # 1.536 TB a node
+    '3.14 TB of model state do not fit the 3.07 TB of 2 nodes of 8 MI300X (192 GB each): GPT-3 175B needs at least 3 nodes (4.61 TB) before any activation'
+    """
+    per_node = gpus_per_node * gpu_memory_bytes
+    need = math.ceil(state_bytes / per_node)
+    what = f"{gpus_per_node} {accelerator} ({gpu_memory_bytes / 1e9:g} GB each)"
+    node_s = "node" if need == 1 else "nodes"
+    if need <= 1:
+        return (
+            f"{state_bytes / 1e12:.2f} TB of model state fit the {per_node / 1e12:.2f} TB of one "
+            f"node of {what}: {model} needs at least 1 node before any activation"
+        )
+    below = need - 1
+    return (
+        f"{state_bytes / 1e12:.2f} TB of model state do not fit the {below * per_node / 1e12:.2f} TB "
+        f"of {below} node{'s' if below != 1 else ''} of {what}: {model} needs at least {need} "
+        f"{node_s} ({need * per_node / 1e12:.2f} TB) before any activation"
+    )
+
+
 def memory_vs_nodes(
     spec: ModelSpec,
     nodes: Iterable[int] = (1, 2, 4, 8, 16, 32, 64, 96),

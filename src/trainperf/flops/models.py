@@ -108,7 +108,33 @@ LLAMA2_70B = ModelSpec(
 80 layers, h=8192, 64 heads, 8 KV heads, SwiGLU 28672, vocab 32000, untied output). Sequence length
 8192 is the MLPerf Training ``llama2_70b_lora`` setting (GovReport, max length 8192)."""
 
-PRESETS: dict[str, ModelSpec] = {"gpt3_175b": GPT3_175B, "llama2_70b": LLAMA2_70B}
+LLAMA31_405B = ModelSpec(
+    name="Llama 3.1 405B",
+    n_layers=126,
+    hidden=16384,
+    n_heads=128,
+    n_kv_heads=8,
+    ffn_hidden=53248,
+    activation="swiglu",
+    vocab_raw=128256,
+    vocab_padded=128256,
+    seq_len=8192,
+    bias=False,
+    norm="rmsnorm",
+    learned_pos_emb=False,
+    tied_embeddings=False,
+)
+"""Llama 3.1 405B (Llama Team, AI @ Meta, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 3:
+126 layers, model dimension 16,384, FFN dimension 53,248, 128 attention heads, 8 key/value heads,
+vocabulary 128,000 tokens (128,256 in the released tokenizer, ``meta-llama/Llama-3.1-405B``
+``config.json``), SwiGLU, RoPE, untied output). Sequence length 8192 is the MLPerf Training
+``llama31_405b`` setting (its logs' ``max_sequence_length``, ``mlcommons/training_results_v5.0``)."""
+
+PRESETS: dict[str, ModelSpec] = {
+    "gpt3_175b": GPT3_175B,
+    "llama2_70b": LLAMA2_70B,
+    "llama31_405b": LLAMA31_405B,
+}
 """Model presets keyed by benchmark-style short names."""
 
 

@@ -147,8 +147,14 @@ def _layout_from_path(path: Path) -> dict:
             if m:
                 out["round"] = f"v{m.group(1)}"
                 break
-    else:
+    else:  # a flat folder of result_*.txt: the folder may be named after the benchmark
         out["benchmark"] = path.parent.name
+        out["flat"] = True
+        for comp in reversed(parts[:-1]):
+            m = _ROUND_RE.match(comp)
+            if m:
+                out["round"] = f"v{m.group(1)}"
+                break
     return out
 
 
@@ -233,7 +239,13 @@ def _base_row(path: Path, parsed: ParsedLog | None, sys_cache: dict, checks: Fil
     if parsed is not None and parsed.kept.get("submission_benchmark"):
         bench_log = _text(parsed.kept["submission_benchmark"][0][1])
     benchmark = bench_log or layout["benchmark"]
-    if bench_log and layout["benchmark"] and bench_log != layout["benchmark"]:
+    # a flat folder's name is not a claim about the benchmark: only the MLCommons layout's is
+    if (
+        bench_log
+        and layout["benchmark"]
+        and bench_log != layout["benchmark"]
+        and not layout.get("flat")
+    ):
         checks.add(
             "benchmark_mismatch",
             "flagged",

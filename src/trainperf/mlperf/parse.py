@@ -36,6 +36,15 @@ __all__ = [
 
 MLLOG_TOKEN = ":::MLLOG"
 _SYSJSON = ":::SYSJSON"
+
+
+def _sysjson_line(raw: str) -> bool:
+    """A line carrying the system description: ``:::SYSJSON`` not in a shell trace.
+
+    A line starting "+" is the shell's trace of the echo that prints the real one
+    (``+ echo ':::SYSJSON {...}'``, Oracle v4.1 logs): its JSON ends in a quote.
+    """
+    return _SYSJSON in raw and not raw.lstrip().startswith("+")
 _META = '"metadata": '
 
 EVENT_SCHEMA = {
@@ -419,7 +428,8 @@ def _scan(path: str | Path, data: bytes | None) -> tuple:
         n_lines = text.count("\n") + 1
         if tok not in text:
             if sysjson is None and _SYSJSON in text:
-                sysjson = next(r for r in text.split("\n") if _SYSJSON in r).split(_SYSJSON, 1)[1]
+                found = next((r for r in text.split("\n") if _sysjson_line(r)), None)
+                sysjson = found.split(_SYSJSON, 1)[1] if found else None
             state.lines += n_lines
             continue
         raw = pl.Series("raw", [text]).str.split("\n").explode()
@@ -437,9 +447,9 @@ def _scan(path: str | Path, data: bytes | None) -> tuple:
             n=col.str.count_matches(tok, literal=True),
         )
         if sysjson is None:
-            sj = df.filter(~pl.col("has"))
-            if sj.height:
-                sysjson = sj["raw"][0].split(_SYSJSON, 1)[1]
+            sj = [r for r in df.filter(~pl.col("has"))["raw"].to_list() if _sysjson_line(r)]
+            if sj:
+                sysjson = sj[0].split(_SYSJSON, 1)[1]
         simple = pl.col("d").is_not_null() & (pl.col("n") == 1)
         other = df.filter(pl.col("has") & ~simple)
         if other.height:
@@ -619,7 +629,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if tok in raw:
             work.append((lineno, 0, raw))
-        elif sysjson is None and _SYSJSON in raw:
+        elif sysjson is None and _sysjson_line(raw):
             sysjson = raw.split(_SYSJSON, 1)[1]
     del text
     py = _per_line(work, checks, memo, lo, hi)

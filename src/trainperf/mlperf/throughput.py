@@ -218,8 +218,12 @@ def throughput(
     * HFU (hardware FLOPs, full recomputation counted) only when ``recompute`` is given; the logs do
       not say whether activations were recomputed.
 
-    Only benchmarks with a model preset and a token count (gpt3) get FLOP figures; other rows keep
-    null FLOP columns and say why in ``note``.
+    FLOP figures for the benchmarks of :data:`BENCHMARK_MODELS`: gpt3 (GPT-3 175B, tokens from the
+    logs' ``epoch_num``), llama31_405b (Llama 3.1 405B, arXiv:2407.21783 Table 3; tokens = samples x
+    ``max_sequence_length``) and llama2_70b_lora (Llama 2 70B with rank-16 adapters on q, k, v, o,
+    :func:`trainperf.flops.lora_flops_per_token`; tokens = samples x 8192, the benchmark's fixed
+    sequence length, which its logs do not state). Other benchmarks keep null FLOP columns and say
+    why in ``note``.
 
     Args:
         results: :func:`load_results` output.
@@ -257,14 +261,37 @@ def throughput(
     return pl.DataFrame(rows, schema=THROUGHPUT_SCHEMA)
 
 
+BENCHMARK_MODELS: dict[str, tuple[str, int | None, int | None]] = {
+    "gpt3": ("GPT3_175B", None, None),
+    "llama31_405b": ("LLAMA31_405B", None, 8192),
+    "llama2_70b_lora": ("LLAMA2_70B", 16, 8192),
+}
+"""Benchmark -> (model preset in :mod:`trainperf.flops`, LoRA rank or None, sequence length where
+the logs state none). GPT-3 and Llama 3.1 405B: the MLPerf reference models; Llama 2 70B LoRA: rank
+16 (the logs' ``lora_rank``) on the attention projections, sequences of 8192 tokens
+(``mlcommons/training:llama2_70b_lora/README.md``, GovReport inputs padded to 8192; the logs log
+no ``max_sequence_length``)."""
+
+
+def _benchmark_flops(benchmark: str, fl, causal: bool):
+    """(F_tok, spec, sequence length fallback) of ``benchmark``, or (None, None, None)."""
+    entry = BENCHMARK_MODELS.get(benchmark)
+    if entry is None:
+        return None, None, None
+    spec = getattr(fl, entry[0])
+    if entry[1]:
+        return fl.lora_flops_per_token(spec, entry[1], causal=causal), spec, entry[2]
+    return fl.model_flops_per_token(spec, causal=causal), spec, entry[2]
+
+
 def _throughput_row(r: dict, step_s, block, fl, recompute, causal) -> dict:
     """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens, s))."""
     n = r["n_accelerators"]
     keep = ("result_file", "round", "system", "benchmark", "n_accelerators", "global_batch_size")
     out = {k: r[k] for k in (*keep, "accelerator_model")}
     notes = []
-    spec = {"gpt3": fl.GPT3_175B}.get(r["benchmark"])
-    seq = r["max_sequence_length"]
+    f_tok, spec, seq_default = _benchmark_flops(r["benchmark"], fl, causal)
+    seq = r["max_sequence_length"] or seq_default
     step_tps = None
     out["step_source"] = None
     out["step_time_s"] = None
@@ -275,11 +302,13 @@ def _throughput_row(r: dict, step_s, block, fl, recompute, causal) -> dict:
         out["step_source"] = "blocks"
         step_tps = block[0] / (block[1] * n)
     e2e_tps = None
-    if n and r["tokens_to_converge"] and r["time_to_train_min"]:
-        e2e_tps = r["tokens_to_converge"] / (r["time_to_train_min"] * 60.0 * n)
+    tokens = r["tokens_to_converge"]
+    if not tokens and r["benchmark"] != "gpt3" and seq and r.get("samples_to_converge"):
+        tokens = r["samples_to_converge"] * seq  # sequences of seq tokens (BENCHMARK_MODELS)
+    if n and tokens and r["time_to_train_min"]:
+        e2e_tps = tokens / (r["time_to_train_min"] * 60.0 * n)
     out["tokens_per_s_per_gpu_step"] = step_tps
     out["tokens_per_s_per_gpu_e2e"] = e2e_tps
-    f_tok = fl.model_flops_per_token(spec, causal=causal) if spec else None
     out["flops_per_token"] = f_tok
     peaks = {}
     if spec is None:
@@ -299,7 +328,7 @@ def _throughput_row(r: dict, step_s, block, fl, recompute, causal) -> dict:
                 tfl * 1e12 / peaks[p] if (tfl is not None and p in peaks) else None
             )
     hfu_ratio = None
-    if recompute and spec and step_tps is not None:
+    if recompute and spec and step_tps is not None and r["benchmark"] != "llama2_70b_lora":
         hfu_ratio = fl.model_flops_per_token(spec, causal=causal, recompute=recompute) / f_tok
     for p in ("bf16", "fp8"):
         m = out[f"mfu_{p}_dense_step"]

@@ -1,5 +1,5 @@
 """Command line: ``trainperf init FILE`` (a commented cluster config), ``trainperf report [--config
-FILE]`` (the main job), ``trainperf batch GRID.yaml`` (papermill over a parameter grid) and
+FILE]`` (the main job), ``trainperf compare --config FILE`` (the comparison alone), ``trainperf batch GRID.yaml`` (papermill over a parameter grid) and
 ``trainperf runs PATH`` (a quick look at MLPerf logs).
 
 A failure prints one line (``trainperf: error: ...``) and exits 1; ``--debug`` (or TRAINPERF_DEBUG=1)
@@ -109,6 +109,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     i.add_argument("file", help="where to write the template (refused if it exists)")
     i.add_argument("--force", action="store_true", help="overwrite an existing file")
+    c = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="the cluster against the reference from the logs, without the book",
+        description="The comparison of comparison.csv (trainperf.compare.cluster_comparison) from "
+        "the config's logs, in seconds: no notebook is executed and no book is built.",
+        epilog="table: rounded, with the summary sentence. csv: every column of "
+        "trainperf.compare.COMPARISON_SCHEMA. json: {config, rows, summary, warnings}. A comparison "
+        "against another MLPerf round than the evaluated result's own is one warning line on stderr.",
+    )
+    c.add_argument("--config", metavar="FILE.yaml", required=True, help="the cluster config")
+    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     from trainperf.report import runs_cli
 
     s = sub.add_parser(
@@ -237,12 +249,18 @@ def main(argv: list[str] | None = None) -> int:
             )
             failed = (summary or {}).get("failed") or {}
             if failed:
+                n = len(failed)
                 print(
-                    f"trainperf: error: {len(failed)} notebook(s) failed: {', '.join(failed)}; "
+                    f"trainperf: error: {n} notebook{'s' if n != 1 else ''} failed: {', '.join(failed)}; "
                     "their pages say why (the rest of the book was built)",
                     file=sys.stderr,
                 )
                 return 1
+        elif args.command == "compare":
+            from trainperf.config import load_config
+            from trainperf.report.compare_cli import run_compare
+
+            return run_compare(load_config(args.config), args.format)
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 

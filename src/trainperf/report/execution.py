@@ -307,4 +307,5 @@ class _Job:
                 f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
             )
         if planned.tasks:
-            self.log(f"batch {grid_file}: {len(planned.tasks)} runs done")
+            n = len(planned.tasks)
+            self.log(f"batch {grid_file}: {n} run{'s' if n != 1 else ''} done")

@@ -12,8 +12,11 @@ Order of work (``trainperf report``):
    input the config gives is executed with papermill into ``<out>/notebooks/`` (each
    written to a temporary name and renamed, so a killed run leaves no half-written notebook); the
    notebooks export their charts to ``figures/`` while they run, so nothing is executed twice;
-2. with ``quarto`` on PATH, ``quarto render`` builds the book into ``_book/`` from the chapters, which
-   embed the executed notebooks' outputs (Quarto does not execute them again);
+2. with ``quarto`` on PATH, ``quarto render`` builds the book from the chapters, which embed the
+   executed notebooks' outputs (Quarto does not execute them again), in a staging copy of the
+   project, ``<out>/quarto/`` (:func:`stage_book`: links to this run's outputs and figures, the
+   cluster's name in the title), for any ``--out``; the book is ``<out>/quarto/_book/`` (and
+   ``_book/`` for the default ``--out _output``);
 3. without Quarto, the preview site is built in ``<out>/site/`` by pandoc from the same chapters and
    executed notebooks (numbered chapters, cross-references, the notebooks as an appendix), and one
    line says so and how to install Quarto.
@@ -39,7 +42,6 @@ import polars as pl
 
 from trainperf import project_root
 from trainperf.atomic import write_text_atomic
-from trainperf.compare import cluster_comparison
 from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
 from trainperf.report.execution import _Job, _rel, write_table_csvs
@@ -197,6 +199,7 @@ def plan_report(
     run_batches: bool = True,
     produced: dict[tuple[str, str], str] | None = None,
     reference_mlperf: str | Path | None = None,
+    batch_cache: Path | None = None,
 ) -> ReportPlan:
     """Every notebook's parameters for one run, from one place, checked before anything runs.
 
@@ -209,6 +212,8 @@ def plan_report(
     (``{(notebook, parameter): path}``, e.g. ``<out>/comparison.csv``): set, never checked for
     existence. ``reference_mlperf``: the folder the MLPerf batch grids discover instead of their
     own ``discover.path`` (the config's reference logs; unchanged when it is that same folder).
+    ``batch_cache``: run the batch grids into ``<batch_cache>/<grid>-<fingerprint>`` (shared by
+    every ``--out``, :func:`_grid_fingerprint`) instead of ``<out>/batch/<grid>``.
 
     Raises:
         ConfigError: an override for a notebook not in the job, a parameter a notebook does not
@@ -242,6 +247,11 @@ def plan_report(
             )
             if reference_mlperf:
                 grid = _rediscover(grid, Path(reference_mlperf))
+            if batch_cache is not None:
+                grid = replace(
+                    grid,
+                    output=batch_cache / f"{Path(grid_file).stem}-{_grid_fingerprint(grid)}",
+                )
             plan.batches.append((grid_file, grid))
             batch_params[param] = str(grid.output / "summary.parquet")
             plan.fingerprints[batch_params[param]] = str(grid.runs_dir)
@@ -282,6 +292,44 @@ def plan_report(
                 raise ConfigError(f"{spec.name}.{k}: no such file or folder: {missing[0]}")
         plan.notebooks.append((spec, params))
     return plan
+
+
+def batch_cache_dir() -> Path:
+    """Where the reference batch runs are kept across ``--out`` folders: ``$TRAINPERF_CACHE``,
+    else ``$XDG_CACHE_HOME/trainperf``, else ``~/.cache/trainperf``; then ``batch/``."""
+    import os
+
+    base = os.environ.get("TRAINPERF_CACHE") or (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainperf"
+    )
+    return Path(base) / "batch"
+
+
+def _grid_fingerprint(grid) -> str:
+    """16 hex digits of sha256 over what a batch grid's results depend on: the notebook's bytes,
+    every run's parameters, each input file's path, size and modification time (the files under
+    each run's path parameters) and the trainperf version. Same inputs, same folder: the runs are
+    reused (the batch runner skips a run whose done-marker matches)."""
+    import hashlib
+
+    from trainperf import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    h.update(Path(grid.notebook).read_bytes())
+    for run in sorted(grid.runs, key=lambda r: r.slug):
+        h.update(json.dumps(run.parameters, sort_keys=True, default=str).encode())
+        for v in run.parameters.values():
+            if not isinstance(v, str) or not v:
+                continue
+            p = Path(v) if Path(v).is_absolute() else Path(grid.base) / v
+            if not p.exists():
+                continue
+            files = sorted(p.rglob("*")) if p.is_dir() else [p]
+            for f in files:
+                if f.is_file():
+                    st = f.stat()
+                    h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
 
 
 def _rediscover(grid, folder: Path):
@@ -344,17 +392,17 @@ def _comparison_line(comparison: pl.DataFrame, cfg) -> str:
             return "0 rows (no MLPerf logs or published rows given: config keys `mlperf:`, `published:`)"
         return "0 rows (no result of the evaluated system in the logs or published rows given)"
     unscored = comparison.filter(pl.col("evaluated_min").is_null()).unique(
-        ["benchmark", "n_nodes"], maintain_order=True
+        ["benchmark", "n_gpus"], maintain_order=True
     )
-    line = f"{comparison.height} rows"
+    line = f"{comparison.height} row{'s' if comparison.height != 1 else ''}"
     if unscored.height:
         which = (
             "none"
-            if unscored.height == comparison.unique(["benchmark", "n_nodes"]).height
+            if unscored.height == comparison.unique(["benchmark", "n_gpus"]).height
             else f"{unscored.height}"
         )
         why = "; ".join(
-            f"{r['benchmark']} at {r['n_nodes']} nodes: {r['note'] or 'no valid score'}"
+            f"{r['benchmark']} at {r['n_gpus']} GPUs: {r['note'] or 'no valid score'}"
             for r in unscored.iter_rows(named=True)
         )
         line += f" ({which} scored: {why})" if which == "none" else f" ({which} not scored: {why})"
@@ -452,8 +500,8 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
-    _write_comparison(root, out, cfg, log)
-    _reset_values(out, plan, cfg)
+    comparison = _write_comparison(root, out, cfg, log)
+    _reset_values(out, plan, cfg, comparison)
     job = _Job(
         root,
         out,
@@ -521,37 +569,51 @@ def _plan_with_config(
         run_batches,
         produced={("eos_comparison", "comparison_path"): str(out / "comparison.csv")},
         reference_mlperf=inputs.reference_mlperf,
+        batch_cache=batch_cache_dir(),
     )
     return plan, absent
 
 
-def _write_comparison(root: Path, out: Path, cfg, log) -> None:
-    """``<out>/comparison.csv``: the evaluated system against the reference (atomically)."""
-    comparison = cluster_comparison(
-        cfg.name,
-        cfg.gpus_per_node,
-        cfg.accelerator,
-        cfg.reference.mlperf,
-        mlperf=cfg.mlperf,
-        published=cfg.published.path if cfg.published else None,
-        precision=cfg.precision,
-        reference_name=cfg.reference.name,
-        reference_round=cfg.reference.round,
-        reference_precision=cfg.reference.precision,
-    )
+def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
+    """``<out>/comparison.csv``: the evaluated system against the reference (atomically); a
+    comparison across MLPerf rounds is said in one ``warning:`` line each."""
+    from trainperf.compare import round_warnings
+    from trainperf.report.compare_cli import config_comparison
+
+    comparison = config_comparison(cfg)
     comparison_csv = out / "comparison.csv"
     write_text_atomic(comparison.write_csv(), comparison_csv)
     log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
+    for line in round_warnings(comparison):
+        log(f"warning: {line}")
+    return comparison
 
 
-def _reset_values(out: Path, plan: ReportPlan, cfg) -> None:
+#: The benchmarks whose prose a chapter shows only where their logs are read (``values.inputs.logs_*``).
+PROSE_BENCHMARKS = ("gpt3", "llama2_70b_lora", "llama31_405b")
+
+
+def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
+    """``{"logs_gpt3": ..., ...}``: whether the book's MLPerf chapter shows logs of that benchmark:
+    the evaluated system's own logs where the config gives them (the benchmarks of its rows in
+    ``comparison``), else the reference's bundled logs, which have all three."""
+    if cfg.mlperf is None:
+        return {f"logs_{b}": True for b in PROSE_BENCHMARKS}
+    own = set(comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"].to_list())
+    return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
+
+
+def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | None = None) -> None:
     """Values of notebooks not in this job must not linger (those of skipped notebooks stay);
-    the config's values are written afresh."""
+    the config's values are written afresh (with :func:`logs_flags` in ``values.inputs``)."""
     kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
         if p.stem not in kept:
             p.unlink()
-    for name, vals in config_values(cfg).items():
+    values = config_values(cfg)
+    if comparison is not None:
+        values["inputs"].update(logs_flags(cfg, comparison))
+    for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
 
 
@@ -569,31 +631,90 @@ def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     return list(figure_langs), figure_log
 
 
+def book_title(name: str) -> str:
+    """The title of a cluster's book (Quarto and preview): ``<name>: LLM training performance``."""
+    return f"{name}: LLM training performance"
+
+
+def book_sources(root: Path, project: dict) -> list[str]:
+    """What the Quarto project is made of (copied by :func:`stage_book`): the top-level file or
+    folder of every ``project.render`` entry not under ``_output/``, and the style and
+    bibliography files at the root (``*.scss``, ``*.css``, ``*.bib``, ``*.csl``)."""
+    items = {
+        Path(e).parts[0]
+        for e in (project.get("project", {}).get("render") or [])
+        if not str(e).startswith("_output/")
+    }
+    items |= {p.name for ext in ("scss", "css", "bib", "csl") for p in root.glob(f"*.{ext}")}
+    return sorted(items)
+
+
+def stage_book(root: Path, out: Path, figures: Path, name: str) -> Path:
+    """The Quarto project of this run, ready for ``quarto render``: ``<out>/quarto/``.
+
+    The chapters embed ``../_output/notebooks/*.ipynb`` and show ``../figures/*``, and
+    ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
+    ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
+    ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title;
+    a ``.gitignore`` with ``/.quarto/`` stops ``quarto render`` from editing one.
+
+    Returns:
+        The staging folder (``quarto render`` runs there; the book lands in its ``_book/``).
+    """
+    import yaml
+
+    stage = out / "quarto"
+    stage.mkdir(parents=True, exist_ok=True)
+    project = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
+    for item in book_sources(root, project):
+        src, dst = root / item, stage / item
+        if dst.is_dir() and not dst.is_symlink():
+            shutil.rmtree(dst)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        elif src.is_file():
+            shutil.copyfile(src, dst)
+    book = project.setdefault("book", {})
+    book["title"] = book_title(name)
+    write_text_atomic(
+        yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
+    )
+    write_text_atomic("/.quarto/\n/_book/\n", stage / ".gitignore")
+    for link, target in (("_output", out), ("figures", figures)):
+        p = stage / link
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
+        p.symlink_to(target.resolve(), target_is_directory=True)
+    return stage
+
+
 def _build_book(
     root: Path, out: Path, figures: Path, cfg, values: dict, use_quarto: bool | None, log
 ) -> dict:
-    """``quarto render`` (the book) when Quarto is there and the run wrote ``_output``, else the
-    pandoc preview site. Returns the summary's ``quarto``, ``site`` and ``problems``."""
+    """``quarto render`` of the run's staged project (:func:`stage_book`) when Quarto is there,
+    for any ``out``, else the pandoc preview site. Returns the summary's ``quarto``, ``site`` and
+    ``problems``."""
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
-    if quarto and out.resolve() != (root / "_output").resolve():
-        # the chapters embed ../_output/notebooks and _quarto.yml reads _output/values.yml: a book
-        # rendered now would show another run's outputs
-        log(
-            f"quarto render skipped: the book reads _output/, this run wrote {out}; "
-            "the preview site follows it (run with --out _output for the Quarto book)"
-        )
-        quarto, use_quarto = None, False
     if quarto:
-        log("rendering the book with quarto render")
-        subprocess.run([quarto, "render"], cwd=root, check=True)
+        stage = stage_book(root, out, figures, cfg.name)
+        log(f"rendering the book with quarto render in {_rel(stage, root)}")
+        subprocess.run([quarto, "render"], cwd=stage, check=True)
+        book = stage / "_book"
+        if out.resolve() == (root / "_output").resolve():
+            # the default run: the book where `make report` has always put it
+            shutil.rmtree(root / "_book", ignore_errors=True)
+            shutil.copytree(book, root / "_book", symlinks=False)
+            book = root / "_book"
         problems = []
-        for page, urls in network_loads(root / "_book").items():
-            line = f"_book/{page} loads from the network: {', '.join(urls[:3])}"
+        for page, urls in network_loads(book).items():
+            line = f"{_rel(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
             problems.append(line)
             log(f"warning: {line}")
-        return {"quarto": True, "site": str(root / "_book" / "index.html"), "problems": problems}
+        return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
     note = (
         "This is the preview site, built with pandoc because Quarto was not found on PATH; "
         f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
@@ -606,6 +727,7 @@ def _build_book(
         out / "site",
         note=note if use_quarto is None else "",
         log=log,
+        title=book_title(cfg.name),
     )
     if use_quarto is None:
         log(

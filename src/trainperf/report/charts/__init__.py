@@ -19,6 +19,7 @@ import altair as alt
 
 from trainperf.report.charts.display import enable
 from trainperf.report.charts.eos import (
+    comparison_ratio_by_gpus,
     efficiency_ratio_by_scale,
     mfu_by_scale,
     time_to_train_by_scale,
@@ -64,6 +65,7 @@ __all__ = [
     "Exported",
     "alt",
     "benchmark_name",
+    "comparison_ratio_by_gpus",
     "efficiency_ratio_by_scale",
     "enable",
     "eval_curve",

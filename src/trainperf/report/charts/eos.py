@@ -21,7 +21,13 @@ from trainperf.report.charts.theme import (
     node_axis_width,
 )
 
-__all__ = ["efficiency_ratio_by_scale", "mfu_by_scale", "time_to_train_by_scale"]
+__all__ = [
+    "KIND_LABELS",
+    "comparison_ratio_by_gpus",
+    "efficiency_ratio_by_scale",
+    "mfu_by_scale",
+    "time_to_train_by_scale",
+]
 
 _SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "wedge"]
 
@@ -383,3 +389,69 @@ def mfu_by_scale(
         width=node_axis_width(d["n_nodes"], minimum=560),
         height=340,
     )
+
+
+#: How :func:`comparison_ratio_by_gpus` labels each ``reference_kind`` of ``comparison.csv``.
+KIND_LABELS = {
+    "measured": "reference measured at this GPU count",
+    "interpolated": "reference interpolated (power law between two measured scales)",
+    "extrapolated": "reference extrapolated (perfect scaling: a bound)",
+}
+
+
+def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
+    """The per-GPU GPU-time ratio of ``comparison.csv`` by GPU count, one panel per benchmark.
+
+    A point per result (colour: measured, interpolated or extrapolated reference) on a scale from
+    zero with a rule at 1.0 (above 1: more GPU time than the reference); a vertical bar from ``ratio_low``
+    to ``ratio_high``, the bounds the reference's measured neighbours give (one-sided for an
+    extrapolation: from the point to the bound it is). Rows without a ratio are left out.
+
+    Args:
+        comparison: :data:`trainperf.compare.COMPARISON_SCHEMA` frame.
+    """
+    d = comparison.filter(pl.col("ratio").is_not_null()).with_columns(
+        pl.col("n_gpus").cast(pl.String).alias("gpus"),
+        pl.col("reference_kind").replace_strict(KIND_LABELS, default=None).alias("kind_label"),
+        pl.coalesce("ratio_low", "ratio").alias("lo"),
+        pl.coalesce("ratio_high", "ratio").alias("hi"),
+    )
+    top = max([v for v in d["hi"].to_list() if v is not None and math.isfinite(v)] + [1.0])
+    domain = [0.0, math.ceil(top * 1.15 / 0.25) * 0.25]  # from zero: an honest baseline
+    kinds = list(KIND_LABELS.values())
+    colour = alt.Color(
+        "kind_label:N",
+        title="reference",
+        scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[1], PALETTE[2]]),
+        legend=alt.Legend(orient="bottom", direction="vertical"),
+    )
+    panels = []
+    for i, bench in enumerate(d["benchmark"].unique(maintain_order=True).to_list()):
+        db = d.filter(pl.col("benchmark") == bench).sort("n_gpus")
+        order = db["gpus"].unique(maintain_order=True).to_list()
+        x = alt.X("gpus:O", title="GPUs", sort=order, axis=alt.Axis(labelAngle=0))
+        y = alt.Y(
+            "ratio:Q",
+            title="GPU-time ratio at equal GPU count" if i == 0 else None,
+            scale=alt.Scale(domain=domain, nice=False),
+            axis=alt.Axis(format=".2f"),
+        )
+        base = alt.Chart(db)
+        one = alt.Chart(pl.DataFrame({"one": [1.0]})).mark_rule(color=RULE_COLOR).encode(y="one:Q")
+        bars = base.mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("lo:Q"), y2="hi:Q", color=colour)
+        points = base.mark_point(filled=True, size=70).encode(
+            x=x,
+            y=y,
+            color=colour,
+            tooltip=[
+                alt.Tooltip("ratio:Q", format=".3f"),
+                alt.Tooltip("lo:Q", format=".3f"),
+                alt.Tooltip("hi:Q", format=".3f"),
+            ],
+        )
+        panels.append(
+            alt.layer(one, bars, points).properties(
+                width=max(150, 60 * len(order)), height=300, title=benchmark_name(bench)
+            )
+        )
+    return alt.hconcat(*panels).resolve_scale(y="shared")

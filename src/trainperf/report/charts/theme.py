@@ -255,12 +255,31 @@ def log_x(
     return alt.X(field, title=title, **_log_encoding(values, pad, max_ticks))
 
 
+def narrow_log_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Ticks for a log axis too narrow for :func:`log_ticks` to give three: ``n`` values evenly
+    spaced in log space, rounded to two significant digits (``[16, 20, 25, 31, 39]`` over 16-39).
+
+    >>> narrow_log_ticks(16.0, 39.0)
+    [16.0, 20.0, 25.0, 31.0, 39.0]
+    """
+    out: list[float] = []
+    for i in range(n):
+        v = lo * (hi / lo) ** (i / (n - 1))
+        r = float(f"{v:.2g}")
+        if lo <= r <= hi and r not in out:
+            out.append(r)
+    return out
+
+
 def _log_encoding(values: Iterable[float], pad: float, max_ticks: int) -> dict:
     vals = [v for v in values if v is not None and v > 0]
     lo, hi = (min(vals) / pad, max(vals) * pad) if vals else (1.0, 10.0)
+    ticks = log_ticks(lo, hi, max_ticks)
+    if len(ticks) < 3:  # a narrow range (e.g. three runs within 10 %): one 1-2-5 tick says nothing
+        ticks = narrow_log_ticks(lo, hi)
     return {
         "scale": alt.Scale(type="log", domain=[lo, hi], nice=False),
-        "axis": alt.Axis(values=log_ticks(lo, hi, max_ticks), format=",~g"),
+        "axis": alt.Axis(values=ticks, format=",~g"),
     }
 
 

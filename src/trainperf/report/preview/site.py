@@ -131,8 +131,10 @@ def build_preview_site(
     site_dir: str | Path,
     note: str = "",
     log=None,
+    title: str | None = None,
 ) -> tuple[Path, list[str]]:
-    """Build the preview site of the book (no Quarto needed).
+    """Build the preview site of the book (no Quarto needed); ``title``: the book's title (None:
+    ``book.title`` of ``_quarto.yml``).
 
     Pages, in ``_quarto.yml`` order: the chapters (the first one is ``index.html``, the others
     ``<file stem>.html``), then the appendices (an executed notebook ``x.ipynb`` becomes
@@ -162,7 +164,7 @@ def build_preview_site(
     root, notebooks_dir, figures_dir = Path(root), Path(notebooks_dir), Path(figures_dir)
     site_dir = Path(site_dir)
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
-    book_title = str((cfg.get("book") or {}).get("title", "Book"))
+    book_title = title or str((cfg.get("book") or {}).get("title", "Book"))
     problems: list[str] = []
     try:
         return _build(
