@@ -28,6 +28,7 @@ from trainperf.report.charts.fonts import FIGURE_LANGS, figure_languages, find_c
 from trainperf.report.charts.i18n import FONTS, JA, localize, translate
 from trainperf.report.charts.memory import memory_per_gpu, memory_wall
 from trainperf.report.charts.mlperf import eval_curve, time_to_train_runs
+from trainperf.report.charts.scaling import gpu_hours_by_scale
 from trainperf.report.charts.operations import (
     slurm_gpu_hours_over_time,
     slurm_runtime_distribution,
@@ -64,6 +65,7 @@ __all__ = [
     "eval_curve",
     "figure_languages",
     "find_cjk_font",
+    "gpu_hours_by_scale",
     "localize",
     "memory_per_gpu",
     "memory_wall",
