@@ -669,15 +669,20 @@ def test_quarto_not_found_message(tmp_path, monkeypatch):
 def test_quarto_config_lists_every_chapter_and_notebook_once():
     import yaml
 
+    from trainperf.report.preview.book import book_structure
+
     cfg = yaml.safe_load((ROOT / "_quarto.yml").read_text())
-    chapters, appendices = cfg["book"]["chapters"], cfg["book"]["appendices"]
+    structure = book_structure(ROOT)  # parts flattened
+    chapters = [p.relative_to(ROOT).as_posix() for p in structure.chapters]
+    appendices = cfg["book"]["appendices"]
     assert cfg["project"]["render"] == chapters + appendices
-    assert len(chapters) == 8 and chapters[0] == "index.qmd"  # preface + the talk's seven chapters
+    # key results + the findings (six chapters) + method on generated data (two) + glossary, references
+    assert len(chapters) == 11 and chapters[0] == "index.qmd"
     for c in chapters:
         assert (ROOT / c).is_file(), c
-    # the appendix: every notebook of the main job, executed, once (the default --out)
+    # the appendix: every notebook of the main job, as its appendix copy (labels of its own), once
     assert sorted(appendices) == sorted(
-        f"_output/notebooks/{s.name}.ipynb" for s in report.NOTEBOOKS
+        f"_output/appendix/{s.name}.ipynb" for s in report.NOTEBOOKS
     )
     # offline: MathML, and the theme's web font switched off
     html = cfg["format"]["html"]
