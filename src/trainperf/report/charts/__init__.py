@@ -28,13 +28,13 @@ from trainperf.report.charts.fonts import FIGURE_LANGS, figure_languages, find_c
 from trainperf.report.charts.i18n import FONTS, JA, localize, translate
 from trainperf.report.charts.memory import memory_per_gpu, memory_wall
 from trainperf.report.charts.mlperf import eval_curve, time_to_train_runs
-from trainperf.report.charts.scaling import gpu_hours_by_scale
 from trainperf.report.charts.operations import (
     slurm_gpu_hours_over_time,
     slurm_runtime_distribution,
     slurm_share_by_size,
     slurm_share_by_state,
 )
+from trainperf.report.charts.scaling import gpu_hours_by_scale
 from trainperf.report.charts.telemetry import (
     telemetry_activity,
     telemetry_heatmap,
