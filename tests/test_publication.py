@@ -66,6 +66,18 @@ def test_appendix_copies_carry_labels_of_their_own(tmp_path):
     assert appendix.appendix_label("tbl-x-nb") == "tbl-x-nb"
 
 
+def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
+    root = tmp_path / "checkout"
+    out = root / "_output"
+    (out / "notebooks").mkdir(parents=True)
+    nb = _nb([f'mlperf_path = "{root}/data/mlperf"\nvalues_path = "{out}/values/x.json"'])
+    nb["cells"][0]["metadata"]["tags"] = ["injected-parameters"]
+    (out / "notebooks" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(out / "notebooks", out / "appendix", root, out)
+    src = json.loads(copy.read_text())["cells"][0]["source"]
+    assert src == 'mlperf_path = "data/mlperf"\nvalues_path = "_output/values/x.json"'
+
+
 def test_an_empty_table_says_so_and_a_note_heads_every_table():
     empty = display.table(pl.DataFrame({"a": []}, schema={"a": pl.Int64}), {"a": "A"})
     assert empty.markdown == display.EMPTY  # not a header with nothing under it

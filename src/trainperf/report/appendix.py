@@ -41,9 +41,26 @@ def _relabel(source: str) -> str:
     return "\n".join(out)
 
 
-def write_appendix_notebooks(notebooks_dir: str | Path, appendix_dir: str | Path) -> list[Path]:
+def _relative_paths(text: str, prefixes: list[tuple[str, str]]) -> str:
+    for prefix, short in prefixes:
+        text = text.replace(prefix, short)
+    return text
+
+
+def write_appendix_notebooks(
+    notebooks_dir: str | Path,
+    appendix_dir: str | Path,
+    root: str | Path | None = None,
+    out: str | Path | None = None,
+    figures: str | Path | None = None,
+) -> list[Path]:
     """Write the appendix copy of every executed notebook ``notebooks_dir/*.ipynb`` into
     ``appendix_dir`` (atomically; copies of notebooks no longer there are removed).
+
+    The parameters papermill injected name absolute paths of the machine that built the book;
+    in the copy, a path below ``out`` (the report's output folder) is written relative to it as
+    ``<out's name>/...``, one below ``figures`` (the figures folder) as ``<its name>/...``, and a
+    path below ``root`` (the checkout) relative to the checkout.
 
     Returns:
         the paths written, in name order.
@@ -53,6 +70,15 @@ def write_appendix_notebooks(notebooks_dir: str | Path, appendix_dir: str | Path
     """
     src, dst = Path(notebooks_dir), Path(appendix_dir)
     dst.mkdir(parents=True, exist_ok=True)
+    prefixes = []  # the longest first: _output lies inside the checkout
+    if out is not None:
+        prefixes.append((f"{Path(out).resolve()}/", f"{Path(out).name}/"))
+    if figures is not None:
+        prefixes.append((f"{Path(figures).resolve()}/", f"{Path(figures).name}/"))
+        prefixes.append((str(Path(figures).resolve()), Path(figures).name))  # the folder itself
+    if root is not None:
+        prefixes.append((f"{Path(root).resolve()}/", ""))
+    prefixes.sort(key=lambda p: -len(p[0]))
     written = []
     names = set()
     for nb_path in sorted(src.glob("*.ipynb")):
@@ -63,6 +89,8 @@ def write_appendix_notebooks(notebooks_dir: str | Path, appendix_dir: str | Path
             text = cell.get("source", "")
             text = text if isinstance(text, str) else "".join(text)
             new = _relabel(text)
+            if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+                new = _relative_paths(new, prefixes)
             if new != text:
                 cell["source"] = new
         target = dst / nb_path.name

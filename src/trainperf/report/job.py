@@ -468,7 +468,9 @@ def run_report(
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
     # the appendix pages: the executed notebooks with labels of their own (report.appendix)
-    write_appendix_notebooks(out / "notebooks", out / "appendix")
+    write_appendix_notebooks(
+        out / "notebooks", out / "appendix", root=root, out=out, figures=figures
+    )
     summary = {
         "notebooks": [str(p) for _, p in job.executed],
         "tables": [_rel(p, root) for p in job.tables],
