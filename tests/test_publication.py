@@ -310,3 +310,19 @@ def test_chart_text_is_at_least_11_px_at_page_width(main_job):
                 f"{name}: {min(sizes)} px at {width:.0f} px wide -> {min(sizes) * scale:.1f} px"
             )
     assert not small, "\n".join(small)
+
+
+def test_source_columns_become_marks_with_one_key():
+    frame = pl.DataFrame(
+        {
+            "item": ["nodes", "GPUs", "CPUs"],
+            "source": ["paper, Table 1 (relayed)", "paper, Table 1 (relayed)", "datasheet"],
+        }
+    )
+    t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
+    body, _, key = t.markdown.partition("\n\nSources: ")
+    # each row carries a mark, each text is written once, in order of first appearance
+    assert body.count("\\[1\\]") == 2 and body.count("\\[2\\]") == 1
+    assert "relayed" not in body
+    assert key == "[1] paper, Table 1 \\(relayed\\); [2] datasheet."
+    assert "paper, Table 1 (relayed)" in t.csv  # the download keeps the full text

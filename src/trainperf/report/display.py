@@ -371,6 +371,24 @@ def label_tables(note: str) -> None:
     _NOTE[0] = note
 
 
+def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFrame, str]:
+    """``frame`` with the texts of the ``sources`` columns replaced by marks ``[1]``, ``[2]``, ...
+    (in order of first appearance) and the Markdown key of the marks."""
+    texts: list[str] = []
+    for c in sources:
+        for v in frame[c].to_list():
+            if v is not None and str(v) not in texts:
+                texts.append(str(v))
+    if not texts:
+        return frame, ""
+    mark = {v: f"[{i + 1}]" for i, v in enumerate(texts)}
+    shown = frame.with_columns(
+        pl.col(c).cast(pl.String).replace_strict(mark, default=None) for c in sources
+    )
+    key = "; ".join(f"[{i + 1}] {format_value(v, Col(''))}" for i, v in enumerate(texts))
+    return shown, f"Sources: {key}."
+
+
 def table(
     frame: pl.DataFrame,
     columns: Mapping[str, str | Col],
@@ -378,6 +396,7 @@ def table(
     detail: pl.DataFrame | None = None,
     budget: int = TEXT_WIDTH_CH,
     note: str | None = None,
+    sources: Sequence[str] = (),
 ) -> Table:
     """A reader table for a notebook cell (see the module docstring).
 
@@ -388,6 +407,9 @@ def table(
         detail: the frame written as the CSV download (default: ``frame``, all its columns).
         budget: text width in characters.
         note: a Markdown line above the table (default: the one of :func:`label_tables`).
+        sources: columns that cite sources: each distinct text becomes a mark ``[n]`` in the
+            table and is written once in a key below it ("Sources: [1] ...; [2] ..."), instead of
+            the same long citation in every row (the CSV download keeps the full text).
 
     Returns:
         A :class:`Table`; as the last expression of a cell it displays as ``text/markdown``.
@@ -396,7 +418,10 @@ def table(
         KeyError: a named column is not in ``frame``.
     """
     cols = _normalise(frame, columns)
-    md = to_markdown(frame, cols, key=key, budget=budget) if frame.height else EMPTY
+    shown, key_md = _source_key(frame, sources)
+    md = to_markdown(shown, cols, key=key, budget=budget) if frame.height else EMPTY
+    if key_md and frame.height:
+        md = f"{md}\n\n{key_md}"
     note = _NOTE[0] if note is None else note
     return Table(
         f"{note}\n\n{md}" if note else md,
