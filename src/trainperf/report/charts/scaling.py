@@ -42,7 +42,9 @@ def gpu_hours_by_scale(points: pl.DataFrame, benchmark: str = "gpt3") -> alt.Lay
         "series_label:N",
         scale=alt.Scale(domain=series, range=colours),
         sort=series,
-        legend=alt.Legend(title="system and MLPerf round", orient="bottom", columns=2),
+        legend=alt.Legend(
+            title="system and MLPerf round", orient="bottom", columns=2, titleLimit=480
+        ),
     )
     base = alt.Chart(d).encode(
         x=node_axis(d["n_nodes"]),
@@ -60,8 +62,16 @@ def gpu_hours_by_scale(points: pl.DataFrame, benchmark: str = "gpt3") -> alt.Lay
         shape=alt.Shape(
             "series_label:N", scale=alt.Scale(domain=series, range=shapes), sort=series, legend=None
         ),
+        # filled in the series' own colour (the same scale as the lines), hollow when transcribed
         fill=alt.condition(
-            "datum.source == 'logs'", alt.Color("series_label:N", legend=None), alt.value("white")
+            "datum.source == 'logs'",
+            alt.Color(
+                "series_label:N",
+                scale=alt.Scale(domain=series, range=colours),
+                sort=series,
+                legend=None,
+            ),
+            alt.value("white"),
         ),
         opacity=alt.value(1),
         tooltip=["system", "round", "n_nodes", "n_gpus", "time_to_train_min", "source"],
