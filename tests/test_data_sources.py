@@ -181,6 +181,8 @@ BUNDLED_ROWS = {
     ("Eos", "v4.1", "gpt3", "512"): "eos_n64_ngc24.09_nemo",
     ("Eos", "v4.1", "llama2_70b_lora", "8"): "eos_ngc24.09_nemo",
     ("Eos", "v4.1", "llama2_70b_lora", "64"): "eos_n8_ngc24.09_nemo",
+    ("Eos", "v4.1", "llama2_70b_lora", "1024"): "eos_n128_ngc24.09_nemo",
+    ("OCI BM.GPU.H100.8", "v4.1", "gpt3", "1536"): "1536xBM.GPU.H100.8",
 }
 
 #: Bundled folders with no published row: the reference for users' llama31_405b results (their
@@ -212,7 +214,7 @@ def test_reference_rows_of_bundled_logs_agree_with_the_logs(bundled):
         )
         assert s["n_accelerators"] == int(key[3])
         assert (
-            f"/NVIDIA/results/{folder}/{key[2]} (copied in data/mlperf/{key[1]})" in row["source"]
+            f"/results/{folder}/{key[2]} (copied in data/mlperf/{key[1]})" in row["source"]
         )
     # and no other row claims to be bundled
     others = [r for k, r in rows.items() if k not in BUNDLED_ROWS]
@@ -223,7 +225,7 @@ def test_sources_md_names_every_bundled_folder(bundled):
     # data/mlperf/SOURCES.md rows cover every results folder the loader finds
     table = (MLPERF / "SOURCES.md").read_text()
     listed = set(
-        re.findall(r"^\| `(v[\d.]+/NVIDIA/results/[^/]+/[^/]+)/result_\d+\.txt`", table, re.M)
+        re.findall(r"^\| `(v[\d.]+/[^/]+/results/[^/]+/[^/]+)/result_\d+\.txt`", table, re.M)
     )
     found = {
         Path(p).parent.relative_to(MLPERF).as_posix() for p in bundled.runs["result_file"].to_list()

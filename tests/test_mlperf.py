@@ -184,7 +184,7 @@ def test_llama_counts_samples(bundled):
     # v4.1 eos_n8 llama2_70b_lora result_0.txt: last eval_accuracy has samples_count 3840, value 0.92084;
     # the v4.1 ruleset target is eval loss <= 0.925.
     r = bundled.runs.filter(
-        pl.col("result_file").str.ends_with("llama2_70b_lora/result_0.txt")
+        pl.col("result_file").str.ends_with("eos_n8_ngc24.09_nemo/llama2_70b_lora/result_0.txt")
     ).row(0, named=True)
     assert r["samples_to_converge"] == 3840 and r["tokens_to_converge"] is None
     assert r["eval_value"] == pytest.approx(0.9208403825759888)
@@ -237,12 +237,13 @@ def test_bundled_data_match_provenance():
     # byte-for-byte the copy it names, and every listed file is bundled.
     assert _provenance_problems(MLPERF) == []
     table = (MLPERF / "SOURCES.md").read_text()
-    # 42 files: 3 + 1 (v4.1 eos_n64), 3 + 1 (v4.1 eos_n32), 10 + 1 (v4.1 eos_n8 LoRA),
+    # 68 files: 3 + 1 (v4.1 eos_n64), 3 + 1 (v4.1 eos_n32), 10 + 1 (v4.1 eos_n8 LoRA),
     # 10 + 1 (v4.1 eos 1-node LoRA), 3 + 1 (v3.1 eos_n96), 3 + 1 (v3.1 eos_n64), 3 + 1 (v4.0 n1344),
-    # and 52: 3 + 1 scaling.json + 1 (v5.0 eos-dfw_n64 llama31_405b), the same for eos-dfw_n256
-    assert len(_provenance_rows(table)) == 52
+    # 3 + 1 scaling.json + 1 (v5.0 eos-dfw_n64 llama31_405b), the same for eos-dfw_n256,
+    # 3 + 1 (v4.1 Oracle 1536xBM.GPU.H100.8), 10 + 1 + scaling.json (v4.1 eos_n128 LoRA)
+    assert len(_provenance_rows(table)) == 68
     total = sum(n for n, _ in _provenance_rows(table).values())
-    assert f"Total: 52 files, {total} bytes." in table
+    assert f"Total: 68 files, {total} bytes." in table
 
 
 def test_provenance_check_fails_on_unlisted_changed_or_missing_file(bundled_copy):
@@ -452,8 +453,8 @@ def test_found_at_any_depth_with_round_from_folder(tmp_path):
     res = load_results(tmp_path)
     assert set(res.runs["round"].to_list()) == {"v4.1"}
     # v4.1 result files listed in data/mlperf/SOURCES.md: eos_n64 gpt3 3 + eos_n32 gpt3 3
-    # + eos_n8 llama2_70b_lora 10 + eos (1 node) llama2_70b_lora 10 = 26
-    assert res.runs.height == 26
+    # + eos_n8 llama2_70b_lora 10 + eos (1 node) llama2_70b_lora 10 + eos_n128 llama2_70b_lora 10 = 36
+    assert res.runs.height == 36
 
 
 def test_sysjson_fallback_when_systems_json_missing(tmp_path):

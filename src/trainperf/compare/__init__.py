@@ -15,7 +15,8 @@ This module only re-exports; the logic lives in:
   (round choice, equal GPU count, interpolation and bounds, the summary sentence);
 * :mod:`~trainperf.compare.checks`: consistency checks of published rows, candidate meanings of
   a quoted ratio;
-* :mod:`~trainperf.compare.paper`: the SAKURAONE paper's table (the demo's case study).
+* :mod:`~trainperf.compare.paper`: the SAKURAONE paper's table (the demo's case study);
+* :mod:`~trainperf.compare.scaling`: strong-scaling efficiency of one system across node counts.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from trainperf.compare.ratios import (
     time_to_train_ratio,
     token_normalized_ratio,
 )
+from trainperf.compare.scaling import SCALING_SCHEMA, scaling_points, strong_scaling
 
 __all__ = [
     "BENCHMARK_NAMES",
@@ -77,6 +79,7 @@ __all__ = [
     "PAPER_SCHEMA",
     "PAPER_TABLE",
     "PUBLISHED_SCHEMA",
+    "SCALING_SCHEMA",
     "SIDE_SCHEMA",
     "ComparisonWarning",
     "caveats_by_scale",
@@ -95,12 +98,14 @@ __all__ = [
     "mfu_ratio",
     "paper_comparison_table",
     "ratio_candidates",
+    "scaling_points",
     "reference_round_for",
     "round_warnings",
     "select_row",
     "side_from_published",
     "side_from_results",
     "step_throughput_ratio",
+    "strong_scaling",
     "talk_ratio_placement",
     "time_to_train_ratio",
     "token_normalized_ratio",

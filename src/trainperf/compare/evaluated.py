@@ -614,6 +614,14 @@ def cluster_comparison(
             None,
             reference_precision,
         )
+        # the reference's folder may hold peers' logs too (data/mlperf: Oracle's RoCE cluster):
+        # where some result folders carry the reference's name (eos_n64_..., eos-dfw_...), only
+        # those are the reference
+        own = ref.filter(
+            pl.col("result").str.to_lowercase().str.starts_with(reference_name.lower())
+        )
+        if own.height:
+            ref = own
         sides = []
         if mlperf is not None:
             sides.append(

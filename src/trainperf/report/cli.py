@@ -141,6 +141,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--table", choices=runs_cli.TABLES, default="runs", help="the table --format csv prints"
     )
+    v = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve the built book on http://127.0.0.1 (search works over http, not from disk)",
+    )
+    v.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    v.add_argument("--out", default="_output", help="the report's output folder (preview site)")
     from trainperf.report.batch import add_batch_arguments
 
     add_batch_arguments(
@@ -261,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.report.compare_cli import run_compare
 
             return run_compare(load_config(args.config), args.format)
+        elif args.command == "serve":
+            from trainperf import project_root
+            from trainperf.report.serve import serve
+
+            return serve(project_root(), args.out, args.port)
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 

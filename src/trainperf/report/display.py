@@ -41,7 +41,9 @@ __all__ = [
     "TEXT_WIDTH_CH",
     "Col",
     "Table",
+    "EMPTY",
     "format_value",
+    "label_tables",
     "min_width",
     "record",
     "split_columns",
@@ -356,21 +358,58 @@ class Table:
         return self.plain
 
 
+EMPTY = "*No rows.*"
+"""What a table with no rows shows instead of a header with nothing under it."""
+
+_NOTE: list[str] = [""]  # the note every table of this process starts with (label_tables)
+
+
+def label_tables(note: str) -> None:
+    """Start every table this process shows from now on with ``note`` (Markdown, one line), e.g.
+    ``"**Synthetic data** (generated, not measured)."`` in a notebook whose input is synthetic,
+    so that the label sits inside the table's float wherever the table is embedded; ``""`` ends it."""
+    _NOTE[0] = note
+
+
+def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFrame, str]:
+    """``frame`` with the texts of the ``sources`` columns replaced by marks ``[1]``, ``[2]``, ...
+    (in order of first appearance) and the Markdown key of the marks."""
+    texts: list[str] = []
+    for c in sources:
+        for v in frame[c].to_list():
+            if v is not None and str(v) not in texts:
+                texts.append(str(v))
+    if not texts:
+        return frame, ""
+    mark = {v: f"[{i + 1}]" for i, v in enumerate(texts)}
+    shown = frame.with_columns(
+        pl.col(c).cast(pl.String).replace_strict(mark, default=None) for c in sources
+    )
+    key = "; ".join(f"[{i + 1}] {format_value(v, Col(''))}" for i, v in enumerate(texts))
+    return shown, f"Sources: {key}."
+
+
 def table(
     frame: pl.DataFrame,
     columns: Mapping[str, str | Col],
     key: Sequence[str] | None = None,
     detail: pl.DataFrame | None = None,
     budget: int = TEXT_WIDTH_CH,
+    note: str | None = None,
+    sources: Sequence[str] = (),
 ) -> Table:
     """A reader table for a notebook cell (see the module docstring).
 
     Args:
-        frame: the rows to show.
+        frame: the rows to show (none: the table says :data:`EMPTY` instead of a bare header).
         columns: column name -> header (with unit) or :class:`Col`, in display order.
         key: columns repeated when the table is split (default: the first).
         detail: the frame written as the CSV download (default: ``frame``, all its columns).
         budget: text width in characters.
+        note: a Markdown line above the table (default: the one of :func:`label_tables`).
+        sources: columns that cite sources: each distinct text becomes a mark ``[n]`` in the
+            table and is written once in a key below it ("Sources: [1] ...; [2] ..."), instead of
+            the same long citation in every row (the CSV download keeps the full text).
 
     Returns:
         A :class:`Table`; as the last expression of a cell it displays as ``text/markdown``.
@@ -379,8 +418,13 @@ def table(
         KeyError: a named column is not in ``frame``.
     """
     cols = _normalise(frame, columns)
+    shown, key_md = _source_key(frame, sources)
+    md = to_markdown(shown, cols, key=key, budget=budget) if frame.height else EMPTY
+    if key_md and frame.height:
+        md = f"{md}\n\n{key_md}"
+    note = _NOTE[0] if note is None else note
     return Table(
-        to_markdown(frame, cols, key=key, budget=budget),
+        f"{note}\n\n{md}" if note else md,
         _plain(frame, cols),
         _csv(detail if detail is not None else frame),
     )
@@ -431,7 +475,7 @@ def record(
                 )
         md = "\n".join(lines)
     return Table(
-        md,
+        f"{_NOTE[0]}\n\n{md}" if _NOTE[0] else md,
         _plain(rows, {"field": Col(headers[0]), **{f"v{i}": Col(h) for i, h in enumerate(heads)}}),
         _csv(frame),
     )

@@ -44,6 +44,7 @@ from trainperf import project_root
 from trainperf.atomic import write_text_atomic
 from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
 from trainperf.errors import ConfigError
+from trainperf.report.appendix import write_appendix_notebooks
 from trainperf.report.execution import _Job, _rel, write_table_csvs
 from trainperf.report.notebooks import (
     NotebookSpec,
@@ -515,6 +516,10 @@ def run_report(
     )
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
+    # the appendix pages: the executed notebooks with labels of their own (report.appendix)
+    write_appendix_notebooks(
+        out / "notebooks", out / "appendix", root=root, out=out, figures=figures
+    )
     summary = {
         "notebooks": [str(p) for _, p in job.executed],
         "tables": [_rel(p, root) for p in job.tables],

@@ -11,7 +11,7 @@ from trainperf.atomic import write_text_atomic
 __all__ = ["merge_values", "record_values"]
 
 
-def record_values(values: dict, path: str | Path | None) -> dict:
+def record_values(values: dict, path: str | Path | None) -> None:
     """Record numbers a notebook computed for the book's prose (JSON, written atomically).
 
     The main job passes each notebook a ``values_path``; after all notebooks ran it merges the files
@@ -23,8 +23,7 @@ def record_values(values: dict, path: str | Path | None) -> dict:
         values: flat mapping of names (letters, digits, ``_``) to numbers or short strings.
         path: where to write; empty or None: do nothing (a notebook run on its own).
 
-    Returns:
-        ``values``.
+    Returns nothing, so that a notebook's last cell shows no dump of the values.
 
     Raises:
         ValueError: a name that Quarto's ``meta`` shortcode could not address.
@@ -34,7 +33,6 @@ def record_values(values: dict, path: str | Path | None) -> dict:
             raise ValueError(f"value name {key!r}: use letters, digits and _ only")
     if path:
         write_text_atomic(json.dumps(values, indent=2, default=str), path)
-    return values
 
 
 def merge_values(values_dir: str | Path, target: str | Path) -> dict:

@@ -20,9 +20,10 @@ two forms :mod:`trainperf.slurm` reads:
 Both hold the same jobs: job records (plain jobs and array tasks ``<array>_<task>`` with their own
 ``JobIDRaw``), and for every job that started the steps ``.batch`` (first node), ``.extern`` (all
 nodes) and ``.0`` (``srun`` on all nodes; some jobs have a short ``.0`` and the main ``.1``). A few
-jobs were cancelled before they started (``Start`` ``None``, ``NodeList`` ``None assigned``). Hostile
-job names are included on purpose (:data:`HOSTILE_NAMES`): the longest job is called
-``<img src=x onerror=alert(1)>``, others contain ``|``, quotes, ``&``, markup and non-ASCII text.
+jobs were cancelled before they started (``Start`` ``None``, ``NodeList`` ``None assigned``). Job names
+are plain; tests of escaping and delimiters ask for hostile ones (``write_dumps(...,
+probe_names=True)``: the longest job is called ``<img src=x onerror=alert(1)>``, others contain
+``|``, quotes, ``&``, markup and non-ASCII text), which the bundled demo dumps never carry.
 
 Calibration (exact by construction, not by sampling): job counts per (size bin, final state) are fixed
 (:data:`JOB_COUNTS`), GPU-hours per cell are fixed shares of a total (:data:`GPU_HOUR_SHARES`), and
@@ -99,13 +100,15 @@ __all__ = [
 ]
 
 
-def write_dumps(out_dir: str | Path, seed: int = SEED) -> dict[str, Path]:
+def write_dumps(out_dir: str | Path, seed: int = SEED, probe_names: bool = False) -> dict[str, Path]:
     """Generate the history for ``seed`` and write ``sacct_parsable2.txt`` and ``sacct.json``.
+
+    ``probe_names``: the test-only hostile job names (:func:`generate_jobs`); never in the demo.
 
     Returns:
         ``{"parsable2": path, "json": path}``.
     """
-    jobs = generate_jobs(seed)
+    jobs = generate_jobs(seed, probe_names=probe_names)
     out = Path(out_dir)
     return {
         "parsable2": write_parsable2(jobs, out / "sacct_parsable2.txt"),
@@ -121,8 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--out", default="data/slurm/synthetic", help="output folder")
     ap.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
+    ap.add_argument(
+        "--probe-names",
+        action="store_true",
+        help="name jobs with test-only hostile strings (escaping and delimiter tests; not the demo)",
+    )
     args = ap.parse_args(argv)
-    for kind, path in write_dumps(args.out, args.seed).items():
+    for kind, path in write_dumps(args.out, args.seed, args.probe_names).items():
         print(f"wrote {kind}: {path} ({path.stat().st_size} bytes)")
     return 0
 

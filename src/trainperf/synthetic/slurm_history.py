@@ -1,6 +1,6 @@
 """SYNTHETIC Slurm job history: the cluster, the calibration to published marginals, the generator.
 
-Nothing here comes from a real cluster. A seeded nine-month job history (2024-06-01 to 2025-03-31,
+Nothing here comes from a real cluster. A seeded ten-month job history (2024-06-01 to 2025-03-31,
 UTC) of a 100-node x 8-GPU cluster whose marginals are set to the SAKURAONE workload study's
 published ones (:data:`CALIBRATION_TARGETS`), scheduled on 100 nodes without overlaps
 (:func:`generate_jobs`). Written as sacct output by :mod:`trainperf.synthetic.slurm_sacct`; the
@@ -11,7 +11,8 @@ Calibration (exact by construction, not by sampling): job counts per (size bin, 
 within each cell log-normal run times are scaled so that the cell's GPU-hours hit the target; 8 of
 the 59 jobs of 17-32 nodes run longer than a week. The per-job values (sizes within a bin, run times,
 submit times, users, names, node lists) are random, from ``numpy.random.default_rng(seed)``.
-Hostile job names are included on purpose (:data:`HOSTILE_NAMES`, :data:`XSS_NAME`).
+Test-only hostile job names (:data:`HOSTILE_NAMES`, :data:`XSS_NAME`) are given only on request
+(``generate_jobs(probe_names=True)``), never in the bundled demo dumps.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ GPU_HOUR_SHARES: dict[str, dict[str, float]] = {
 _N_LONG = 8  # 17-32-node jobs longer than a week: 8 / 59 = 13.6 %
 _NEVER_STARTED = {"1": 4, "2": 1}  # CANCELLED while pending (0 GPU-hours)
 
-#: The name of the longest job (an HTML-injection probe: reports must show it as text).
+#: The longest job's name with ``probe_names`` (an HTML-injection probe: reports must show it as text).
 XSS_NAME = "<img src=x onerror=alert(1)>"
-#: Other hostile names given to random small jobs.
+#: Other hostile names given to random small jobs with ``probe_names``.
 HOSTILE_NAMES: tuple[str, ...] = (
     "pipe|in|name",
     "eval|ckpt-1000",
@@ -479,13 +480,19 @@ def _finish_job(rng: np.random.Generator, j: SynthJob) -> None:
     j.steps = steps
 
 
-def generate_jobs(seed: int = SEED) -> list[SynthJob]:
+def generate_jobs(seed: int = SEED, probe_names: bool = False) -> list[SynthJob]:
     """The synthetic job history, sorted by JobIDRaw order of submission (deterministic for a seed).
+
+    Args:
+        seed: random seed.
+        probe_names: give the test-only job names (tests of escaping and delimiters): the
+            longest job is named :data:`XSS_NAME`, ten random small jobs :data:`HOSTILE_NAMES`.
+            The bundled demo dumps have none of them (a reader of the demo book would take a
+            probe string for data); every other field is the same either way.
 
     Returns:
         :class:`SynthJob` records with their steps; job counts and GPU-hours per (size bin, state)
-        as in :data:`JOB_COUNTS` and :data:`GPU_HOUR_SHARES` x ``TOTAL_GPU_HOURS``. The longest job
-        is named :data:`XSS_NAME`; ten random small jobs carry :data:`HOSTILE_NAMES`.
+        as in :data:`JOB_COUNTS` and :data:`GPU_HOUR_SHARES` x ``TOTAL_GPU_HOURS``.
 
     Raises:
         ValueError: when a cell's GPU-hours cannot be reached within its run-time bounds (a broken
@@ -497,12 +504,16 @@ def generate_jobs(seed: int = SEED) -> list[SynthJob]:
     units = _make_arrays(rng, jobs)
     _schedule(rng, units)
     _finish_records(rng, units)
-    # hostile names
+    if probe_names:  # test-only names, drawn last so that no other field depends on them
+        _probe_names(rng, jobs)
+    jobs.sort(key=lambda j: (j.array_id if j.array_id is not None else j.job_id, j.array_task or 0))
+    return jobs
+
+
+def _probe_names(rng, jobs: list[SynthJob]) -> None:
     longest = max(jobs, key=lambda j: (j.elapsed_s, -j.job_id))
     longest.name = XSS_NAME
     plain = [j for j in jobs if j.array_id is None and j is not longest and j.n_nodes <= 2]
     picks = rng.choice(len(plain), size=len(HOSTILE_NAMES), replace=False)
     for k, name in zip(picks, HOSTILE_NAMES, strict=True):
         plain[int(k)].name = name
-    jobs.sort(key=lambda j: (j.array_id if j.array_id is not None else j.job_id, j.array_task or 0))
-    return jobs

@@ -40,6 +40,7 @@ from trainperf.report.charts.reliability import (
     reliability_failure_rate_by_size,
     reliability_mttf,
 )
+from trainperf.report.charts.scaling import gpu_hours_by_scale
 from trainperf.report.charts.telemetry import (
     telemetry_activity,
     telemetry_heatmap,
@@ -71,6 +72,7 @@ __all__ = [
     "eval_curve",
     "figure_languages",
     "find_cjk_font",
+    "gpu_hours_by_scale",
     "localize",
     "memory_per_gpu",
     "memory_wall",

@@ -49,6 +49,11 @@ JA: dict[str, str] = {
     "time to train (min, log scale)": "学習時間 (分、対数目盛)",
     "time to train (min)": "学習時間 (分)",
     "time to train by scale": "規模別の学習時間",
+    # strong scaling (charts.scaling)
+    "GPU-hours to train by scale": "規模別の学習 GPU 時間",
+    "GPU-hours to train (GPUs × time to train)": "学習 GPU 時間 (GPU 数 × 学習時間)",
+    "flat = perfect strong scaling; filled mark: from its MLPerf logs,": "水平 = 理想的なストロングスケーリング; 塗りつぶし: MLPerf ログから算出,",
+    "hollow mark: transcribed, not recomputed; axis from zero": "白抜き: 転記値 (再計算なし); 軸は 0 から",
     "run status": "実行状態",
     "success": "成功",
     "aborted": "中断",

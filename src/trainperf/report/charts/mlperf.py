@@ -15,7 +15,7 @@ EVAL_METRICS = {"gpt3": "log perplexity", "llama2_70b_lora": "evaluation loss"}
 
 
 def _system_label(df: pl.DataFrame) -> pl.DataFrame:
-    return df.with_columns(
+    out = df.with_columns(
         (
             pl.col("system")
             + " ("
@@ -25,6 +25,10 @@ def _system_label(df: pl.DataFrame) -> pl.DataFrame:
             + ")"
         ).alias("system_label")
     )
+    if "result_file" in out.columns:  # the tooltip names the file below its results folder, not
+        # the absolute path of the machine the book was built on (it is written into the SVG)
+        out = out.with_columns(pl.col("result_file").str.replace(r"^.*?/results/", ""))
+    return out
 
 
 def time_to_train_runs(

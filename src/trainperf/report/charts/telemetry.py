@@ -310,13 +310,13 @@ def telemetry_phase_distributions(
     med = base.mark_tick(color="black", size=22, thickness=2).encode(y="p50:Q")
     return (
         alt.layer(whisk, box, med, data=d)
-        .properties(width=120, height=220)
+        .properties(width=104, height=220)
         .facet(
             column=alt.Column(
                 "metric_label:N",
                 title=None,
                 sort=[_METRIC_LABELS[m] for m in _METRIC_LABELS],
-                header=alt.Header(labelFontSize=12),
+                header=alt.Header(labelFontSize=13),
             )
         )
         .resolve_scale(y="independent")

@@ -71,9 +71,11 @@ def theme() -> dict:
         "config": {
             "font": FONT,
             "view": {"continuousWidth": 560, "continuousHeight": 320, "stroke": None},
-            "title": {"fontSize": 15, "anchor": "start", "fontWeight": 600, "subtitleFontSize": 12},
+            # 13 px text: a figure up to 945 px wide, scaled to the book's 800 px text column,
+            # still shows it at 11 px or more (tests/test_publication.py measures every figure)
+            "title": {"fontSize": 15, "anchor": "start", "fontWeight": 600, "subtitleFontSize": 13},
             "axis": {
-                "labelFontSize": 12,
+                "labelFontSize": 13,
                 "titleFontSize": 13,
                 "gridColor": "#e6e6e6",
                 "labelLimit": 420,
@@ -82,8 +84,8 @@ def theme() -> dict:
                 "labelOverlap": "greedy",
             },
             "legend": {
-                "labelFontSize": 12,
-                "titleFontSize": 12,
+                "labelFontSize": 13,
+                "titleFontSize": 13,
                 "orient": "bottom",
                 "direction": "vertical",
                 "labelLimit": 520,

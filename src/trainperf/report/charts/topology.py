@@ -72,7 +72,7 @@ def topology_chart(
     system: str,
     lang: str = "en",
     max_nodes: int = 64,
-    width: int = 760,
+    width: int = 640,
 ) -> alt.LayerChart:
     """The layout figure of one job, labelled in ``lang``.
 
@@ -191,7 +191,7 @@ def topology_chart(
                 .alias("label"),
             )
         )
-        .mark_text(align="left", baseline="middle", fontSize=11, color="#444444")
+        .mark_text(align="left", baseline="middle", fontSize=12, color="#444444")
         .encode(x="xl:Q", y="yl:Q", text="label:N")
     )
     subtitle = [

@@ -12,6 +12,7 @@ class BookStructure:
 
     chapters: list[Path]
     appendices: list[Path]
+    parts: dict[Path, str] | None = None  # first chapter of each part -> the part's title
 
 
 def _flatten(entries) -> list[str]:
@@ -32,9 +33,14 @@ def book_structure(root: str | Path) -> BookStructure:
     root = Path(root)
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
     book = cfg.get("book", {}) or {}
+    parts = {}
+    for entry in book.get("chapters") or []:
+        if isinstance(entry, dict) and entry.get("part") and _flatten(entry.get("chapters", [])):
+            parts[root / _flatten(entry["chapters"])[0]] = str(entry["part"])
     return BookStructure(
         [root / c for c in _flatten(book.get("chapters"))],
         [root / c for c in _flatten(book.get("appendices"))],
+        parts,
     )
 
 

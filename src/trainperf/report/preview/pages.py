@@ -97,7 +97,9 @@ def csv_outputs(nb_path: str | Path) -> list[tuple[int, int, str, str]]:
             data = out.get("data", {})
             if "text/csv" in data:
                 k += 1
-                stem = str(label or f"cell-{ci}") + (f"-{k}" if k > 1 else "")
+                # an appendix copy's label (tbl-x-nb, trainperf.report.appendix) names the CSV
+                # as the chapter's table does: tbl-x.csv
+                stem = str(label or f"cell-{ci}").removesuffix("-nb") + (f"-{k}" if k > 1 else "")
                 found.append((ci, oi, f"{stem}.csv", _text(data["text/csv"])))
     return found
 

@@ -94,6 +94,8 @@ def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
     ]
     in_appendix = False
     for p in pages:
+        if p.part and not p.appendix:
+            parts.append(f'</ol><div class="tp-section">{html.escape(p.part)}</div><ol>')
         if p.appendix and not in_appendix:
             parts.append('</ol><div class="tp-section">Appendices</div><ol>')
             in_appendix = True
@@ -180,7 +182,9 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
     try:
-        _write_pages(tmp, pages, index, local, figures_dir, book_title, note, problems)
+        _write_pages(
+            tmp, pages, index, local, figures_dir, book_title, note, problems, _bibliography(root)
+        )
         if site_dir.exists():
             old = site_dir.with_name(f".{site_dir.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -194,6 +198,16 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
         for line in problems:
             log(f"warning: {line}")
     return site_dir / "index.html", problems
+
+
+def _bibliography(root: Path) -> Path | None:
+    """The ``bibliography:`` file of ``_quarto.yml`` (the preview renders citations with it)."""
+    import yaml
+
+    cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
+    bib = cfg.get("bibliography")
+    bib = bib[0] if isinstance(bib, list) and bib else bib
+    return root / str(bib) if bib else None
 
 
 def _pandoc_map(fn, items: list) -> list:
@@ -213,6 +227,7 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
+    part_of: dict[Path, str] = {}  # chapter -> the title of the part it opens
     found: list[tuple[str, Path, bool, dict, str]] = []  # name, source, appendix, csv files, md
     for qmd in structure.chapters:
         try:
@@ -221,8 +236,16 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
             continue
         found.append(("index" if not found else qmd.stem, qmd, False, {}, md))
+        part_of[qmd] = (structure.parts or {}).get(qmd, "")
     for nb_ref in structure.appendices:
-        nb = notebooks_dir / nb_ref.name if nb_ref.suffix == ".ipynb" else nb_ref
+        # an appendix page is the copy in <out>/<folder>/ (``_output/appendix/x.ipynb``: labels of
+        # its own, trainperf.report.appendix), else the executed notebook itself
+        copy = notebooks_dir.parent / nb_ref.parent.name / nb_ref.name
+        nb = (
+            (copy if copy.is_file() else notebooks_dir / nb_ref.name)
+            if nb_ref.suffix == ".ipynb"
+            else nb_ref
+        )
         if not nb.is_file():
             problems.append(f"{nb_ref.relative_to(root)} left out of the preview: no file {nb}")
             continue
@@ -237,7 +260,13 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
     docs = _pandoc_map(_to_ast, [f[4] for f in found])
     return [
         _Page(
-            name, source, appendix, _callouts(doc["blocks"]), doc.get("meta", {}), csv_files=files
+            name,
+            source,
+            appendix,
+            _callouts(doc["blocks"]),
+            doc.get("meta", {}),
+            csv_files=files,
+            part=part_of.get(source, ""),
         )
         for (name, source, appendix, files, _), doc in zip(found, docs, strict=True)
     ]
@@ -286,6 +315,7 @@ def _write_pages(
     book_title: str,
     note: str,
     problems: list[str],
+    bibliography: Path | None = None,
 ) -> None:
     """Write every page (cross-references resolved, figures copied next to the pages) and its
     full-detail CSV files into ``tmp``."""
@@ -313,10 +343,16 @@ def _write_pages(
         _resolve(p, index, problems, local[p.name])
         if not p.appendix:
             _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
-    bodies = _pandoc_map(
-        _to_html,
-        [{"pandoc-api-version": [1, 23, 1, 1], "meta": {}, "blocks": p.blocks} for p in pages],
-    )
+    bib = bibliography
+
+    def html_of(p: _Page) -> str:
+        meta = {k: v for k, v in p.meta.items() if k == "nocite"}  # the references page's @*
+        return _to_html(
+            {"pandoc-api-version": [1, 23, 1, 1], "meta": meta, "blocks": p.blocks},
+            bib if not p.appendix else None,
+        )
+
+    bodies = _pandoc_map(html_of, pages)
     for i, (p, body) in enumerate(zip(pages, bodies, strict=True)):
         prev, nxt = _pager(pages, i)
         (tmp / f"{p.name}.html").write_text(

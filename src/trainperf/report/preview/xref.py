@@ -62,13 +62,18 @@ def _plain_code_blocks(node):
     return {k: _plain_code_blocks(v) if k == "c" else v for k, v in node.items()}
 
 
-def _to_html(doc: dict) -> str:
+def _to_html(doc: dict, bibliography: Path | None = None) -> str:
+    """A page's AST as HTML. With ``bibliography`` (the book's ``references.bib``), citations
+    ``[@key]`` are rendered by pandoc's citeproc, as Quarto renders them, after the
+    cross-references were resolved (citeproc would take ``@tbl-x`` for a missing citation); a
+    page's ``nocite`` metadata (the references page: ``@*``) lists every entry."""
     import pypandoc
 
     doc = {**doc, "blocks": _plain_code_blocks(doc["blocks"])}
-    html = pypandoc.convert_text(
-        json.dumps(doc), "html5", format="json", extra_args=["--mathml", "--wrap=none"]
-    )
+    args = ["--mathml", "--wrap=none"]
+    if bibliography is not None and bibliography.is_file():
+        args += ["--citeproc", f"--bibliography={bibliography}", "--metadata=link-citations:true"]
+    html = pypandoc.convert_text(json.dumps(doc), "html5", format="json", extra_args=args)
     return _TOKEN.sub(lambda m: _DATA_URIS.get(m.group(0), m.group(0)), html)
 
 
@@ -154,6 +159,7 @@ class _Page:
     number: str | None = None  # "3", "A" or None (unnumbered)
     title: str = ""
     csv_files: dict[str, str] = field(default_factory=dict)  # site-relative path -> csv text
+    part: str = ""  # the title of the book part this page opens ("" if none)
 
 
 @dataclass
@@ -162,6 +168,7 @@ class _Target:
     kind: str  # fig, tbl, sec
     number: str | None
     level: int = 0  # headings: 1 chapter
+    title: str = ""  # headings: their text (an unnumbered chapter is cited by its title)
 
 
 def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) -> None:
@@ -199,7 +206,7 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
                     kvs = [kv for kv in kvs if kv[0] != "tp-number"] + [["tp-number", number]]
                     b["c"][1][2] = kvs
                 if ident:
-                    record(ident, _Target(page.name, "sec", number, level))
+                    record(ident, _Target(page.name, "sec", number, level, _plain_text(inlines)))
             elif t == "Figure":
                 ident = b["c"][0][0]
                 if ident.startswith("fig-"):
@@ -227,7 +234,7 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
 def _ref_text(target: _Target) -> str:
     if target.kind == "sec" and target.level == 1:
         if target.number is None:
-            return "the preface"
+            return target.title or "the preface"
         return ("Appendix " if target.number.isalpha() else "Chapter ") + target.number
     return f"{_XREF_KINDS[target.kind]} {target.number or '?'}"
 
@@ -340,6 +347,11 @@ def _resolve(
                 b = {"t": t, "c": [blocks(item) for item in b["c"]]}
             elif t == "OrderedList":
                 b = {"t": t, "c": [b["c"][0], [blocks(item) for item in b["c"][1]]]}
+            elif t == "DefinitionList":  # the glossary: terms and their definitions
+                b = {
+                    "t": t,
+                    "c": [[inlines(term), [blocks(d) for d in defs]] for term, defs in b["c"]],
+                }
             elif t == "Table":
                 b = _walk_table(b, inlines, blocks)
             out.append(b)

@@ -1,0 +1,103 @@
+"""The book's appendix pages: copies of the executed notebooks whose labels are their own.
+
+A chapter embeds a labelled cell of an executed notebook (``{{< embed ../_output/notebooks/x.ipynb#tbl-y >}}``)
+and the appendix shows the whole notebook. Were the appendix the executed notebook itself, every
+embedded label would exist twice in the book, and Quarto numbers a label by the page it meets
+first, so a chapter's ``@tbl-y`` could print the appendix's "Table C.1" right above the chapter's
+"Table 3.1". The appendix pages are therefore copies (``<out>/appendix/x.ipynb``, listed in
+``_quarto.yml``) in which every ``tbl-``/``fig-`` label carries the suffix :data:`SUFFIX`: each
+label is defined on one page only, and the chapters' cross-references resolve to the chapters.
+The executed notebooks themselves are left as they are (they are the rerun records' outputs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from trainperf.atomic import write_text_atomic
+
+__all__ = ["SUFFIX", "appendix_label", "write_appendix_notebooks"]
+
+SUFFIX = "-nb"
+"""Added to every ``tbl-``/``fig-`` label of an appendix copy."""
+
+_LABEL_LINE = re.compile(r"^(#\|\s*label:\s*)([\"']?)((?:tbl|fig)-[A-Za-z0-9_-]+)\2(\s*)$")
+
+
+def appendix_label(label: str) -> str:
+    """The label a chapter's ``label`` has on its appendix page (``tbl-x`` -> ``tbl-x-nb``)."""
+    return label if label.endswith(SUFFIX) else label + SUFFIX
+
+
+def _relabel(source: str) -> str:
+    out = []
+    for line in source.split("\n"):
+        m = _LABEL_LINE.match(line)
+        if m:
+            line = f"{m.group(1)}{m.group(2)}{appendix_label(m.group(3))}{m.group(2)}{m.group(4)}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _relative_paths(text: str, prefixes: list[tuple[str, str]]) -> str:
+    for prefix, short in prefixes:
+        text = text.replace(prefix, short)
+    return text
+
+
+def write_appendix_notebooks(
+    notebooks_dir: str | Path,
+    appendix_dir: str | Path,
+    root: str | Path | None = None,
+    out: str | Path | None = None,
+    figures: str | Path | None = None,
+) -> list[Path]:
+    """Write the appendix copy of every executed notebook ``notebooks_dir/*.ipynb`` into
+    ``appendix_dir`` (atomically; copies of notebooks no longer there are removed).
+
+    The parameters papermill injected name absolute paths of the machine that built the book;
+    in the copy, a path below ``out`` (the report's output folder) is written relative to it as
+    ``<out's name>/...``, one below ``figures`` (the figures folder) as ``<its name>/...``, and a
+    path below ``root`` (the checkout) relative to the checkout.
+
+    Returns:
+        the paths written, in name order.
+
+    Raises:
+        OSError: a notebook cannot be read or a copy written; ValueError: a notebook is not JSON.
+    """
+    src, dst = Path(notebooks_dir), Path(appendix_dir)
+    dst.mkdir(parents=True, exist_ok=True)
+    prefixes = []  # the longest first: _output lies inside the checkout
+    if out is not None:
+        prefixes.append((f"{Path(out).resolve()}/", f"{Path(out).name}/"))
+    if figures is not None:
+        prefixes.append((f"{Path(figures).resolve()}/", f"{Path(figures).name}/"))
+        prefixes.append((str(Path(figures).resolve()), Path(figures).name))  # the folder itself
+    if root is not None:
+        prefixes.append((f"{Path(root).resolve()}/", ""))
+    prefixes.sort(key=lambda p: -len(p[0]))
+    written = []
+    names = set()
+    for nb_path in sorted(src.glob("*.ipynb")):
+        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        for cell in nb.get("cells", []):
+            if cell.get("cell_type") != "code":
+                continue
+            text = cell.get("source", "")
+            text = text if isinstance(text, str) else "".join(text)
+            new = _relabel(text)
+            if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+                new = _relative_paths(new, prefixes)
+            if new != text:
+                cell["source"] = new
+        target = dst / nb_path.name
+        write_text_atomic(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", target)
+        written.append(target)
+        names.add(nb_path.name)
+    for old in dst.glob("*.ipynb"):
+        if old.name not in names:
+            old.unlink()
+    return written

@@ -1,0 +1,328 @@
+"""The book as a publication: every cross-reference cites the number shown where the reader is,
+no output is a raw Python repr or a stray print, no output names a path of the build machine, no
+empty table, split tables repeat their key, chart text readable at page width, a bibliography,
+rendering leaves the tree clean, and the book can be served over http.
+
+The checks on the executed notebooks and the preview site use the session's main job
+(``conftest.main_job``); the others are unit tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import ROOT
+
+from trainperf.report import appendix, display
+
+# --- unit tests ---------------------------------------------------------------------------------
+
+
+def _nb(cells: list[str]) -> dict:
+    return {
+        "cells": [
+            {"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": s, "outputs": []}
+            for i, s in enumerate(cells)
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def test_appendix_copies_carry_labels_of_their_own(tmp_path):
+    src = tmp_path / "notebooks"
+    src.mkdir()
+    (src / "a.ipynb").write_text(
+        json.dumps(
+            _nb(
+                [
+                    '#| label: tbl-x\n#| tbl-cap: "X"\nshow()',
+                    "#| label: 'fig-y'\nplot()",
+                    "#| label: cell-z\nz = 1",  # not a float: left alone
+                    "x = '#| label: tbl-in-a-string'",
+                ]
+            )
+        )
+    )
+    (tmp_path / "appendix").mkdir()
+    (tmp_path / "appendix" / "gone.ipynb").write_text("{}")
+    written = appendix.write_appendix_notebooks(src, tmp_path / "appendix")
+    assert [p.name for p in written] == ["a.ipynb"]
+    assert not (tmp_path / "appendix" / "gone.ipynb").exists()
+    cells = [c["source"] for c in json.loads(written[0].read_text())["cells"]]
+    assert cells[0] == '#| label: tbl-x-nb\n#| tbl-cap: "X"\nshow()'
+    assert cells[1] == "#| label: 'fig-y-nb'\nplot()"
+    assert cells[2] == "#| label: cell-z\nz = 1"
+    assert cells[3] == "x = '#| label: tbl-in-a-string'"
+    # the executed notebook itself is unchanged
+    assert "tbl-x-nb" not in (src / "a.ipynb").read_text()
+    # idempotent: a label that already has the suffix keeps it
+    assert appendix.appendix_label("tbl-x-nb") == "tbl-x-nb"
+
+
+def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
+    root = tmp_path / "checkout"
+    out = root / "_output"
+    (out / "notebooks").mkdir(parents=True)
+    nb = _nb([f'mlperf_path = "{root}/data/mlperf"\nvalues_path = "{out}/values/x.json"'])
+    nb["cells"][0]["metadata"]["tags"] = ["injected-parameters"]
+    (out / "notebooks" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(out / "notebooks", out / "appendix", root, out)
+    src = json.loads(copy.read_text())["cells"][0]["source"]
+    assert src == 'mlperf_path = "data/mlperf"\nvalues_path = "_output/values/x.json"'
+
+
+def test_an_empty_table_says_so_and_a_note_heads_every_table():
+    empty = display.table(pl.DataFrame({"a": []}, schema={"a": pl.Int64}), {"a": "A"})
+    assert empty.markdown == display.EMPTY  # not a header with nothing under it
+    display.label_tables("**Synthetic data**: generated.")
+    try:
+        t = display.table(pl.DataFrame({"a": [1]}), {"a": "A"})
+        r = display.record(pl.DataFrame({"a": [1]}), {"a": "A"})
+    finally:
+        display.label_tables("")
+    assert t.markdown.startswith("**Synthetic data**: generated.\n\n|   A |")
+    assert r.markdown.startswith("**Synthetic data**: generated.\n\n")
+    assert not display.table(pl.DataFrame({"a": [1]}), {"a": "A"}).markdown.startswith("**")
+
+
+def test_rendering_leaves_the_tree_clean():
+    # Quarto appends "/.quarto/" to a project's .gitignore unless that exact line is there, and
+    # writes a .gitignore into a project folder that has none (talk/)
+    for gi in (ROOT / ".gitignore", ROOT / "talk" / ".gitignore"):
+        assert "/.quarto/" in gi.read_text().splitlines(), gi
+
+
+def test_serve_answers_over_http_on_loopback(tmp_path):
+    import threading
+
+    from trainperf.errors import ConfigError
+    from trainperf.report import serve
+
+    with pytest.raises(ConfigError, match="make report"):
+        serve.book_folder(tmp_path)
+    site = tmp_path / "_output" / "site"
+    site.mkdir(parents=True)
+    (site / "index.html").write_text("<title>book</title>")
+    (site / "search.json").write_text("[]")
+    assert serve.book_folder(tmp_path) == site
+    server = serve.make_server(site, 0)
+    host, port = server.server_address[:2]
+    assert host == "127.0.0.1"
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/search.json", timeout=10) as r:
+            assert r.status == 200 and r.read() == b"[]"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_book_has_a_bibliography_with_the_works_the_talk_builds_on():
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "_quarto.yml").read_text())
+    assert cfg["bibliography"] == "references.bib"
+    bib = (ROOT / "references.bib").read_text()
+    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, re.M))
+    for key in (
+        "konishi2026sakuraone",
+        "tsubouchi2025talk",
+        "shoeybi2019megatron",
+        "narayanan2021megatron",
+        "gholami2024memorywall",
+        "kokolis2025reliability",
+        "cui2025gpuresilience",
+        "wang2025fsdp",
+        "mlperf-training-v41-eos",
+        "mlperf-training-v41-oracle",
+    ):
+        assert key in keys, key
+    # every citation in the chapters names an entry
+    cited = set()
+    for qmd in [ROOT / "index.qmd", *(ROOT / "chapters").glob("*.qmd")]:
+        for c in re.findall(r"\[@([\w.-]+)", qmd.read_text()):
+            if not c.startswith(("tbl-", "fig-", "sec-")):
+                cited.add(c)
+    assert cited and cited <= keys, cited - keys
+    refs = (ROOT / "chapters" / "references.qmd").read_text()
+    assert "{#refs}" in refs and "@*" in refs
+
+
+def test_synthetic_chapters_sit_in_the_generated_data_part():
+    import yaml
+
+    chapters = yaml.safe_load((ROOT / "_quarto.yml").read_text())["book"]["chapters"]
+    parts = {e["part"]: e["chapters"] for e in chapters if isinstance(e, dict)}
+    assert parts["Method on generated data"] == [
+        "chapters/telemetry_cluster.qmd",
+        "chapters/operations.qmd",
+    ]
+    # every figure caption there starts with the data kind the notebooks record
+    for qmd, nb in (("telemetry_cluster", "telemetry"), ("operations", "slurm_jobs")):
+        text = (ROOT / "chapters" / f"{qmd}.qmd").read_text()
+        caps = re.findall(r"^!\[(.*?)\]\(", text, re.M)
+        assert caps and all(c.startswith(f"{{{{< meta values.{nb}.data_kind >}}}}") for c in caps)
+
+
+# --- the executed notebooks and the preview site of the main job --------------------------------
+
+
+def _outputs(nb_path: Path):
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    for ci, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            yield ci, cell, out
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else "".join(v)
+
+
+@pytest.mark.slow
+def test_executed_notebooks_show_no_repr_no_print_no_build_path(main_job):
+    tmp, summary = main_job
+    notebooks = sorted((tmp / "out" / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) >= 8
+    build_paths = [str(ROOT), str(tmp)]
+    bad = []
+    for nb in notebooks:
+        for ci, _cell, out in _outputs(nb):
+            kind = out["output_type"]
+            where = f"{nb.name} cell {ci}"
+            if kind == "stream":
+                bad.append(f"{where}: printed {_text(out['text'])[:80]!r}")
+            elif kind in ("execute_result", "display_data"):
+                data = out.get("data", {})
+                if set(data) <= {"text/plain"}:
+                    bad.append(f"{where}: raw repr {_text(data.get('text/plain', ''))[:80]!r}")
+                for mime, value in data.items():
+                    text = _text(value) if isinstance(value, (str, list)) else json.dumps(value)
+                    for p in build_paths:
+                        if p in text:
+                            bad.append(f"{where}: {mime} names the build path {p}")
+                md = _text(data.get("text/markdown", ""))
+                # a pipe table whose separator is its last line has no rows
+                for table in re.split(r"\n\s*\n", md):
+                    lines = [ln for ln in table.strip().splitlines() if ln.startswith("|")]
+                    if len(lines) == 2 and re.fullmatch(r"\|[-:| ]+\|", lines[1]):
+                        bad.append(f"{where}: an empty table")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.slow
+def test_split_tables_repeat_their_key_column(main_job):
+    tmp, _ = main_job
+    for nb in sorted((tmp / "out" / "notebooks").glob("*.ipynb")):
+        for ci, _cell, out in _outputs(nb):
+            md = _text(out.get("data", {}).get("text/markdown", ""))
+            heads = [
+                t.strip().splitlines()[0]
+                for t in re.split(r"\n\s*\n", md)
+                if t.strip().startswith("|") and len(t.strip().splitlines()) > 2
+            ]
+            if len(heads) > 1:
+                first = {h.split("|")[1].strip() for h in heads}
+                assert len(first) == 1, f"{nb.name} cell {ci}: parts start with {first}"
+
+
+def _ids(html: str) -> set[str]:
+    return set(re.findall(r'\bid="((?:tbl|fig)-[^"]+)"', html))
+
+
+@pytest.mark.slow
+def test_every_label_is_defined_on_one_page_and_xrefs_cite_the_page_shown(main_job):
+    tmp, summary = main_job
+    site = Path(summary["site"]).parent
+    pages = {p.name: p.read_text(encoding="utf-8") for p in site.glob("*.html")}
+    owner: dict[str, list[str]] = {}
+    for name, html in pages.items():
+        for i in _ids(html):
+            owner.setdefault(i, []).append(name)
+    twice = {i: p for i, p in owner.items() if len(p) > 1}
+    assert not twice, twice
+    # a chapter's reference to a table or figure it shows is a link on the same page
+    for name, html in pages.items():
+        if name.startswith("notebook-"):
+            continue
+        here = _ids(html)
+        for href in re.findall(r'class="quarto-xref" href="([^"]*)"', html):
+            page, _, frag = href.partition("#")
+            if frag in here:
+                assert page == "", (name, href)
+    # the Quarto book: the appendix copies define no label a chapter embeds
+    embedded = set()
+    for qmd in (ROOT / "chapters").glob("*.qmd"):
+        embedded |= set(
+            re.findall(r"\{\{<\s*embed\s+\S+?\.ipynb#((?:tbl|fig)-[\w-]+)", qmd.read_text())
+        )
+    copies = set()
+    for nb in (tmp / "out" / "appendix").glob("*.ipynb"):
+        for cell in json.loads(nb.read_text())["cells"]:
+            copies |= set(
+                re.findall(r"^#\|\s*label:\s*((?:tbl|fig)-[\w-]+)", _text(cell["source"]), re.M)
+            )
+    assert embedded and copies and not embedded & copies, embedded & copies
+
+
+@pytest.mark.slow
+def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
+    tmp, summary = main_job
+    site = Path(summary["site"]).parent
+    for page in site.glob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        assert str(ROOT) not in html and str(tmp) not in html, page.name
+    refs = (site / "references.html").read_text(encoding="utf-8")
+    for author in ("Kokolis", "Gholami", "Narayanan", "Shoeybi", "Konishi", "Cui", "Wang"):
+        assert author in refs, author
+    glossary = (site / "glossary.html").read_text(encoding="utf-8")
+    for term in ("DCGM", "GBS", "HPL-MxP", "MFU", "HFU", "RoCE", "ETTR"):
+        assert term in glossary, term
+
+
+#: the book's text column (Quarto's default body width; the preview site's --tp-text 50 rem)
+PAGE_WIDTH_PX = 800
+MIN_TEXT_PX = 11
+
+
+@pytest.mark.slow
+def test_chart_text_is_at_least_11_px_at_page_width(main_job):
+    tmp, _ = main_job
+    shown = set()
+    for qmd in [ROOT / "index.qmd", *(ROOT / "chapters").glob("*.qmd")]:
+        shown |= set(re.findall(r"figures/([\w-]+\.svg)", qmd.read_text()))
+    small = []
+    for name in sorted(shown):
+        svg = (tmp / "figures" / name).read_text(encoding="utf-8")
+        width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)', svg).group(1))
+        scale = min(1.0, PAGE_WIDTH_PX / width)
+        sizes = [float(s) for s in re.findall(r'font-size="([\d.]+)(?:px)?"', svg)]
+        sizes += [float(s) for s in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+        if sizes and min(sizes) * scale < MIN_TEXT_PX - 1e-6:
+            small.append(
+                f"{name}: {min(sizes)} px at {width:.0f} px wide -> {min(sizes) * scale:.1f} px"
+            )
+    assert not small, "\n".join(small)
+
+
+def test_source_columns_become_marks_with_one_key():
+    frame = pl.DataFrame(
+        {
+            "item": ["nodes", "GPUs", "CPUs"],
+            "source": ["paper, Table 1 (relayed)", "paper, Table 1 (relayed)", "datasheet"],
+        }
+    )
+    t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
+    body, _, key = t.markdown.partition("\n\nSources: ")
+    # each row carries a mark, each text is written once, in order of first appearance
+    assert body.count("\\[1\\]") == 2 and body.count("\\[2\\]") == 1
+    assert "relayed" not in body
+    assert key == "[1] paper, Table 1 \\(relayed\\); [2] datasheet."
+    assert "paper, Table 1 (relayed)" in t.csv  # the download keeps the full text
