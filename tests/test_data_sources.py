@@ -213,9 +213,7 @@ def test_reference_rows_of_bundled_logs_agree_with_the_logs(bundled):
             key
         )
         assert s["n_accelerators"] == int(key[3])
-        assert (
-            f"/results/{folder}/{key[2]} (copied in data/mlperf/{key[1]})" in row["source"]
-        )
+        assert f"/results/{folder}/{key[2]} (copied in data/mlperf/{key[1]})" in row["source"]
     # and no other row claims to be bundled
     others = [r for k, r in rows.items() if k not in BUNDLED_ROWS]
     assert not [r for r in others if "copied in data/mlperf" in r["source"]]

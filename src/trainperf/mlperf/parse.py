@@ -45,6 +45,8 @@ def _sysjson_line(raw: str) -> bool:
     (``+ echo ':::SYSJSON {...}'``, Oracle v4.1 logs): its JSON ends in a quote.
     """
     return _SYSJSON in raw and not raw.lstrip().startswith("+")
+
+
 _META = '"metadata": '
 
 EVENT_SCHEMA = {

@@ -100,7 +100,9 @@ __all__ = [
 ]
 
 
-def write_dumps(out_dir: str | Path, seed: int = SEED, probe_names: bool = False) -> dict[str, Path]:
+def write_dumps(
+    out_dir: str | Path, seed: int = SEED, probe_names: bool = False
+) -> dict[str, Path]:
     """Generate the history for ``seed`` and write ``sacct_parsable2.txt`` and ``sacct.json``.
 
     ``probe_names``: the test-only hostile job names (:func:`generate_jobs`); never in the demo.
