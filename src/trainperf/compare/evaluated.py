@@ -29,6 +29,7 @@ __all__ = [
     "comparison_summary",
     "log_comparison",
     "reference_round_for",
+    "reference_side",
     "side_from_published",
     "side_from_results",
 ]
@@ -564,6 +565,27 @@ def log_comparison(
     return frame.sort("benchmark", "n_gpus", "evaluated_result", nulls_last=True)
 
 
+def reference_side(
+    results, name: str, gpus_per_node: int, precision: str | None = None
+) -> pl.DataFrame:
+    """The reference's side (:data:`SIDE_SCHEMA`) from its MLPerf results.
+
+    The reference's folder may hold peers' logs too (``data/mlperf`` bundles Oracle's RoCE cluster
+    beside Eos): where some result folders carry the reference's name (``eos_n64_...``,
+    ``eos-dfw_...`` for ``Eos``, case-insensitive prefix), only those are the reference; where
+    none does, every result is.
+
+    Args:
+        results: :class:`trainperf.mlperf.Results` of the reference's folder.
+        name: the reference's name (``Eos``).
+        gpus_per_node: the reference's GPUs per node.
+        precision: the precision its runs trained in (MFU against its peak), or None.
+    """
+    ref = side_from_results(results, name, gpus_per_node, None, precision)
+    own = ref.filter(pl.col("result").str.to_lowercase().str.starts_with(name.lower()))
+    return own if own.height else ref
+
+
 def cluster_comparison(
     name: str,
     gpus_per_node: int,
@@ -607,21 +629,12 @@ def cluster_comparison(
     """
     with warnings.catch_warnings():  # damaged lines are in the runs chapter's data-quality table
         warnings.simplefilter("ignore")
-        ref = side_from_results(
+        ref = reference_side(
             load_results(reference_mlperf),
             reference_name,
             reference_gpus_per_node,
-            None,
             reference_precision,
         )
-        # the reference's folder may hold peers' logs too (data/mlperf: Oracle's RoCE cluster):
-        # where some result folders carry the reference's name (eos_n64_..., eos-dfw_...), only
-        # those are the reference
-        own = ref.filter(
-            pl.col("result").str.to_lowercase().str.starts_with(reference_name.lower())
-        )
-        if own.height:
-            ref = own
         sides = []
         if mlperf is not None:
             sides.append(
