@@ -127,6 +127,17 @@ def main_job(tmp_path_factory):
     return tmp, summary
 
 
+def main_job_languages(main_job) -> set[str]:
+    """The figure languages the session's :func:`main_job` wrote: ``ja`` only where it found a CJK
+    font when it ran (otherwise its log says "Japanese figures skipped: ..."). Tests that read its
+    figures ask this, never the machine's state now: a font installed since changes that, not the
+    figures the job made."""
+    tmp, _ = main_job
+    text = (tmp / "run_output.txt").read_text()
+    skipped = any(ln.startswith("Japanese figures skipped:") for ln in text.splitlines())
+    return {"en"} if skipped else {"en", "ja"}
+
+
 @pytest.fixture(scope="session")
 def built_site(main_job, tmp_path_factory):
     """The site a reader browses: the Quarto book (rendered in a copy of the checkout) when quarto is
