@@ -156,3 +156,64 @@ def built_site(main_job, tmp_path_factory):
         root=work, use_quarto=True, log=lambda *_: None, progress=False, fail_fast=True
     )
     return work / "_book"
+
+
+# --- optional components, and the grouping of tests for pytest-xdist ------------------------------
+
+#: Fixtures whose result depends on an optional component: the main job (a CJK font decides the
+#: Japanese figures, HolisticTraceAnalysis the trace notebook's engine), the site (Quarto), the
+#: browser (Chromium), a real Slurm cluster, a real Prometheus server.
+COMPONENT_FIXTURES = frozenset({"main_job", "built_site", "browser", "slurm_cluster", "prom"})
+
+#: Test modules whose tests depend on an optional component without (only) those fixtures: they
+#: run the main job or its notebooks themselves (the CJK font, HTA), or need Slurm, Prometheus,
+#: Chromium, Quarto, PyTorch or HolisticTraceAnalysis and skip without it.
+COMPONENT_MODULES = frozenset(
+    {
+        "test_batch",
+        "test_browser",
+        "test_charts_i18n",
+        "test_config",
+        "test_promsource",
+        "test_report",
+        "test_rerun",
+        "test_slurm",
+        "test_smoke",
+        "test_trace",
+        "test_trace_torch",
+    }
+)
+
+#: Tests sharing one expensive session fixture run in one pytest-xdist worker (``--dist
+#: loadgroup``), so that it is made once: the main job (and the site built from it), the Slurm
+#: cluster. The live Slurm tests start their own daemons: one at a time, in the same group.
+SHARED_GROUPS = {"main_job": "main_job", "built_site": "main_job", "slurm_cluster": "slurm"}
+
+
+def _xdist_group(item) -> str | None:
+    names = set(item.fixturenames)
+    for fixture, group in SHARED_GROUPS.items():
+        if fixture in names:
+            return group
+    if item.get_closest_marker("slurm"):
+        return "slurm"
+    # a module- or class-scoped fixture is set up once per worker that runs one of its tests:
+    # keep those tests together
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d and d[-1].scope in ("module", "class", "package") for d in defs.values()):
+        return item.nodeid.split("::")[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    """Mark ``component`` the tests whose behaviour depends on an optional component
+    (scripts/plain_tests.sh runs them with every component hidden), and group for pytest-xdist
+    the tests that share an expensive fixture (:data:`SHARED_GROUPS`)."""
+    for item in items:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if set(item.fixturenames) & COMPONENT_FIXTURES or module in COMPONENT_MODULES:
+            item.add_marker(pytest.mark.component)
+        group = _xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
