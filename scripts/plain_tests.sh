@@ -6,7 +6,8 @@
 # there as they do with everything installed; .ci/run runs this after `make test`.
 #
 # Usage: scripts/plain_tests.sh [PYTEST ARGS...]
-#   default: the tests marked `component` (tests/conftest.py marks them), two pytest-xdist workers.
+#   default: the tests marked `component` (tests/conftest.py marks them), one pytest-xdist worker
+#   per CPU (PLAIN_TEST_JOBS to choose).
 #   Arguments replace the selection, e.g. scripts/plain_tests.sh tests/test_rerun.py -x
 # Environment: PYTHON (default .venv/bin/python), PLAIN_HIDE_MODULES (default "torch,hta").
 # Exit status: pytest's; "no test selected" (pytest's 5) is 0 for a selection given as arguments
@@ -59,7 +60,7 @@ fi
 echo "plain tests: no CJK font, no chromium/quarto/prometheus/Slurm/munge/MariaDB on PATH, no ${PLAIN_HIDE_MODULES-torch,hta} importable"
 
 if [ $# -eq 0 ]; then
-  set -- -m component -n 2 --dist loadgroup
+  set -- -m component -n "${PLAIN_TEST_JOBS:-auto}" --dist loadgroup
   default=1
 else
   default=0
