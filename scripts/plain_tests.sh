@@ -26,16 +26,24 @@ printf '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig
 # PATH: one folder of links to every program on PATH but the optional components' (the names
 # /work/shared/tools/fresh-clone-check hides, and Slurm's daemons)
 mkdir -p "$d/bin" "$d/py"
-IFS=: read -ra dirs <<<"$PATH"
-for dir in "${dirs[@]}"; do
-  for f in "$dir"/*; do
-    n=${f##*/}
-    case "$n" in
-      chromium*|google-chrome*|quarto|prometheus|promtool|slurm*|sbatch|srun|salloc|sacct*|scontrol|sinfo|squeue|scancel|munge*|mysql*|mariadb*) continue ;;
-    esac
-    [ -x "$f" ] && [ ! -e "$d/bin/$n" ] && ln -s "$f" "$d/bin/$n"
-  done
-done
+"$PY" - "$d/bin" <<'PYEOF' || exit 2
+import fnmatch, os, sys
+
+HIDDEN = ("chromium*", "google-chrome*", "quarto", "prometheus", "promtool", "slurm*", "sbatch",
+          "srun", "salloc", "sacct*", "scontrol", "sinfo", "squeue", "scancel", "munge*", "mysql*",
+          "mariadb*")
+for folder in os.environ["PATH"].split(os.pathsep):
+    try:
+        names = sorted(os.listdir(folder or "."))
+    except OSError:
+        continue
+    for name in names:
+        src, dst = os.path.join(folder, name), os.path.join(sys.argv[1], name)
+        if any(fnmatch.fnmatchcase(name, p) for p in HIDDEN) or os.path.lexists(dst):
+            continue
+        if os.path.isfile(src) and os.access(src, os.X_OK):
+            os.symlink(os.path.abspath(src), dst)
+PYEOF
 # Python packages: a sitecustomize (first on PYTHONPATH, so kernels and subprocesses get it too)
 # that makes them unimportable (`import torch` raises ModuleNotFoundError, find_spec gives None)
 cat > "$d/py/sitecustomize.py" <<PYEOF
