@@ -11,7 +11,7 @@ from conftest import COMPONENT_FIXTURES, ROOT
 SCRIPT = ROOT / "scripts" / "plain_tests.sh"
 
 # run by the script's pytest: what a test sees there, in its own process and in a child's
-PROBE = '''
+PROBE = """
 import importlib.util, shutil, subprocess, sys
 
 def test_every_component_is_hidden():
@@ -25,7 +25,7 @@ def test_every_component_is_hidden():
         assert importlib.util.find_spec(mod) is None, mod
     child = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True)
     assert "ModuleNotFoundError" in child.stderr  # a kernel started by a test gets it too
-'''
+"""
 
 
 def _plain(*args, **env):
