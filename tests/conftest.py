@@ -207,12 +207,18 @@ def _xdist_group(item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
-    """Mark ``component`` the tests whose behaviour depends on an optional component
-    (scripts/plain_tests.sh runs them with every component hidden), and group for pytest-xdist
+    """Mark ``component`` the tests whose behaviour depends on an optional component (those using
+    :data:`COMPONENT_FIXTURES`, those of :data:`COMPONENT_MODULES`, and every ``slow`` one: they
+    execute notebooks; scripts/plain_tests.sh runs them with every component hidden), and group for pytest-xdist
     the tests that share an expensive fixture (:data:`SHARED_GROUPS`)."""
     for item in items:
         module = getattr(getattr(item, "module", None), "__name__", "")
-        if set(item.fixturenames) & COMPONENT_FIXTURES or module in COMPONENT_MODULES:
+        # a `slow` test executes notebooks, whose figures depend on the CJK font
+        if (
+            set(item.fixturenames) & COMPONENT_FIXTURES
+            or module in COMPONENT_MODULES
+            or item.get_closest_marker("slow")
+        ):
             item.add_marker(pytest.mark.component)
         group = _xdist_group(item)
         if group:
