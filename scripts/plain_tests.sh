@@ -45,13 +45,24 @@ for folder in os.environ["PATH"].split(os.pathsep):
             os.symlink(os.path.abspath(src), dst)
 PYEOF
 # Python packages: a sitecustomize (first on PYTHONPATH, so kernels and subprocesses get it too)
-# that makes them unimportable (`import torch` raises ModuleNotFoundError, find_spec gives None)
+# whose path finder does not find them: `import torch` raises ModuleNotFoundError, find_spec gives
+# None, and sys.modules never holds them (libraries such as scipy look there for torch)
 cat > "$d/py/sitecustomize.py" <<PYEOF
 import sys
+from importlib.machinery import PathFinder
 
-for _name in "${PLAIN_HIDE_MODULES-torch,hta}".split(","):
-    if _name.strip():
-        sys.modules[_name.strip()] = None
+_HIDDEN = {n.strip() for n in "${PLAIN_HIDE_MODULES-torch,hta}".split(",") if n.strip()}
+
+
+class _PathFinderHiding(PathFinder):
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname.partition(".")[0] in _HIDDEN:
+            return None
+        return PathFinder.find_spec(fullname, path, target)
+
+
+sys.meta_path[:] = [_PathFinderHiding if f is PathFinder else f for f in sys.meta_path]
 PYEOF
 
 export FONTCONFIG_FILE="$d/fonts.conf" PATH="$d/bin" PYTHONPATH="$d/py${PYTHONPATH:+:$PYTHONPATH}"

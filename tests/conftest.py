@@ -95,7 +95,10 @@ def main_job(tmp_path_factory):
     """The main job run once for the whole test session, into temporary folders (preview site, no
     Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in
     ``tmp/figures``; everything the run printed (its log lines, and whatever the process and its
-    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``."""
+    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``. Two optional outputs the job
+    does not ask for are written too, for the tests that read them instead of executing the
+    notebook again: ``tmp/rails.parquet`` (telemetry's ``results_path``) and
+    ``tmp/slurm_marginals.parquet`` (slurm_jobs' ``results_path``)."""
     import os
     import sys
 
@@ -116,6 +119,10 @@ def main_job(tmp_path_factory):
                 log=lines.append,
                 progress=False,
                 fail_fast=True,  # a notebook failing in the suite shows its own error here
+                overrides={
+                    "telemetry": {"results_path": str(tmp / "rails.parquet")},
+                    "slurm_jobs": {"results_path": str(tmp / "slurm_marginals.parquet")},
+                },
             )
         finally:
             sys.stdout.flush(), sys.stderr.flush()

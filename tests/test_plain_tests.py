@@ -23,6 +23,8 @@ def test_every_component_is_hidden():
     assert shutil.which("sh") is not None  # the rest of PATH is there
     for mod in ("torch", "hta"):
         assert importlib.util.find_spec(mod) is None, mod
+        assert mod not in sys.modules  # scipy looks there for torch
+    import scipy.stats  # noqa: F401 (it imports with torch hidden)
     child = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True)
     assert "ModuleNotFoundError" in child.stderr  # a kernel started by a test gets it too
 """

@@ -205,26 +205,7 @@ def _html_outputs(nb: dict) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("dump", "fmt"), [(TEXT, "auto"), (JSON, "json")])
-def test_notebook_recovers_marginals_and_escapes_names(tmp_path, dump, fmt):
-    from trainperf.report.notebooks import execute_notebook
-
-    figures = tmp_path / "figures"
-    results = tmp_path / "marginals.parquet"
-    values = tmp_path / "values.json"
-    out = execute_notebook(
-        ROOT / "notebooks" / "slurm_jobs.ipynb",
-        tmp_path / "slurm_jobs.ipynb",
-        parameters={
-            "dump_paths": [str(dump)],
-            "format": fmt,
-            "figures_dir": str(figures),
-            "results_path": str(results),
-            "values_path": str(values),
-        },
-        progress=False,
-    )
+def _check_notebook_run(out: Path, figures: Path, results: Path, values: Path) -> None:
     # the four calibration marginals, within one percentage point of the paper
     m = {r["metric"]: r["value"] for r in pl.read_parquet(results).iter_rows(named=True)}
     for key, pct in PAPER_PCT.items():
@@ -247,6 +228,47 @@ def test_notebook_recovers_marginals_and_escapes_names(tmp_path, dump, fmt):
     longest = [h for src, h in html_out if "tbl-slurm-longest" in src]
     assert len(longest) == 1
     assert "&lt;img src=x onerror=alert(1)&gt;" in longest[0]
+
+
+@pytest.mark.slow
+def test_notebook_recovers_marginals_and_escapes_names_from_the_text_dump(main_job):
+    # the main job executes slurm_jobs.ipynb on its default input, the bundled parsable2 dump
+    # with format "auto" (conftest.main_job also asks for its results_path): read that run
+    tmp, summary = main_job
+    out = tmp / "out" / "notebooks" / "slurm_jobs.ipynb"
+    params = json.loads(out.read_text(encoding="utf-8"))["metadata"]["papermill"]["parameters"]
+    assert params.get("format", "auto") == "auto"
+    dumps = params.get("dump_paths", ["../data/slurm/synthetic/sacct_parsable2.txt"])
+    assert [(ROOT / "notebooks" / d).resolve() for d in dumps] == [TEXT.resolve()]
+    assert "slurm_jobs" in summary["executed"]
+    _check_notebook_run(
+        out,
+        tmp / "figures",
+        tmp / "slurm_marginals.parquet",
+        tmp / "out" / "values" / "slurm_jobs.json",
+    )
+
+
+@pytest.mark.slow
+def test_notebook_recovers_marginals_and_escapes_names_from_the_json_dump(tmp_path):
+    from trainperf.report.notebooks import execute_notebook
+
+    figures = tmp_path / "figures"
+    results = tmp_path / "marginals.parquet"
+    values = tmp_path / "values.json"
+    out = execute_notebook(
+        ROOT / "notebooks" / "slurm_jobs.ipynb",
+        tmp_path / "slurm_jobs.ipynb",
+        parameters={
+            "dump_paths": [str(JSON)],
+            "format": "json",
+            "figures_dir": str(figures),
+            "results_path": str(results),
+            "values_path": str(values),
+        },
+        progress=False,
+    )
+    _check_notebook_run(out, figures, results, values)
 
 
 def test_job_telemetry_covers_one_whole_node_job_on_the_first_hosts(text):
