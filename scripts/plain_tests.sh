@@ -23,8 +23,8 @@ trap 'rm -rf "$d"' EXIT
 # fontconfig with no font folder at all: fc-list :lang=ja lists nothing
 printf '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><cachedir>%s/fc</cachedir></fontconfig>\n' \
   "$d" > "$d/fonts.conf"
-# PATH: one folder of links to every program on PATH but the optional components' (the names
-# /work/shared/tools/fresh-clone-check hides, and Slurm's daemons)
+# PATH: one folder of links to every program on PATH but the optional components' (chromium,
+# quarto, Prometheus, Slurm with its daemons, munge, MariaDB)
 mkdir -p "$d/bin" "$d/py"
 "$PY" - "$d/bin" <<'PYEOF' || exit 2
 import fnmatch, os, sys
