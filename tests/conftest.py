@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -212,6 +213,43 @@ def _xdist_group(item) -> str | None:
     return None
 
 
+# pytest-xdist 3.8's --dist loadgroup appends "@group" to ``item._nodeid``, which pytest 9.2 no
+# longer reads (``nodeid`` comes from ``item._id``): every test would be scheduled alone and each
+# worker would run the main job. So the workers write each grouped test's group to a file
+# (``TRAINPERF_XDIST_GROUPS``, set by the controller before it starts them) and the scheduler
+# below (``--dist loadgroup``, what `make test` uses) sends a group's tests to one worker.
+_GROUPS_ENV = "TRAINPERF_XDIST_GROUPS"
+
+
+def pytest_configure(config):
+    if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", None):
+        import tempfile
+
+        os.environ[_GROUPS_ENV] = tempfile.mkdtemp(prefix="trainperf-xdist-groups-")
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """One work unit per group of tests/conftest.py (:data:`SHARED_GROUPS`); every other
+        test on its own."""
+
+        _groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid):
+            if self._groups is None:
+                self._groups = {}
+                for f in Path(os.environ[_GROUPS_ENV]).glob("*.json"):
+                    self._groups.update(json.loads(f.read_text()))
+            return self._groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """Mark ``component`` the tests whose behaviour depends on an optional component (those using
@@ -227,6 +265,16 @@ def pytest_collection_modifyitems(config, items):
             or item.get_closest_marker("slow")
         ):
             item.add_marker(pytest.mark.component)
+    groups = {}
+    for item in items:
         group = _xdist_group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and os.environ.get(_GROUPS_ENV):
+        # every worker collects the same tests; each writes its own file (atomically)
+        dst = Path(os.environ[_GROUPS_ENV]) / f"{worker['workerid']}.json"
+        tmp = dst.with_suffix(".tmp")
+        tmp.write_text(json.dumps(groups))
+        tmp.replace(dst)
