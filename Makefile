@@ -1,6 +1,6 @@
 # trainperf: two commands do everything on a fresh machine.
 #   make report   creates the environment if missing, runs the main job (notebooks, figures, site)
-#   make test     creates the environment if missing, runs the test suite
+#   make test     creates the environment if missing, runs the test suite (one worker per CPU)
 # Set PYTHON to choose the interpreter used to create .venv (default python3, needs >= 3.11).
 
 PYTHON ?= python3
@@ -9,8 +9,11 @@ BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.trainperf-installed
 OUT    ?= _output
 PYTEST_ARGS ?=
+# test workers (pytest-xdist): auto = one per CPU; tests sharing a fixture run in one worker
+# (tests/conftest.py). TEST_JOBS=0 runs the suite in this process.
+TEST_JOBS ?= auto
 
-.PHONY: report test env lint format talk clean
+.PHONY: report test test-plain env lint format talk clean
 
 env: $(STAMP)
 
@@ -24,7 +27,11 @@ report: $(STAMP)
 	$(BIN)/trainperf report --out $(OUT)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup $(PYTEST_ARGS)
+
+# the tests whose behaviour depends on an optional component, with every component hidden
+test-plain: $(STAMP)
+	bash scripts/plain_tests.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests notebooks benchmarks

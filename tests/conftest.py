@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -95,7 +96,10 @@ def main_job(tmp_path_factory):
     """The main job run once for the whole test session, into temporary folders (preview site, no
     Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in
     ``tmp/figures``; everything the run printed (its log lines, and whatever the process and its
-    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``."""
+    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``. Two optional outputs the job
+    does not ask for are written too, for the tests that read them instead of executing the
+    notebook again: ``tmp/rails.parquet`` (telemetry's ``results_path``) and
+    ``tmp/slurm_marginals.parquet`` (slurm_jobs' ``results_path``)."""
     import os
     import sys
 
@@ -116,6 +120,10 @@ def main_job(tmp_path_factory):
                 log=lines.append,
                 progress=False,
                 fail_fast=True,  # a notebook failing in the suite shows its own error here
+                overrides={
+                    "telemetry": {"results_path": str(tmp / "rails.parquet")},
+                    "slurm_jobs": {"results_path": str(tmp / "slurm_marginals.parquet")},
+                },
             )
         finally:
             sys.stdout.flush(), sys.stderr.flush()
@@ -125,6 +133,17 @@ def main_job(tmp_path_factory):
         "\n".join(lines) + "\n" + (tmp / "fd_output.txt").read_text(errors="replace")
     )
     return tmp, summary
+
+
+def main_job_languages(main_job) -> set[str]:
+    """The figure languages the session's :func:`main_job` wrote: ``ja`` only where it found a CJK
+    font when it ran (otherwise its log says "Japanese figures skipped: ..."). Tests that read its
+    figures ask this, never the machine's state now: a font installed since changes that, not the
+    figures the job made."""
+    tmp, _ = main_job
+    text = (tmp / "run_output.txt").read_text()
+    skipped = any(ln.startswith("Japanese figures skipped:") for ln in text.splitlines())
+    return {"en"} if skipped else {"en", "ja"}
 
 
 @pytest.fixture(scope="session")
@@ -166,3 +185,117 @@ def _trainperf_cache_session(tmp_path_factory):
 def _trainperf_cache(tmp_path_factory, monkeypatch):
     """Each test its own reference batch cache: no test's outcome depends on another's runs."""
     monkeypatch.setenv("TRAINPERF_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+# --- optional components, and the grouping of tests for pytest-xdist ------------------------------
+
+#: Fixtures whose result depends on an optional component: the main job (a CJK font decides the
+#: Japanese figures, HolisticTraceAnalysis the trace notebook's engine), the site (Quarto), the
+#: browser (Chromium), a real Slurm cluster, a real Prometheus server.
+COMPONENT_FIXTURES = frozenset({"main_job", "built_site", "browser", "slurm_cluster", "prom"})
+
+#: Test modules whose tests depend on an optional component without (only) those fixtures: they
+#: run the main job or its notebooks themselves (the CJK font, HTA), or need Slurm, Prometheus,
+#: Chromium, Quarto, PyTorch or HolisticTraceAnalysis and skip without it.
+COMPONENT_MODULES = frozenset(
+    {
+        "test_batch",
+        "test_browser",
+        "test_charts_i18n",
+        "test_config",
+        "test_promsource",
+        "test_report",
+        "test_rerun",
+        "test_slurm",
+        "test_smoke",
+        "test_trace",
+        "test_trace_torch",
+    }
+)
+
+#: Tests sharing one expensive session fixture run in one pytest-xdist worker (``--dist
+#: loadgroup``), so that it is made once: the main job (and the site built from it), the Slurm
+#: cluster. The live Slurm tests start their own daemons: one at a time, in the same group.
+SHARED_GROUPS = {"main_job": "main_job", "built_site": "main_job", "slurm_cluster": "slurm"}
+
+
+def _xdist_group(item) -> str | None:
+    names = set(item.fixturenames)
+    for fixture, group in SHARED_GROUPS.items():
+        if fixture in names:
+            return group
+    if item.get_closest_marker("slurm"):
+        return "slurm"
+    # a module- or class-scoped fixture is set up once per worker that runs one of its tests:
+    # keep those tests together
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d and d[-1].scope in ("module", "class", "package") for d in defs.values()):
+        return item.nodeid.split("::")[0]
+    return None
+
+
+# pytest-xdist 3.8's --dist loadgroup appends "@group" to ``item._nodeid``, which pytest 9.2 no
+# longer reads (``nodeid`` comes from ``item._id``): every test would be scheduled alone and each
+# worker would run the main job. So the workers write each grouped test's group to a file
+# (``TRAINPERF_XDIST_GROUPS``, set by the controller before it starts them) and the scheduler
+# below (``--dist loadgroup``, what `make test` uses) sends a group's tests to one worker.
+_GROUPS_ENV = "TRAINPERF_XDIST_GROUPS"
+
+
+def pytest_configure(config):
+    if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", None):
+        import tempfile
+
+        os.environ[_GROUPS_ENV] = tempfile.mkdtemp(prefix="trainperf-xdist-groups-")
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """One work unit per group of tests/conftest.py (:data:`SHARED_GROUPS`); every other
+        test on its own."""
+
+        _groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid):
+            if self._groups is None:
+                self._groups = {}
+                for f in Path(os.environ[_GROUPS_ENV]).glob("*.json"):
+                    self._groups.update(json.loads(f.read_text()))
+            return self._groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    """Mark ``component`` the tests whose behaviour depends on an optional component (those using
+    :data:`COMPONENT_FIXTURES`, those of :data:`COMPONENT_MODULES`, and every ``slow`` one: they
+    execute notebooks; scripts/plain_tests.sh runs them with every component hidden), and group for pytest-xdist
+    the tests that share an expensive fixture (:data:`SHARED_GROUPS`)."""
+    for item in items:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        # a `slow` test executes notebooks, whose figures depend on the CJK font
+        if (
+            set(item.fixturenames) & COMPONENT_FIXTURES
+            or module in COMPONENT_MODULES
+            or item.get_closest_marker("slow")
+        ):
+            item.add_marker(pytest.mark.component)
+    groups = {}
+    for item in items:
+        group = _xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and os.environ.get(_GROUPS_ENV):
+        # every worker collects the same tests; each writes its own file (atomically)
+        dst = Path(os.environ[_GROUPS_ENV]) / f"{worker['workerid']}.json"
+        tmp = dst.with_suffix(".tmp")
+        tmp.write_text(json.dumps(groups))
+        tmp.replace(dst)

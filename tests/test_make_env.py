@@ -7,6 +7,7 @@ to build the project), like ``make env`` itself."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,8 +62,16 @@ def test_the_fast_path_installs_with_uv(tmp_path):
     proj = _project(tmp_path)
     res = _make_env(proj, UV_CACHE_DIR=str(tmp_path / "uv-cache"))
     assert res.returncode == 0, res.stderr
-    # nothing but the bytecode line: no fallback, no warning
-    assert res.stdout.strip().splitlines()[-1].startswith("compile_bytecode: ")
+    # one line per stage as it starts, the bytecode's count, the total: no fallback, no warning
+    out = res.stdout.strip().splitlines()
+    assert out[:4] == [
+        f"env: creating the virtual environment .venv ({sys.executable} -m venv)",
+        "env: installing uv into .venv",
+        "env: installing trainperf (editable) and its [dev] packages",
+        "env: compiling the bytecode of what the report imports",
+    ], out
+    assert out[4].startswith("compile_bytecode: ") and len(out) == 6, out
+    assert re.fullmatch(r"env: ready in \d+ s \(\.venv\)", out[5]), out
     assert "uv not available" not in res.stdout and res.stderr == ""
     assert _works(proj)
     assert list((proj / ".venv").glob("lib/python*/site-packages/uv"))  # uv came with it
@@ -76,4 +85,19 @@ def test_uv_failing_falls_back_to_pip_and_says_so(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert "env: uv not available or failed; installing with pip" in res.stdout.splitlines()
+    assert _works(proj)
+
+
+def test_an_existing_environment_says_only_the_stages_it_runs(tmp_path):
+    # `make env` after pyproject.toml changed: the venv and its uv are there already
+    proj = _project(tmp_path)
+    cache = str(tmp_path / "uv-cache")
+    assert _make_env(proj, UV_CACHE_DIR=cache).returncode == 0
+    res = _make_env(proj, UV_CACHE_DIR=cache)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.strip().splitlines()
+    assert [ln for ln in out if ln.startswith("env: ") and "ready in" not in ln] == [
+        "env: installing trainperf (editable) and its [dev] packages",
+        "env: compiling the bytecode of what the report imports",
+    ], out
     assert _works(proj)

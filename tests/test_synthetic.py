@@ -201,23 +201,17 @@ def test_config_validation():
 
 
 @pytest.mark.slow
-def test_notebook_runs_on_synthetic_default(tmp_path):
-    from trainperf import project_root
-    from trainperf.report.notebooks import execute_notebook
-
-    root = project_root()
-    out = tmp_path / "telemetry.ipynb"
-    figs = tmp_path / "figures"
-    execute_notebook(
-        root / "notebooks" / "telemetry.ipynb",
-        out,
-        parameters={
-            "figures_dir": str(figs),
-            "scratch_dir": str(tmp_path / "scratch"),
-            "results_path": str(tmp_path / "rails.parquet"),
-        },
-        progress=False,
-    )
+def test_notebook_runs_on_synthetic_default(main_job):
+    # the main job executes telemetry.ipynb on its default input, the synthetic default
+    # (conftest.main_job, which also asks for its results_path): read that run
+    tmp, summary = main_job
+    assert "telemetry" in summary["executed"]
+    params = json.loads((tmp / "out" / "notebooks" / "telemetry.ipynb").read_text())["metadata"][
+        "papermill"
+    ]["parameters"]
+    assert params.get("telemetry_source", "") == ""  # nothing given: the synthetic default
+    out = tmp / "out" / "notebooks" / "telemetry.ipynb"
+    figs = tmp / "figures"
     nb = json.loads(out.read_text())
     labels = set()
     for c in nb["cells"]:
@@ -250,7 +244,7 @@ def test_notebook_runs_on_synthetic_default(tmp_path):
         for ext in ("svg", "png", "pdf"):
             assert (figs / f"{name}.{ext}").stat().st_size > 0
         assert "SYNTHETIC" in (figs / f"{name}.svg").read_text()
-    rails = pl.read_parquet(tmp_path / "rails.parquet")
+    rails = pl.read_parquet(tmp / "rails.parquet")
     assert rails["synthetic"].all() and rails.height == 64 * 8
     flagged = telemetry.rail_imbalance(rails)
     assert sorted(set(flagged["rail"])) == [2, 5] and flagged.height == 2 * 64
