@@ -297,12 +297,13 @@ def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
     gpu, metric, phase group).
 
     Memory (the per-GPU result of a long store has millions of rows; 64 tiled runs: 12.5 M rows,
-    about 1.75 GB resident, five String columns of 16-byte views among them): the batches hold
+    about 1.0 GB resident with its five text columns Categorical, 1.75 GB as String): the batches hold
     numbers only, each sorted already; they cover consecutive hosts in sorted order, so the result
     is, for each phase-group rank in turn, that rank's slice of every batch in batch order: the
     number columns are those slices (no sort or copy of the whole result, which needed hundreds
-    of MB more at the peak), and only the strings (phase, kind, hostname, metric, unit) are made
-    new, gathered from the small group / host / metric tables by the code columns."""
+    of MB more at the peak), and only the text columns (phase, kind, hostname, metric, unit) are
+    made new, gathered from the small group / host / metric tables by the code columns
+    (Categorical at level="gpu", so 4 bytes a value)."""
     slices = []
     for i, part in enumerate(parts):  # boundaries of each rank's run in each (sorted) batch
         r = part["_gr"]
