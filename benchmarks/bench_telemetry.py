@@ -10,8 +10,10 @@ full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64
 (about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
 (e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x. ``TRAINPERF_BENCH_STORES=<folder>`` keeps the
 generated stores there and reuses them on the next run (same generator, config, phases, polars).
-Targets: 16x <= 1 GB peak; 64x <= 2 GB; CPU seconds (all threads) per million rows about constant
-(linear; wall time is in the notes: on a shared machine it follows the load).
+Targets: 16x <= 1 GB peak; 64x <= 2 GB; CPU seconds (all threads) per million rows within 1.3x of
+the smallest size's (linear; wall time is in the notes: on a shared machine it follows the load).
+The per-GPU ``phase_stats`` result (12.5 M rows at 64x) has Categorical text columns
+(``trainperf.telemetry.GPU_STATS_CATEGORICAL``): 4-byte codes, not 16-byte String views.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def _store_reuse(tmp: Path) -> harness.Row:
     )
 
 
+LINEAR = 1.3
+"""Issue 29: CPU seconds per million rows at every size within 1.3x of the smallest size's."""
+
+
 def run(quick: bool) -> list[harness.Row]:
     sizes = (
         [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
@@ -89,17 +95,18 @@ def run(quick: bool) -> list[harness.Row]:
                 f"peak {peak_gb:.2f} GB",
                 f"linear: {cpu_m[k0]:.2f} s CPU per M rows at {k0}x",
                 cpu_m[k] / cpu_m[k0],
-                f"<= {limit:g} GB peak, s CPU per M rows ~ {k0}x"
+                f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
                 if limit
-                else "s CPU per M rows ~ 1x",
-                (peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] < 1.5,
+                else f"s CPU per M rows <= {LINEAR:g}x of {k0}x",
+                (peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] <= LINEAR,
                 f"{cpu_m[k]:.2f} s CPU per M rows, {per_m[k]:.2f} s wall per M rows "
                 f"({per_m[k] / per_m[k0]:.2f}x of {k0}x); imports alone {base / 1e9:.2f} GB; generation "
                 f"{r['generate_s']:.0f} s{' (when made; store reused)' if r.get('reused') else ''}; "
                 f"the per-GPU phase_stats result alone: "
                 f"{r['result']['phase_stats_rows'] / 1e6:.2f} M rows, "
                 f"{r['result']['phase_stats_mb']:.0f} MB (polars estimated_size), at least "
-                f"{r['result']['phase_stats_resident_mb']:.0f} MB resident (16-byte String views)",
+                f"{r['result']['phase_stats_resident_mb']:.0f} MB resident (numbers at their width, "
+                f"Categorical text columns 4-byte codes)",
             )
         )
     return rows

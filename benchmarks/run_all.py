@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,8 @@ _ENV = ("TRAINPERF_BENCH_64X", "TRAINPERF_BENCH_SIZES", "TRAINPERF_BENCH_NO_CLON
 
 
 def _command(name: str, quick: bool) -> str:
-    env = " ".join(f"{k}={os.environ[k]}" for k in _ENV if os.environ.get(k))
+    # quoted as a shell reads it ("TRAINPERF_BENCH_SIZES='1 64'"), so the line runs as printed
+    env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in _ENV if os.environ.get(k))
     return f"{env + ' ' if env else ''}.venv/bin/python benchmarks/run_all.py --only {name}" + (
         " --quick" if quick else ""
     )

@@ -82,9 +82,11 @@ elif mode == "analyse":
     out["phase_stats_rows"] = st.height
     out["phase_stats_mb"] = st.estimated_size() / 1e6
     # its resident floor: every String value is a 16-byte view (estimated_size counts the string
-    # bytes only), every number its width; validity bitmaps and buffers of long strings on top
-    width = {pl.String: 16, pl.Float64: 8, pl.Int64: 8, pl.UInt64: 8}
-    out["phase_stats_resident_mb"] = st.height * sum(width.get(t, 4) for t in st.dtypes) / 1e6
+    # bytes only), a Categorical one a 4-byte code (UInt32), every number its width; validity
+    # bitmaps, buffers of long strings and the category tables on top
+    def width(t):
+        return 16 if t == pl.String else 8 if t in (pl.Float64, pl.Int64, pl.UInt64) else 4
+    out["phase_stats_resident_mb"] = st.height * sum(width(t) for t in st.dtypes) / 1e6
     out["link_rows"] = lt.height
     out["tensor_train_mean"] = st.filter(
         (pl.col("kind") == "train") & (pl.col("metric") == "tensor_active")

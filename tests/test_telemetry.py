@@ -174,6 +174,35 @@ def test_phase_stats_means_by_hand():
         telemetry.phase_stats(tensor_frame(), ph, level="node")
 
 
+def test_phase_stats_gpu_level_text_columns_are_categorical():
+    """level="gpu": phase, kind, hostname, metric, unit Categorical (4-byte codes: the per-GPU
+    result has millions of rows at cluster scale); the same values as strings; usable as before
+    in filters, sorts and joins with Categorical keys; the small levels keep String."""
+    ph = phases_frame()
+    g = telemetry.phase_stats(tensor_frame(), ph, level="gpu")
+    cat = ["phase", "kind", "hostname", "metric", "unit"]
+    assert list(telemetry.GPU_STATS_CATEGORICAL) == cat
+    assert all(g.schema[c] == pl.Categorical() for c in cat)
+    assert g.schema["index"] == pl.Int32 and g.schema["gpu"] == pl.Int32
+    # tensor_frame: one GPU (h1, 0), two samples per phase but one in eval (see the by-hand test)
+    assert g["phase"].to_list() == ["init", "train_01", "train_02", "eval_01"]
+    assert g["kind"].to_list() == ["init", "train", "train", "eval"]
+    assert set(g["hostname"].to_list()) == {"h1"} and set(g["metric"].to_list()) == {
+        "tensor_active"
+    }
+    assert g.filter(pl.col("kind") == "train")["n"].to_list() == [2, 2]
+    assert g.filter(pl.col("phase").is_in(["eval_01", "nope"]))["mean"].to_list() == [
+        pytest.approx(0.2)
+    ]
+    other = pl.DataFrame({"hostname": ["h1"], "rack": ["r1"]}).with_columns(
+        pl.col("hostname").cast(pl.Categorical)
+    )
+    assert g.join(other, on="hostname")["rack"].to_list() == ["r1"] * 4
+    for level in ("phase", "kind"):
+        s = telemetry.phase_stats(tensor_frame(), ph, level=level)
+        assert all(s.schema[c] == pl.String for c in cat if c in s.columns), level
+
+
 def test_phase_stats_lazy_parquet_equals_eager(tmp_path):
     rows = [
         (t, h, g, 1004, v + 0.01 * g, "77", None)

@@ -193,7 +193,9 @@ class PushdownMixin:
 
         Returns:
             ``level="gpu"``: phase, kind, index, hostname, gpu, metric, unit, n (UInt32), mean,
-            p05... (Float64); ``level="node"``: phase, kind, index, hostname, metric, unit, n,
+            p05... (Float64), the text columns Categorical as in ``telemetry.phase_stats``
+            (:data:`trainperf.telemetry.GPU_STATS_CATEGORICAL`), so the two join;
+            ``level="node"``: phase, kind, index, hostname, metric, unit (String), n,
             mean, min, max, gpu_mean_p05... Sorted like ``telemetry.phase_stats``.
         """
         from trainperf import telemetry
@@ -247,14 +249,25 @@ class PushdownMixin:
             types = {"phase": pl.String, "kind": pl.String, "index": pl.Int32}
             types |= {"hostname": pl.String, "gpu": pl.Int32, "metric": pl.String}
             types |= {"unit": pl.String, "n": pl.UInt32}
-            return pl.DataFrame(schema={c: types.get(c, pl.Float64) for c in cols})
+            return self._gpu_categorical(
+                pl.DataFrame(schema={c: types.get(c, pl.Float64) for c in cols}), level
+            )
         order = {m: i for i, m in enumerate(fields)}
         kind_order = {"init": 0, "train": 1, "eval": 2}
         out = out.join(mt, on="field_id", how="inner").with_columns(
             pl.col("metric").replace_strict(order, return_dtype=pl.Int32).alias("_m"),
             pl.col("kind").replace_strict(kind_order, default=9, return_dtype=pl.Int32).alias("_k"),
         )
-        return out.sort(sort).select(cols)
+        return self._gpu_categorical(out.sort(sort).select(cols), level)
+
+    @staticmethod
+    def _gpu_categorical(df: pl.DataFrame, level: str) -> pl.DataFrame:
+        """``level="gpu"``: the text columns as ``telemetry.phase_stats`` types them."""
+        if level != "gpu":
+            return df
+        from trainperf.telemetry import GPU_STATS_CATEGORICAL
+
+        return df.with_columns(pl.col(c).cast(pl.Categorical) for c in GPU_STATS_CATEGORICAL)
 
     def job_means(
         self,

@@ -47,6 +47,7 @@ from trainperf.telemetry._common import (
     WANTED,
 )
 from trainperf.telemetry.activity import (
+    GPU_STATS_CATEGORICAL,
     activity_timeline,
     gpu_heatmap,
     is_synthetic,
@@ -95,6 +96,7 @@ __all__ = [
     "nic_throughput",
     "node_throughput",
     "phase_stats",
+    "GPU_STATS_CATEGORICAL",
     "phases_from_log",
     "quality_notes",
     "rail_imbalance",

@@ -141,6 +141,12 @@ def _metric_table(fields: Mapping[str, tuple[int, str]]) -> pl.DataFrame:
     )
 
 
+GPU_STATS_CATEGORICAL: tuple[str, ...] = ("phase", "kind", "hostname", "metric", "unit")
+"""Columns of :func:`phase_stats` ``(level="gpu")`` (and of
+:meth:`trainperf.promsource.PrometheusSource.phase_stats` at ``level="gpu"``) of dtype
+``pl.Categorical`` rather than ``pl.String``: repeated values, millions of rows at cluster scale."""
+
+
 def phase_stats(
     data: pl.DataFrame | pl.LazyFrame,
     phases: pl.DataFrame,
@@ -161,9 +167,17 @@ def phase_stats(
 
     Returns:
         grouping columns (``gpu``: phase, kind, index, hostname, gpu; ``phase``: phase, kind,
-        index; ``kind``: kind) + ``metric`` (String), ``unit`` (String), ``n`` (UInt32, samples),
-        ``mean`` (Float64) and one Float64 column per quantile named ``p05``, ``p25``, ``p50``...
-        in the field's unit. Sorted by kind (init, train, eval, others), index, hostname (null
+        index; ``kind``: kind) + ``metric``, ``unit``, ``n`` (UInt32, samples), ``mean``
+        (Float64) and one Float64 column per quantile named ``p05``, ``p25``, ``p50``... in the
+        field's unit. ``index`` is Int32, ``gpu`` Int32. The text columns (phase, kind,
+        hostname, metric, unit) are String at ``level="phase"``/``"kind"`` and **Categorical**
+        at ``level="gpu"`` (:data:`GPU_STATS_CATEGORICAL`): the per-GPU result of a long store has
+        millions of rows (64 tiled runs of 800 GPUs: 12.5 M), and a 4-byte category code per value
+        instead of a 16-byte String view keeps it at about 1.0 GB instead of 1.75 GB. Filters and
+        comparisons with strings (``pl.col("kind") == "train"``, ``is_in``), sorts (lexical, as
+        String), ``to_list()`` and joins with other Categorical columns work as before; a join
+        with a String column needs ``.cast(pl.String)`` on one side (or ``pl.Categorical`` on
+        the other). Sorted by kind (init, train, eval, others), index, hostname (null
         first), gpu, metric (in the order of ``fields``), then phase (in the order phases start:
         several runs' phases of equal kind and index). Metrics absent from the data have no rows
         (see :func:`unavailable`). The number columns are slices of the host batches' results
@@ -283,12 +297,13 @@ def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
     gpu, metric, phase group).
 
     Memory (the per-GPU result of a long store has millions of rows; 64 tiled runs: 12.5 M rows,
-    about 1.75 GB resident, five String columns of 16-byte views among them): the batches hold
+    about 1.0 GB resident with its five text columns Categorical, 1.75 GB as String): the batches hold
     numbers only, each sorted already; they cover consecutive hosts in sorted order, so the result
     is, for each phase-group rank in turn, that rank's slice of every batch in batch order: the
     number columns are those slices (no sort or copy of the whole result, which needed hundreds
-    of MB more at the peak), and only the strings (phase, kind, hostname, metric, unit) are made
-    new, gathered from the small group / host / metric tables by the code columns."""
+    of MB more at the peak), and only the text columns (phase, kind, hostname, metric, unit) are
+    made new, gathered from the small group / host / metric tables by the code columns
+    (Categorical at level="gpu", so 4 bytes a value)."""
     slices = []
     for i, part in enumerate(parts):  # boundaries of each rank's run in each (sorted) batch
         r = part["_gr"]
@@ -305,15 +320,23 @@ def _assemble(parts, groups, mt, keys, rest, qcols, hosts) -> pl.DataFrame:
     g, m = res["_g"], res["_m"]
     h = res["_h"] if "hostname" in rest else None
     res = None  # the code columns go as soon as their strings are made
+    # level="gpu": the text columns as Categorical (GPU_STATS_CATEGORICAL), gathered from the
+    # small tables already cast, so no String column of the result's length is ever made
+    cat = "hostname" in rest
+
+    def small(s: pl.Series) -> pl.Series:
+        return s.cast(pl.Categorical) if cat and s.name in GPU_STATS_CATEGORICAL else s
+
     if h is not None:
-        out["hostname"] = pl.concat([pl.Series([None], dtype=pl.String), hosts.sort()]).gather(h)
+        names_h = pl.concat([pl.Series("hostname", [None], dtype=pl.String), hosts.sort()])
+        out["hostname"] = small(names_h.alias("hostname")).gather(h)
         h = None
     for c in keys:
         if c in groups.columns:
-            out[c] = groups[c].gather(g)
+            out[c] = small(groups[c]).gather(g)
     g = None
-    out["metric"] = mt["metric"].gather(m)
-    out["unit"] = mt["unit"].gather(m)
+    out["metric"] = small(mt["metric"]).gather(m)
+    out["unit"] = small(mt["unit"]).gather(m)
     m = None
     names = [*keys, "metric", "unit", "n", "mean", *qcols]
     return pl.DataFrame([out.pop(k).alias(k) for k in names])
