@@ -141,6 +141,11 @@ def load(
                 msg = msg.removeprefix(prefix)
             log.add(name, "parse_error", "parse_error", msg, first_line=line)
     out = Reading.concat(readings, source=", ".join(str(s) for s in sources))
+    if len(readings) > 1:
+        from trainperf.dcgm.checks import across_sources
+
+        # two exporters of one GPU in two files: the same identity checks as inside one file
+        out = across_sources(out, log)
     if log.rows:
         import polars as pl
 
