@@ -157,26 +157,28 @@ def test_prometheus_api_timestamps_in_ms_corrected(tmp_path):
 
 def test_implausible_times_refused_when_no_unit_fits_the_other_sources(tmp_path):
     # a scrape marker gives 2026-01-01; one sample carries its own timestamp 5000 (ms: 1970,
-    # x1000 = 1970 still): excluded with a clear message; the marker's sample stays (300 W)
+    # x1000 = 1970 still): no unit fits, kept as read and flagged with a clear message
     p = tmp_path / "bad.prom"
     p.write_text(f"{T0}\n" + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 999, 5000, uuid="GPU-b", gpu=1) + "\n")
+                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 5000, uuid="GPU-b", gpu=1) + "\n")
     r, msgs = read(p)
-    assert r.frame()["value"].to_list() == [300.0]
+    f = r.frame()
+    assert f["value"].to_list() == [300.0, 400.0]
+    assert f["timestamp"].dt.epoch("ms").to_list() == [T0_MS, 5000]  # not silently moved
     q = checks(r)["timestamp_implausible"]
-    assert q["action"] == "excluded" and q["first_line"] == 3 and q["n_samples"] == 1
+    assert q["action"] == "flagged" and q["first_line"] == 3 and q["n_samples"] == 1
     assert any("bad.prom:3" in m and "epoch milliseconds" in m for m in msgs)
 
 
 def test_corrected_unit_checked_against_the_files_other_times(tmp_path):
     # a marker says 2026-01-01; a sample stamped 1000000000 (s -> 2001-09-09 after x1000) is a
-    # plausible year but 24 years from the marker: no unit fits the file, refused, not "corrected"
+    # plausible year but 24 years from the marker: no unit fits the file, flagged, not "corrected"
     p = tmp_path / "far.prom"
     p.write_text(f"{T0}\n" + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 999, 1_000_000_000, uuid="GPU-b", gpu=1)
+                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 1_000_000_000, uuid="GPU-b", gpu=1)
                  + "\n")
     r, _ = read(p)
-    assert r.frame()["value"].to_list() == [300.0]
+    assert r.frame()["timestamp"].dt.epoch("ms").to_list() == [T0_MS, 1_000_000_000]
     assert "timestamp_implausible" in checks(r) and "timestamp_unit" not in checks(r)
 
 

@@ -171,7 +171,7 @@ def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     year 57971. The unit is inferred from the magnitude: a factor of 1000 (or 10^6) that brings
     the time into [2000, 2100) is applied, where the file's other (plausible) times, if any, lie
     within a day of the corrected ones (checked against the other source of time in the file:
-    scrape markers, other series). Anything else is excluded and named.
+    scrape markers, other series). Anything else is kept as read and flagged, naming the line.
     """
     lo, hi = PLAUSIBLE_US
     t = pl.col("timestamp")
@@ -203,12 +203,12 @@ def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
         )
     other = (f"; the file's other sample times lie in {_dt_text(g0)} .. {_dt_text(g1)}"
              if g0 is not None else "")  # fmt: skip
-    log.add(src, "timestamp_implausible", "excluded",
+    log.add(src, "timestamp_implausible", "flagged",
             f"{bad.height} sample times outside 2000..2100, e.g. {was}{at}, and no unit (s, ms, "
-            f"us) brings them next to the file's other times{other}: samples not used; give "
-            "per-sample timestamps in epoch milliseconds (exposition) or seconds (Prometheus API)",
-            **_summary(bad, series))  # fmt: skip
-    return good
+            f"us) brings them next to the file's other times{other}: kept as read, but they will "
+            "match no MLPerf run or Slurm job; give per-sample timestamps in epoch milliseconds "
+            "(exposition) or seconds (Prometheus API)", **_summary(bad, series))  # fmt: skip
+    return samples
 
 
 def _dt_text(us: int | None) -> str:
