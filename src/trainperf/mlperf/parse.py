@@ -20,7 +20,13 @@ from pathlib import Path
 
 import polars as pl
 
-from trainperf.mlperf.checks import FileChecks, MLPerfLogWarning, limits
+from trainperf.mlperf.checks import (
+    FileChecks,
+    MLPerfLogWarning,
+    check_encodable,
+    limits,
+    read_result_bytes,
+)
 from trainperf.quality import QualityLog
 
 __all__ = [
@@ -562,9 +568,10 @@ def parse_log(
     Raises:
         FileNotFoundError / OSError: the file cannot be read.
     """
-    parsed = read_log(path)
+    parsed = read_log(path, read_result_bytes(path))  # result_*.txt.gz decompressed
     log = quality if quality is not None else QualityLog(category=MLPerfLogWarning)
     flush(parsed.checks, log, warnings_sink)
+    check_encodable(parsed.path, parsed.cols)
     return parsed.frame()
 
 

@@ -60,6 +60,7 @@ def select_job(
     hostnames: Iterable[str] | str | None = None,
     start: Any = None,
     end: Any = None,
+    source: str | None = None,
 ) -> pl.LazyFrame:
     """Restrict telemetry to one Slurm job: its nodes and its time window.
 
@@ -71,12 +72,15 @@ def select_job(
         hostnames: explicit node list, or a Slurm host list string (``"gpu[001-064]"``), e.g. from
             ``sacct`` NodeList, for telemetry without job labels.
         start, end: time window (datetime, epoch s or ISO 8601), inclusive.
+        source: the telemetry's file(s) or URL, for the error message (default: ``"telemetry"``).
 
     Returns:
         a LazyFrame (same columns).
 
     Raises:
-        ValueError: ``job_id`` not found in the data.
+        trainperf.errors.InputError (a ValueError): ``job_id`` not found in the data; the message
+            names ``source`` (the telemetry's files, when given), the job ids present and the way
+            out (``hostnames=`` and ``start=``/``end=`` for telemetry without job labels).
     """
     lf = _lazy(data)
     hosts: set[str] | None = None
@@ -101,7 +105,21 @@ def select_job(
             .to_list()
         )
         if not jh:
-            raise ValueError(f"job {job_id!r} not found in the telemetry's job_id labels")
+            from trainperf.errors import InputError
+
+            present = (
+                lf.select(pl.col("job_id").drop_nulls().unique().sort().head(6))
+                .pipe(_collect)["job_id"]
+                .to_list()
+            )
+            have = (f"the job ids present: {', '.join(present[:5])}{', ...' if len(present) > 5 else ''}"
+                    if present else "the telemetry carries no job_id labels")  # fmt: skip
+            where = source or "telemetry"
+            raise InputError(
+                f"{where}: job {job_id!r} not found in the job_id labels ({have}); check the job "
+                "id, or select by hostnames= (sacct NodeList) and start=/end= instead",
+                source=source,
+            )
         hosts = set(jh) if hosts is None else hosts & set(jh)
     if hosts is not None:
         lf = lf.filter(pl.col("hostname").is_in(sorted(hosts)))
