@@ -155,7 +155,14 @@ def load_yaml_text(text: str, where: str) -> Any:
     if deep is not None:
         raise ConfigError(f"{where}: line {deep}: nested more than {MAX_YAML_DEPTH} levels deep; "
                           "not a config")  # fmt: skip
-    loader = UniqueKeyLoader(text)
+    try:
+        loader = UniqueKeyLoader(text)  # checks the characters first (a ReaderError)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise ConfigError(
+            f"{where}: line {line}: character U+{exc.character:04X} is not allowed in YAML "
+            "(a control character); remove it"
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:
