@@ -250,3 +250,19 @@ def test_mig_rows_warned_with_file_and_line(tmp_path):
     q = checks(r)["mig_instance"]
     assert q["action"] == "flagged" and q["n_samples"] == 1 and q["first_line"] == 3
     assert any("mig.prom:3" in m and "MIG" in m for m in msgs)
+
+
+def test_phase_stats_without_overlap_says_so(tmp_path):
+    # telemetry of 2026-01-01 against a run of 2024-09-20 (the LoRA log): no statistic, a warning
+    from trainperf import telemetry
+    from trainperf.errors import DataWarning
+
+    p = tmp_path / "t.prom"
+    p.write_text(f"{T0}\n" + sample("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "n1", 0.5) + "\n")
+    f = dcgm.read_exposition(p)
+    root = Path(__file__).resolve().parents[1]
+    ph = telemetry.phases_from_log(root / "data/mlperf/v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo/"
+                                   "llama2_70b_lora/result_0.txt")  # fmt: skip
+    with pytest.warns(DataWarning, match=r"none of its 1 activity samples \(2026-01-01 00:00:00"):
+        out = telemetry.phase_stats(f, ph)
+    assert out.height == 0

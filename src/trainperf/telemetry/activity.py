@@ -251,7 +251,39 @@ def phase_stats(
         if "hostname" in rest and hosts is None:  # one batch: its own hosts
             hosts = part["hostname"].drop_nulls().unique()
         parts.append(_encode(part, mt, hosts, gr, rest))
-    return _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+    out = _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+    if out.height == 0 and phases.height:
+        _warn_no_overlap(data, phases, mt)
+    return out
+
+
+def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
+    """Telemetry and the run's phases that do not meet in time: say so (one extra pass, only when
+    no statistic came out), with both spans, instead of an empty table without a word."""
+    import warnings
+
+    from trainperf.errors import DataWarning
+
+    span = _collect(
+        _gpu_rows(_lazy(data))
+        .filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
+        .select(pl.len().alias("n"), pl.col("timestamp").min().alias("t0"),
+                pl.col("timestamp").max().alias("t1"))
+    ).row(0, named=True)  # fmt: skip
+    if not span["n"]:
+        return  # no activity metric at all: unavailable() says which and why
+    fmt = "%Y-%m-%d %H:%M:%S"
+    warnings.warn(
+        DataWarning(
+            f"telemetry: none of its {span['n']:,} activity samples "
+            f"({span['t0']:{fmt}} .. {span['t1']:{fmt}} UTC) falls in the run's phases "
+            f"({phases['start'].min():{fmt}} .. {phases['end'].max():{fmt}} UTC): the phase "
+            "statistics are empty; check that the telemetry covers the run (clocks, timestamp "
+            "units) or align it with telemetry.shift_phases",
+            "telemetry", None, "no_overlap",
+        ),
+        stacklevel=3,
+    )
 
 
 def _group_rank(groups: pl.DataFrame) -> pl.Series:
