@@ -175,7 +175,7 @@ def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     """
     lo, hi = PLAUSIBLE_US
     t = pl.col("timestamp")
-    ok = samples.select(((t >= lo) & (t < hi)).alias("o"))["o"]
+    ok = samples.select(((t >= lo) & (t < hi)).fill_null(True).alias("o"))["o"]
     if ok.all():
         return samples
     good = samples.filter(ok)
@@ -549,6 +549,12 @@ def _drop_stale(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     fids = series["field_id"].to_list()
     power = [i for i, f in enumerate(fids) if f == POWER_FIELD and gk[i] is not None]
     if not power:
+        return samples
+    # cheap exit first (one group-by of the power samples): no power series repeats a value often
+    # enough to hold a frozen run
+    pw = samples.filter(pl.col("sid").is_in(power))
+    rep = pw.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
         return samples
     s = samples.with_row_index("_i")
     g = _per_sid(gk, pl.UInt32).alias("_g")
