@@ -117,11 +117,13 @@ def test_two_exporters_in_two_files_one_gpu(tmp_path):
                          for i in range(10)))  # fmt: skip
     b.write_text("".join(sample("DCGM_FI_DEV_POWER_USAGE", "n1.cluster.local", 360.0,
                                 T0_MS + 30_000 * i + 10_000) + "\n" for i in range(10)))  # fmt: skip
-    with pytest.warns(dcgm.DcgmWarning, match="host_alias"):
+    with pytest.warns(dcgm.DcgmWarning, match=r"b\.prom:1: .*host_alias"):
         r = dcgm.load([a, b])
     g = per_gpu_power(r)
     assert g.rows() == [("n1", "GPU-a", 10, 350.0)]
-    assert set(r.quality["check"]) >= {"host_alias", "duplicate_series"}
+    q = checks(r)["duplicate_series"]
+    # the row names the file and line of the first dropped sample: b.prom, line 1
+    assert (q["source"], q["first_line"], q["n_samples"]) == (str(b), 1, 10)
 
 
 # ------------------------------------------------------------------ timestamp units

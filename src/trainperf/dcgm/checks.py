@@ -145,6 +145,15 @@ def _summary(s: pl.DataFrame, series: pl.DataFrame) -> dict[str, Any]:
     }
 
 
+def _where(src: str, s: pl.DataFrame, sources: list[str] | None) -> tuple[str, dict]:
+    """Across files (``sources``: the file of each sid), the row names the file of the first of
+    the samples ``s`` in input order and that sample's line; else ``src`` and no override."""
+    if not sources or s.height == 0:
+        return src, {}
+    first = s.row(0, named=True)
+    return sources[first["sid"]], {"first_line": first["line"]}
+
+
 def _field_counts(s: pl.DataFrame, series: pl.DataFrame) -> str:
     c = (
         s.join(series.select("sid", "field"), on="sid", how="left")
@@ -328,7 +337,8 @@ def _phys_ids(series: pl.DataFrame) -> list[int | None]:
     return out
 
 
-def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+                 sources: list[str] | None = None):  # fmt: skip
     """One host name per GPU UUID (check ``host_alias``): exporters that spell the host of one GPU
     differently (``n1``, ``n1.cluster.local``) describe one GPU; every series of that UUID gets the
     name most of its series use (ties: the shortest, then the first in input order)."""
@@ -354,14 +364,16 @@ def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     names, best = next(iter(pairs.items()))
     s = samples.filter(pl.col("sid").is_in(changed))
     sumry = _summary(s, series) if s.height else {"n_series": len(changed), "n_gpus": len(canon)}
+    src, at = _where(src, s, sources)
     log.add(src, "host_alias", "corrected",
             f"{len(canon)} GPU UUIDs reported under several host names, e.g. "
             f"{' / '.join(names)}: one GPU each, host name {best!r} used for all its series",
-            **sumry)  # fmt: skip
+            **(sumry | at))  # fmt: skip
     return series.with_columns(pl.Series("hostname", new_host, dtype=pl.String))
 
 
-def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+            sources: list[str] | None = None):  # fmt: skip
     phys = _phys_ids(series)
     count: dict[int, int] = {}
     for p in phys:
@@ -460,7 +472,8 @@ def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityL
               f"{_field_counts(bad, series)}) excluded: {'; '.join(parts)}")  # fmt: skip
     if merged_example:
         detail += f"; job ids of a shared GPU joined, e.g. {merged_example!r}"
-    log.add(src, "duplicate_series", "excluded", detail, **_summary(bad, series))
+    src, at = _where(src, bad, sources)
+    log.add(src, "duplicate_series", "excluded", detail, **(_summary(bad, series) | at))
     return series, s.filter(~pl.col("_i").is_in(drop_i.implode())).drop("_i")
 
 
@@ -705,14 +718,16 @@ def finish(
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
 
 
-def across_sources(reading: Reading, log: QualityLog) -> Reading:
+def across_sources(reading: Reading, log: QualityLog, sources: list[str] | None = None) -> Reading:
     """The identity checks of :func:`finish` over several files read one by one
     (:func:`trainperf.dcgm.load`): one host name per GPU UUID (``host_alias``) and one sample per GPU,
-    field and time (``duplicate_series``: two exporters writing two files). Rows go to ``log``.
+    field and time (``duplicate_series``: two exporters writing two files). Rows go to ``log``,
+    naming the file (``sources``: the file of each series id) and line of the first sample
+    concerned.
     """
     if reading.samples.height == 0 or reading.series.height == 0:
         return reading
     where = reading.source
-    series = _unify_hosts(reading.series, reading.samples, where, log)
-    series, samples = _dedupe(series, reading.samples, where, log)
+    series = _unify_hosts(reading.series, reading.samples, where, log, sources)
+    series, samples = _dedupe(series, reading.samples, where, log, sources)
     return Reading(series, samples, reading.quality, reading.source)

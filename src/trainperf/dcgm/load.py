@@ -145,7 +145,8 @@ def load(
         from trainperf.dcgm.checks import across_sources
 
         # two exporters of one GPU in two files: the same identity checks as inside one file
-        out = across_sources(out, log)
+        files = [r.source for r in readings for _ in range(r.series.height)]
+        out = across_sources(out, log, files)
     if log.rows:
         import polars as pl
 
