@@ -12,8 +12,11 @@ from trainperf.errors import ConfigError
 
 # the classic "billion laughs": 9 levels of 9 aliases, 9^9 = 387,420,489 "lol"s, in 324 bytes
 BOMB = "".join(
-    ['a: &a [{}]\n'.format(",".join(["lol"] * 9))]
-    + [f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")]
+    ["a: &a [{}]\n".format(",".join(["lol"] * 9))]
+    + [
+        f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
 )
 
 
@@ -29,11 +32,15 @@ def test_billion_laughs_refused_fast(tmp_path):
     assert len(BOMB.encode()) == 324
     p = tmp_path / "bomb.yaml"
     p.write_text(BOMB)
-    refused_fast(yamlfile.load_yaml_file, p, match=r"bomb\.yaml: more than 100,000 values .*aliases")
+    refused_fast(
+        yamlfile.load_yaml_file, p, match=r"bomb\.yaml: more than 100,000 values .*aliases"
+    )
 
 
 def test_recursive_alias_refused():
-    refused_fast(yamlfile.load_yaml_text, "a: &a [1, *a]\n", "t", match=r"t: line 1: .*contains itself")
+    refused_fast(
+        yamlfile.load_yaml_text, "a: &a [1, *a]\n", "t", match=r"t: line 1: .*contains itself"
+    )
 
 
 @pytest.mark.parametrize("text", ["[" * 100_000, "{a: " * 1000, "- " * 100_000 + "x"])

@@ -53,7 +53,9 @@ def test_one_uuid_under_two_host_spellings_is_one_gpu(tmp_path):
     lines = []
     for i in range(3):
         lines.append(sample("DCGM_FI_DEV_POWER_USAGE", "n1", 350.0, T0_MS + 15_000 * i))
-        lines.append(sample("DCGM_FI_DEV_POWER_USAGE", "n1.cluster.local", 350.0, T0_MS + 15_000 * i))
+        lines.append(
+            sample("DCGM_FI_DEV_POWER_USAGE", "n1.cluster.local", 350.0, T0_MS + 15_000 * i)
+        )
     p = tmp_path / "two.prom"
     p.write_text("\n".join(lines) + "\n")
     r, msgs = read(p)
@@ -89,7 +91,9 @@ def test_two_exporters_10s_apart_fully_deduplicated(tmp_path):
     # inside A's span widened by its interval (-30 .. 300 s) are all B's 10.
     lines = []
     for i in range(10):
-        lines.append(sample("DCGM_FI_DEV_POWER_USAGE", "n1", round(350.0 + 0.1 * i, 1), T0_MS + 30_000 * i))
+        lines.append(
+            sample("DCGM_FI_DEV_POWER_USAGE", "n1", round(350.0 + 0.1 * i, 1), T0_MS + 30_000 * i)
+        )
         tb = 30_000 * i + (0 if i in (2, 5) else 10_000)
         lines.append(sample("DCGM_FI_DEV_POWER_USAGE", "n1", round(355.0 + 0.1 * i, 1), T0_MS + tb,
                             extra=',instance="exporter-b:9400"'))  # fmt: skip
@@ -104,7 +108,9 @@ def test_two_exporters_10s_apart_fully_deduplicated(tmp_path):
     q = checks(r)["duplicate_series"]
     assert q["n_samples"] == 10
     # the warning says truthfully what was done: 2 merged at the same time, 8 interleaving dropped
-    assert "2 at the same time" in q["detail"] and "8 of a second series interleaving" in q["detail"]
+    assert (
+        "2 at the same time" in q["detail"] and "8 of a second series interleaving" in q["detail"]
+    )
     assert any("twoexp.prom" in m and "duplicate_series" in m for m in msgs)
 
 
@@ -161,8 +167,13 @@ def test_implausible_times_refused_when_no_unit_fits_the_other_sources(tmp_path)
     # a scrape marker gives 2026-01-01; one sample carries its own timestamp 5000 (ms: 1970,
     # x1000 = 1970 still): no unit fits, kept as read and flagged with a clear message
     p = tmp_path / "bad.prom"
-    p.write_text(f"{T0}\n" + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 5000, uuid="GPU-b", gpu=1) + "\n")
+    p.write_text(
+        f"{T0}\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300)
+        + "\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 5000, uuid="GPU-b", gpu=1)
+        + "\n"
+    )
     r, msgs = read(p)
     f = r.frame()
     assert f["value"].to_list() == [300.0, 400.0]
@@ -176,9 +187,13 @@ def test_corrected_unit_checked_against_the_files_other_times(tmp_path):
     # a marker says 2026-01-01; a sample stamped 1000000000 (s -> 2001-09-09 after x1000) is a
     # plausible year but 24 years from the marker: no unit fits the file, flagged, not "corrected"
     p = tmp_path / "far.prom"
-    p.write_text(f"{T0}\n" + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 1_000_000_000, uuid="GPU-b", gpu=1)
-                 + "\n")
+    p.write_text(
+        f"{T0}\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300)
+        + "\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 400, 1_000_000_000, uuid="GPU-b", gpu=1)
+        + "\n"
+    )
     r, _ = read(p)
     assert r.frame()["timestamp"].dt.epoch("ms").to_list() == [T0_MS, 1_000_000_000]
     assert "timestamp_implausible" in checks(r) and "timestamp_unit" not in checks(r)
@@ -205,7 +220,12 @@ def test_power_and_util_frozen_after_hostengine_restart_excluded(tmp_path):
     f = r.frame()
     pw = f.filter(pl.col("field") == "DCGM_FI_DEV_POWER_USAGE")["value"]
     assert pw.len() == 4 and pw.mean() == pytest.approx(608.4375)
-    assert f.filter(pl.col("field") == "DCGM_FI_DEV_GPU_UTIL")["value"].to_list() == [95, 96, 98, 99]
+    assert f.filter(pl.col("field") == "DCGM_FI_DEV_GPU_UTIL")["value"].to_list() == [
+        95,
+        96,
+        98,
+        99,
+    ]
     q = checks(r)["stale"]
     # scrape 4 is lines 13-15: marker 13, power 14 (the first frozen sample)
     assert q["n_samples"] == 40 and q["first_line"] == 14 and q["n_gpus"] == 1
@@ -233,9 +253,15 @@ def test_constant_power_of_an_idle_integer_exporter_not_stale(tmp_path):
 def test_nan_and_inf_warned_with_file_and_line(tmp_path):
     # line 1: 300 W; line 2: NaN; line 3: +Inf. Kept: 300 W only; the warning names line 2
     p = tmp_path / "nan.prom"
-    p.write_text(f"{T0}\n" + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", "NaN", uuid="GPU-b", gpu=1) + "\n"
-                 + sample("DCGM_FI_DEV_POWER_USAGE", "n1", "+Inf", uuid="GPU-c", gpu=2) + "\n")
+    p.write_text(
+        f"{T0}\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", 300)
+        + "\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", "NaN", uuid="GPU-b", gpu=1)
+        + "\n"
+        + sample("DCGM_FI_DEV_POWER_USAGE", "n1", "+Inf", uuid="GPU-c", gpu=2)
+        + "\n"
+    )
     r, msgs = read(p)
     assert r.frame()["value"].to_list() == [300.0]
     q = checks(r)["non_finite"]

@@ -58,8 +58,15 @@ def test_md_code_is_one_code_span_however_many_backticks():
 
 def test_html_text():
     assert html_text('<a href="x">{{y}}</a>') == (
-        "&lt;a href=&quot;x&quot;&gt;{" + WORD_JOINER + "{" + WORD_JOINER + "y" + WORD_JOINER + "}"
-        + WORD_JOINER + "}&lt;/a&gt;"
+        "&lt;a href=&quot;x&quot;&gt;{"
+        + WORD_JOINER
+        + "{"
+        + WORD_JOINER
+        + "y"
+        + WORD_JOINER
+        + "}"
+        + WORD_JOINER
+        + "}&lt;/a&gt;"
     )
 
 
@@ -95,7 +102,9 @@ def test_preview_never_reads_a_value_as_a_shortcode(tmp_path):
 
 def _cell(nb: str, label: str) -> str:
     doc = json.loads((ROOT / "notebooks" / nb).read_text())
-    return next("".join(c["source"]) for c in doc["cells"] if f"#| label: {label}" in "".join(c["source"]))
+    return next(
+        "".join(c["source"]) for c in doc["cells"] if f"#| label: {label}" in "".join(c["source"])
+    )
 
 
 def test_comparison_notebook_markdown_outputs_escape_the_config_name():

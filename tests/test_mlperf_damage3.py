@@ -85,8 +85,12 @@ def test_lora_phases_from_samples_count():
 def test_lora_log_without_phases_raises_the_products_error(tmp_path):
     # a LoRA log cut before init_stop and before any block: nothing to align with
     p = tmp_path / "result_0.txt"
-    p.write_text(mllog("submission_benchmark", "llama2_70b_lora", 1) + "\n"
-                 + mllog("init_start", None, 1_700_000_000_000, event_type="INTERVAL_START") + "\n")
+    p.write_text(
+        mllog("submission_benchmark", "llama2_70b_lora", 1)
+        + "\n"
+        + mllog("init_start", None, 1_700_000_000_000, event_type="INTERVAL_START")
+        + "\n"
+    )
     with pytest.raises(mlperf.MLPerfLogError) as e:
         telemetry.phases_from_log(p)
     assert isinstance(e.value, InputError)
@@ -106,7 +110,9 @@ def test_select_job_unknown_job_names_source_and_hint():
     with pytest.raises(InputError) as e:
         telemetry.select_job(f, job_id="7", source="dcgm/job.prom")
     msg = str(e.value)
-    assert msg.startswith("dcgm/job.prom: job '7' not found") and "42" in msg and "hostnames=" in msg
+    assert (
+        msg.startswith("dcgm/job.prom: job '7' not found") and "42" in msg and "hostnames=" in msg
+    )
 
 
 # ---------------------------------------------------------------- compressed logs
@@ -118,7 +124,10 @@ def test_gz_next_to_plain_file_is_read(tmp_path):
     shutil.copy(LORA / "result_0.txt", d / "result_0.txt")
     (d / "result_1.txt.gz").write_bytes(gzip.compress((LORA / "result_1.txt").read_bytes()))
     r, _ = load(tmp_path)
-    assert [p.rsplit("/", 1)[1] for p in r.runs["result_file"]] == ["result_0.txt", "result_1.txt.gz"]
+    assert [p.rsplit("/", 1)[1] for p in r.runs["result_file"]] == [
+        "result_0.txt",
+        "result_1.txt.gz",
+    ]
     # the compressed run is read like the plain one: its time to train is that of the original
     plain = mlperf.load_results(LORA / "result_1.txt").runs["time_to_train_min"][0]
     assert r.runs["time_to_train_min"][1] == pytest.approx(plain)
@@ -152,8 +161,10 @@ def test_broken_gz_is_a_parse_error_row(tmp_path):
 
 def test_lone_surrogate_costs_only_its_file(tmp_path):
     shutil.copy(LORA / "result_0.txt", tmp_path / "result_0.txt")
-    text = (LORA / "result_1.txt").read_text().replace(
-        '"key": "eval_accuracy"', '"key": "eval_accuracy\\ud800"', 1
+    text = (
+        (LORA / "result_1.txt")
+        .read_text()
+        .replace('"key": "eval_accuracy"', '"key": "eval_accuracy\\ud800"', 1)
     )
     (tmp_path / "result_1.txt").write_text(text)
     bad_line = text[: text.index("\\ud800")].count("\n") + 1
@@ -168,7 +179,9 @@ def test_lone_surrogate_costs_only_its_file(tmp_path):
 
 def test_parse_log_lone_surrogate_raises_the_products_error(tmp_path):
     p = tmp_path / "result_0.txt"
-    p.write_text(mllog('x"\\ud800', 1, 1_700_000_000_000).replace('x\\"\\\\ud800', "x\\ud800") + "\n")
+    p.write_text(
+        mllog('x"\\ud800', 1, 1_700_000_000_000).replace('x\\"\\\\ud800', "x\\ud800") + "\n"
+    )
     with pytest.raises(mlperf.MLPerfLogError, match=r"result_0\.txt:1: .*surrogate"):
         mlperf.parse_log(p)
 

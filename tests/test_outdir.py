@@ -52,7 +52,9 @@ def test_force_refuses_a_folder_holding_a_name_it_would_replace(tmp_path):
     (tmp_path / "comparison.csv").write_text("my own numbers")
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "index.html").write_text("my homepage")
-    with pytest.raises(ConfigError, match=r"holds comparison\.csv, site, which a report would replace"):
+    with pytest.raises(
+        ConfigError, match=r"holds comparison\.csv, site, which a report would replace"
+    ):
         outdir.claim_out(tmp_path, ROOT, force=True)
     assert (tmp_path / "comparison.csv").read_text() == "my own numbers"
     assert (tmp_path / "site" / "index.html").read_text() == "my homepage"
@@ -88,7 +90,9 @@ def test_force_writes_beside_user_files_and_never_touches_them(tmp_path):
     assert {"comparison.csv", "values.yml", "site/index.html"} <= set(doc["files"])
 
 
-@pytest.mark.parametrize(("umask", "dmode", "fmode"), [(0o022, 0o755, 0o644), (0o027, 0o750, 0o640)])
+@pytest.mark.parametrize(
+    ("umask", "dmode", "fmode"), [(0o022, 0o755, 0o644), (0o027, 0o750, 0o640)]
+)
 def test_output_modes_follow_the_umask(tmp_path, umask, dmode, fmode):
     old = os.umask(umask)
     try:

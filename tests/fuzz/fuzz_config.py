@@ -58,7 +58,8 @@ HOSTILE = [
     "x" * 5000,
 ]
 BOMB = "bomb: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
-    f"b{i}: &{c} [{','.join([f'*{p}'] * 9)}]\n" for i, (p, c) in enumerate(zip("abcdefgh", "bcdefghi"))
+    f"b{i}: &{c} [{','.join([f'*{p}'] * 9)}]\n"
+    for i, (p, c) in enumerate(zip("abcdefgh", "bcdefghi", strict=True))
 )
 
 

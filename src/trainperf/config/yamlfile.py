@@ -26,7 +26,14 @@ import yaml
 
 from trainperf.errors import ConfigError
 
-__all__ = ["MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "UniqueKeyLoader", "load_yaml_file", "load_yaml_text"]
+__all__ = [
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "UniqueKeyLoader",
+    "load_yaml_file",
+    "load_yaml_text",
+]
 
 MAX_YAML_BYTES = 1 << 20
 """Largest config / ``--params`` file read (1 MiB; the demo's config is 3 kB)."""
@@ -116,7 +123,11 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
             continue
         active.add(k)
         stack.append((node, True))
-        kids = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        kids = (
+            [n for pair in node.value for n in pair]
+            if isinstance(node, yaml.MappingNode)
+            else node.value
+        )
         for c in kids:
             if id(c) in active:
                 line = c.start_mark.line + 1
@@ -208,7 +219,9 @@ def load_yaml_file(path: str | Path, what: str = "config") -> Any:
     with path.open("rb") as fh:
         raw = fh.read(MAX_YAML_BYTES + 1)  # a file that grew since stat() is still bounded
     if len(raw) > MAX_YAML_BYTES:
-        raise ConfigError(f"{what} {path}: more than {MAX_YAML_BYTES:,} bytes; is it the right file?")
+        raise ConfigError(
+            f"{what} {path}: more than {MAX_YAML_BYTES:,} bytes; is it the right file?"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -207,9 +207,7 @@ def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
                 f"{bad.height} sample times read as {was}{at}: {why}; unit inferred from the "
                 f"magnitude, corrected to {_dt_text(int(c[0]))}", **_summary(bad, series))  # fmt: skip
         idx = samples.with_row_index("_i").filter(~ok)["_i"]
-        return samples.with_columns(
-            samples["timestamp"].scatter(idx, c).alias("timestamp")
-        )
+        return samples.with_columns(samples["timestamp"].scatter(idx, c).alias("timestamp"))
     other = (f"; the file's other sample times lie in {_dt_text(g0)} .. {_dt_text(g1)}"
              if g0 is not None else "")  # fmt: skip
     log.add(src, "timestamp_implausible", "flagged",
@@ -345,7 +343,11 @@ def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     u = series.filter(pl.col("uuid").is_not_null() & pl.col("hostname").is_not_null())
     if u.height == 0:
         return series
-    hosts = u.group_by("uuid").agg(pl.col("hostname").unique()).filter(pl.col("hostname").list.len() > 1)
+    hosts = (
+        u.group_by("uuid")
+        .agg(pl.col("hostname").unique())
+        .filter(pl.col("hostname").list.len() > 1)
+    )
     if hosts.height == 0:
         return series
     canon: dict[str, str] = {}
@@ -360,7 +362,9 @@ def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
         canon.get(uu, h) if uu is not None and h is not None else h
         for h, uu in zip(series["hostname"], series["uuid"], strict=True)
     ]
-    changed = [i for i, (a, b) in enumerate(zip(series["hostname"], new_host, strict=True)) if a != b]
+    changed = [
+        i for i, (a, b) in enumerate(zip(series["hostname"], new_host, strict=True)) if a != b
+    ]
     names, best = next(iter(pairs.items()))
     s = samples.filter(pl.col("sid").is_in(changed))
     sumry = _summary(s, series) if s.height else {"n_series": len(changed), "n_gpus": len(canon)}
@@ -573,7 +577,9 @@ def _drop_stale(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     g = _per_sid(gk, pl.UInt32).alias("_g")
     gpu_sids = [i for i, k in enumerate(gk) if k is not None]
     p = s.filter(pl.col("sid").is_in(gpu_sids)).sort(["sid", "timestamp", "_i"])
-    new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (pl.col("value") != pl.col("value").shift(1))
+    new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
+        pl.col("value") != pl.col("value").shift(1)
+    )
     p = (
         p.with_columns(new_run.fill_null(True).alias("_new"), g)
         .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().alias("_run"))

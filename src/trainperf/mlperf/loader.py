@@ -142,7 +142,9 @@ def find_result_files(path: str | Path) -> list[Path]:
                 MLPerfLogWarning(
                     f"{display_path(gz)}: the compressed copy of {twin.name}, which is read; "
                     "the .gz is skipped (one run, not two)",
-                    display_path(gz), None, "compressed_twin",
+                    display_path(gz),
+                    None,
+                    "compressed_twin",
                 ),
                 stacklevel=2,
             )
@@ -425,7 +427,7 @@ def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -
     row["n_evals"] = len(unique) - len(repeats)  # a repeated evaluation counts once
     final_conflict = count is not None and count in conflict_at
     if n_conflicts:
-        more = (f"; {n_conflicts} evaluations conflict in all" if n_conflicts > 1 else "")
+        more = f"; {n_conflicts} evaluations conflict in all" if n_conflicts > 1 else ""
         what = ("the final evaluation is one of them: the outcome is unknown, status damaged"
                 if final_conflict else "the final evaluation is not one of them")  # fmt: skip
         checks.add("eval_conflict", "flagged", f"{conflict_detail}{more}; {what}", conflict_line,

@@ -48,7 +48,11 @@ ENTRIES = (
 
 def _forbidden(out: Path, root: Path) -> str | None:
     home = Path.home().resolve()
-    anchors = {Path("/"): "the file system root", home: "your home folder", root: "the repository root"}
+    anchors = {
+        Path("/"): "the file system root",
+        home: "your home folder",
+        root: "the repository root",
+    }
     for anchor, what in anchors.items():
         if out == anchor:
             return what
@@ -81,7 +85,9 @@ def _write(out: Path, entries: set[str], files: list[str] | None = None) -> None
     write_text_atomic(json.dumps(doc, indent=1) + "\n", out / MANIFEST)
 
 
-def claim_out(out: str | Path, root: str | Path, *, force: bool = False, flag: str = "--out") -> Path:
+def claim_out(
+    out: str | Path, root: str | Path, *, force: bool = False, flag: str = "--out"
+) -> Path:
     """Check that a report may write to ``out`` (:func:`check_out`), create it, and write its
     manifest. Returns ``out`` resolved; raises as :func:`check_out`."""
     out, owned = _check(out, root, force, flag)
@@ -90,7 +96,9 @@ def claim_out(out: str | Path, root: str | Path, *, force: bool = False, flag: s
     return out
 
 
-def check_out(out: str | Path, root: str | Path, *, force: bool = False, flag: str = "--out") -> Path:
+def check_out(
+    out: str | Path, root: str | Path, *, force: bool = False, flag: str = "--out"
+) -> Path:
     """Check that a report may write to ``out``; changes nothing.
 
     Args:

@@ -280,7 +280,9 @@ def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
             f"({phases['start'].min():{fmt}} .. {phases['end'].max():{fmt}} UTC): the phase "
             "statistics are empty; check that the telemetry covers the run (clocks, timestamp "
             "units) or align it with telemetry.shift_phases",
-            "telemetry", None, "no_overlap",
+            "telemetry",
+            None,
+            "no_overlap",
         ),
         stacklevel=3,
     )

@@ -9,7 +9,6 @@ import polars as pl
 
 from trainperf.telemetry._common import _US, PHASE_SCHEMA, _lazy, _to_datetime
 
-
 _COUNT_KEYS = ("first_epoch_num", "epoch_num", "samples_count")
 """Metadata that numbers a block or an evaluation: ``first_epoch_num`` / ``epoch_num`` (gpt3,
 llama31: tokens or epochs) or ``samples_count`` (llama2_70b_lora; MLPerf Training rules, the
@@ -24,9 +23,9 @@ def _merged(events: pl.DataFrame, key: str, agg: str) -> list[float]:
     ev = events.filter((pl.col("key") == key) & pl.col("time_ms").is_not_null())
     if ev.height == 0:
         return []
-    n = pl.coalesce(
-        [pl.col("metadata").str.json_path_match(f"$.{k}") for k in _COUNT_KEYS]
-    ).alias("_n")
+    n = pl.coalesce([pl.col("metadata").str.json_path_match(f"$.{k}") for k in _COUNT_KEYS]).alias(
+        "_n"
+    )
     ev = ev.with_columns(n)
     g = ev.group_by("_n").agg(getattr(pl.col("time_ms"), agg)().alias("t"))
     # events without any number: each is its own phase boundary (one rank, or unnumbered logs)
@@ -89,17 +88,22 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
         if events.height == 0:
             raise mlperf.MLPerfLogError(
                 f"{file}: not among the result files of the events ({', '.join(map(str, files[:5]))}"
-                f"{', ...' if len(files) > 5 else ''}); pass one of them as file=", source=str(file)
+                f"{', ...' if len(files) > 5 else ''}); pass one of them as file=",
+                source=str(file),
             )
     elif len(files) > 1:
         shown = ", ".join(map(str, files[:5])) + (", ..." if len(files) > 5 else "")
         raise mlperf.MLPerfLogError(
             f"{len(files)} result files in the events ({shown}): pass file= to say which run's "
-            "phases to take", source=str(files[0])
+            "phases to take",
+            source=str(files[0]),
         )
     name = str(file if file is not None else files[0] if files else source)
     rows: list[dict[str, Any]] = []
-    t = {k: events.filter(pl.col("key") == k)["time_ms"].drop_nulls() for k in ("init_start", "init_stop")}
+    t = {
+        k: events.filter(pl.col("key") == k)["time_ms"].drop_nulls()
+        for k in ("init_start", "init_stop")
+    }
     if t["init_start"].len() and t["init_stop"].len():
         rows.append(
             {
