@@ -7,19 +7,49 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import polars as pl
 
-__all__ = ["atomic_path", "write_bytes_atomic", "write_parquet_atomic", "write_text_atomic"]
+__all__ = [
+    "atomic_path",
+    "current_umask",
+    "dir_mode",
+    "file_mode",
+    "write_bytes_atomic",
+    "write_parquet_atomic",
+    "write_text_atomic",
+]
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting and restoring it, under a lock)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Mode of a new output file: what ``open()`` would give it (0666 less the umask)."""
+    return 0o666 & ~current_umask()
+
+
+def dir_mode() -> int:
+    """Mode of a new output folder: what ``mkdir`` would give it (0777 less the umask)."""
+    return 0o777 & ~current_umask()
 
 
 def atomic_path(target: str | Path) -> Path:
-    """Create and return an empty temporary file next to ``target`` (mode 0644) for an atomic write."""
+    """Create and return an empty temporary file next to ``target`` for an atomic write, with the
+    mode a plain ``open()`` would give (:func:`file_mode`: 0666 less the umask), not mkstemp's 0600."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.fchmod(fd, 0o644)  # mkstemp creates 0600; outputs are meant to be shared
+    os.fchmod(fd, file_mode())  # mkstemp creates 0600; outputs follow the umask like any file
     os.close(fd)
     return Path(tmp)
 

@@ -39,6 +39,17 @@ def empty_quality() -> pl.DataFrame:
     return pl.DataFrame(schema=QUALITY_SCHEMA)
 
 
+def _storable(text: str) -> str:
+    """``text`` with characters UTF-8 cannot store (lone surrogates: a file name with bytes that are
+    not UTF-8, a ``\\ud800`` JSON escape quoted in a detail) written as ``\\udXXX`` escapes, so
+    that the quality frame and the book can always hold the row."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass
 class QualityLog:
     """Collects data-quality rows and warns for each.
@@ -72,6 +83,7 @@ class QualityLog:
         """
         if action not in ACTIONS:
             raise ValueError(f"action {action!r}: expected one of {', '.join(ACTIONS)}")
+        source, detail = _storable(str(source)), _storable(detail)
         self.rows.append(
             {
                 "source": str(source),

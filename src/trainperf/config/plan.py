@@ -105,7 +105,11 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
 
 def config_values(cfg: ClusterConfig) -> dict:
     """The config's values for the book (``values.config.*``) and which inputs were given
-    (``values.inputs.*``, booleans that chapters test with Quarto's ``when-meta``)."""
+    (``values.inputs.*``, booleans that chapters test with Quarto's ``when-meta``).
+
+    The strings are Markdown (:func:`trainperf.markup.md_text`; ``file`` an inline code span,
+    :func:`trainperf.markup.md_code`): a config's name such as ``<script>`` or
+    ``{{< include /etc/passwd >}}`` shows as those characters in the chapters."""
     src = {
         "mlperf": cfg.mlperf or "",
         "published": cfg.published.path if cfg.published else "",
@@ -113,19 +117,23 @@ def config_values(cfg: ClusterConfig) -> dict:
         "sacct": ", ".join(cfg.sacct),
         "reference_mlperf": cfg.reference.mlperf,
     }
-    return {
-        "config": {
-            "name": cfg.name,
-            "accelerator": cfg.accelerator,
-            "gpus_per_node": cfg.gpus_per_node,
-            "nodes": cfg.nodes if cfg.nodes else "n/a",
-            "description": cfg.description or "n/a",
-            "precision": (cfg.precision or "n/a").upper(),
-            "language": cfg.language,
-            "reference": cfg.reference.name,
-            "reference_round": cfg.reference.round or "all rounds",
-            "file": Path(cfg.source).name if cfg.source else "",
-            **{f"source_{k}": v or "not given" for k, v in src.items()},
-        },
-        "inputs": cfg.inputs(),
+    from trainperf.markup import md_code, md_text
+
+    shown = {
+        "name": cfg.name,
+        "accelerator": cfg.accelerator,
+        "gpus_per_node": cfg.gpus_per_node,
+        "nodes": cfg.nodes if cfg.nodes else "n/a",
+        "description": cfg.description or "n/a",
+        "precision": (cfg.precision or "n/a").upper(),
+        "language": cfg.language,
+        "reference": cfg.reference.name,
+        "reference_round": cfg.reference.round or "all rounds",
+        **{f"source_{k}": v or "not given" for k, v in src.items()},
     }
+    # every string the config gives reaches the prose through {{< meta values.config.* >}}:
+    # Markdown text that shows its characters, never markup or a Quarto shortcode
+    # (trainperf.markup); the file name as an inline code span
+    config = {k: md_text(v) if isinstance(v, str) else v for k, v in shown.items()}
+    config["file"] = md_code(Path(cfg.source).name) if cfg.source else ""
+    return {"config": config, "inputs": cfg.inputs()}

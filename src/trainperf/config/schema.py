@@ -250,11 +250,17 @@ def _path(value: Any, key: str, base: Path, url_ok: bool = False) -> str:
     text = _text(value, key)
     if url_ok and text.startswith(("http://", "https://")):
         return text
-    p = Path(text).expanduser()
-    p = p if p.is_absolute() else base / p
-    if not p.exists():
-        raise ConfigError(f"{key}: no such file or folder: {text}")
-    return str(p.resolve())
+    try:
+        p = Path(text).expanduser()
+        p = p if p.is_absolute() else base / p
+        if not p.exists():
+            raise ConfigError(f"{key}: no such file or folder: {text}")
+        return str(p.resolve())
+    except (OSError, ValueError, RuntimeError) as exc:  # a name too long, a NUL byte, ~nobody
+        if isinstance(exc, ConfigError):
+            raise
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise ConfigError(f"{key}: not a usable path ({type(exc).__name__}): {shown}") from None
 
 
 def _results(value: Any, key: str, base: Path) -> str:

@@ -45,7 +45,10 @@ from trainperf.dcgm.fields import FIELDS, FP_BLANK, INT_BLANK_CMP, DcgmWarning
 from trainperf.dcgm.series import Reading
 from trainperf.quality import QualityLog
 
-__all__ = ["BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "finish", "range_table", "value_bounds"]
+__all__ = [
+    "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "across_sources", "finish", "range_table",
+    "value_bounds",
+]  # fmt: skip
 
 FROZEN_MIN_SAMPLES = 5
 """Consecutive equal samples of every profiling field of a busy GPU that count as frozen.
@@ -127,8 +130,12 @@ def _summary(s: pl.DataFrame, series: pl.DataFrame) -> dict[str, Any]:
     sids = s["sid"].unique()
     ser = series.filter(pl.col("sid").is_in(sids.implode()))
     n_gpus = ser.filter(pl.col("gpu").is_not_null() | pl.col("uuid").is_not_null()).select(
-        pl.struct("hostname", pl.coalesce("uuid", pl.col("gpu").cast(pl.String))).n_unique()
-    )
+        pl.when(pl.col("uuid").is_not_null())
+        .then(pl.concat_str(pl.lit("u:"), pl.col("uuid")))
+        .otherwise(pl.concat_str(pl.lit("h:"), pl.col("hostname").fill_null(""), pl.lit(":"),
+                                 pl.col("gpu").cast(pl.String)))
+        .n_unique()
+    )  # fmt: skip
     first = s["line"].min() if s["line"].null_count() < s.height else None
     return {
         "n_series": sids.len(),
@@ -136,6 +143,15 @@ def _summary(s: pl.DataFrame, series: pl.DataFrame) -> dict[str, Any]:
         "n_samples": s.height,
         "first_line": first,
     }
+
+
+def _where(src: str, s: pl.DataFrame, sources: list[str] | None) -> tuple[str, dict]:
+    """Across files (``sources``: the file of each sid), the row names the file of the first of
+    the samples ``s`` in input order and that sample's line; else ``src`` and no override."""
+    if not sources or s.height == 0:
+        return src, {}
+    first = s.row(0, named=True)
+    return sources[first["sid"]], {"first_line": first["line"]}
 
 
 def _field_counts(s: pl.DataFrame, series: pl.DataFrame) -> str:
@@ -146,6 +162,72 @@ def _field_counts(s: pl.DataFrame, series: pl.DataFrame) -> str:
         .sort(["len", "field"], descending=[True, False])
     )
     return ", ".join(f"{f} ({n})" for f, n in c.rows()[:4]) + (", ..." if c.height > 4 else "")
+
+
+PLAUSIBLE_US = (946_684_800_000_000, 4_102_444_800_000_000)
+"""Sample times a DCGM reading can have: [2000-01-01, 2100-01-01) UTC in epoch microseconds."""
+
+_TIME_UNITS = ((1000, "epoch seconds written where milliseconds are expected"),
+               (1 / 1000, "epoch milliseconds written where seconds are expected"),
+               (1 / 1_000_000, "epoch microseconds written where seconds are expected"))  # fmt: skip
+
+
+def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    """Sample times outside :data:`PLAUSIBLE_US` (checks ``timestamp_unit``, ``timestamp_implausible``).
+
+    A per-sample timestamp in seconds where the exposition format wants milliseconds reads as
+    January 1970; Prometheus API values in milliseconds where the API gives seconds read as the
+    year 57971. The unit is inferred from the magnitude: a factor of 1000 (or 10^6) that brings
+    the time into [2000, 2100) is applied, where the file's other (plausible) times, if any, lie
+    within a day of the corrected ones (checked against the other source of time in the file:
+    scrape markers, other series). Anything else is kept as read and flagged, naming the line.
+    """
+    lo, hi = PLAUSIBLE_US
+    t = pl.col("timestamp")
+    ok = samples.select(((t >= lo) & (t < hi)).fill_null(True).alias("o"))["o"]
+    if ok.all():
+        return samples
+    good = samples.filter(ok)
+    g0, g1 = (good["timestamp"].min(), good["timestamp"].max()) if good.height else (None, None)
+    day = 86_400_000_000
+    bad = samples.filter(~ok)
+    fixed = None
+    for f, why in _TIME_UNITS:
+        c = (bad["timestamp"].cast(pl.Float64) * f).round(0)
+        if ((c >= lo) & (c < hi)).all():
+            if g0 is None or (c.min() >= g0 - day and c.max() <= g1 + day):
+                fixed = (c.cast(pl.Int64), why)
+            break
+    first = bad.row(0, named=True)
+    at = f" at line {first['line']}" if first["line"] is not None else ""
+    was = _dt_text(first["timestamp"])
+    if fixed is not None:
+        c, why = fixed
+        log.add(src, "timestamp_unit", "corrected",
+                f"{bad.height} sample times read as {was}{at}: {why}; unit inferred from the "
+                f"magnitude, corrected to {_dt_text(int(c[0]))}", **_summary(bad, series))  # fmt: skip
+        idx = samples.with_row_index("_i").filter(~ok)["_i"]
+        return samples.with_columns(samples["timestamp"].scatter(idx, c).alias("timestamp"))
+    other = (f"; the file's other sample times lie in {_dt_text(g0)} .. {_dt_text(g1)}"
+             if g0 is not None else "")  # fmt: skip
+    log.add(src, "timestamp_implausible", "flagged",
+            f"{bad.height} sample times outside 2000..2100, e.g. {was}{at}, and no unit (s, ms, "
+            f"us) brings them next to the file's other times{other}: kept as read, but they will "
+            "match no MLPerf run or Slurm job; give per-sample timestamps in epoch milliseconds "
+            "(exposition) or seconds (Prometheus API)", **_summary(bad, series))  # fmt: skip
+    return samples
+
+
+def _dt_text(us: int | None) -> str:
+    import datetime as _dt
+
+    if us is None:
+        return "?"
+    try:
+        return (_dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(microseconds=us)
+                ).strftime("%Y-%m-%dT%H:%M:%SZ")  # fmt: skip
+    except OverflowError:
+        return f"the year {us / 3.15576e13 + 1970:.0f}"
 
 
 def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
@@ -165,9 +247,22 @@ def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     mask = samples.select(ok.alias("ok"))["ok"]
     bad = samples.filter(~mask)
     if bad.height:
-        log.add(src, "blank_value", "excluded",
-                f"{bad.height} DCGM blank/not-supported sentinels, N/A, NaN or Inf values "
-                f"({_field_counts(bad, series)})", warn=False, **_summary(bad, series))  # fmt: skip
+        # NaN / +-Inf are not DCGM's documented blanks (those are the sentinels and N/A, read as
+        # null): an exporter or a converter produced them, so they are warned about, naming the line
+        nonfinite = bad.filter(pl.col("value").is_not_null() & ~pl.col("value").is_finite())
+        blank = bad.filter(pl.col("value").is_null() | pl.col("value").is_finite())
+        if blank.height:
+            log.add(src, "blank_value", "excluded",
+                    f"{blank.height} DCGM blank/not-supported sentinels or N/A values "
+                    f"({_field_counts(blank, series)})", warn=False,
+                    **_summary(blank, series))  # fmt: skip
+        if nonfinite.height:
+            first = nonfinite.row(0, named=True)
+            at = f" at line {first['line']}" if first["line"] is not None else ""
+            log.add(src, "non_finite", "excluded",
+                    f"{nonfinite.height} NaN or +-Inf values ({_field_counts(nonfinite, series)}), "
+                    f"e.g. {series['field'][first['sid']]} = {first['value']}{at}: not used",
+                    **_summary(nonfinite, series))  # fmt: skip
         samples = samples.filter(mask)
     return samples
 
@@ -233,12 +328,56 @@ def _phys_ids(series: pl.DataFrame) -> list[int | None]:
         if f is None or (g is None and u is None and e in ("GPU", "NVLink")):
             out.append(None)
             continue
-        k = (h, u if u is not None else g, e, ei, f)
+        # a GPU's UUID identifies it whatever the exporter calls its host (n1, n1.cluster.local);
+        # host + index only where there is no UUID
+        k = ("uuid", u, e, ei, f) if u is not None else ("host", h, g, e, ei, f)
         out.append(ids.setdefault(k, len(ids)))
     return out
 
 
-def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+def _unify_hosts(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+                 sources: list[str] | None = None):  # fmt: skip
+    """One host name per GPU UUID (check ``host_alias``): exporters that spell the host of one GPU
+    differently (``n1``, ``n1.cluster.local``) describe one GPU; every series of that UUID gets the
+    name most of its series use (ties: the shortest, then the first in input order)."""
+    u = series.filter(pl.col("uuid").is_not_null() & pl.col("hostname").is_not_null())
+    if u.height == 0:
+        return series
+    hosts = (
+        u.group_by("uuid")
+        .agg(pl.col("hostname").unique())
+        .filter(pl.col("hostname").list.len() > 1)
+    )
+    if hosts.height == 0:
+        return series
+    canon: dict[str, str] = {}
+    pairs: dict[tuple[str, ...], str] = {}
+    for uuid in hosts["uuid"].to_list():
+        names = u.filter(pl.col("uuid") == uuid)["hostname"].to_list()
+        order = {h: i for i, h in reversed(list(enumerate(names)))}
+        best = min(order, key=lambda h: (-names.count(h), len(h), order[h]))
+        canon[uuid] = best
+        pairs.setdefault(tuple(sorted(set(names), key=lambda h: order[h])), best)
+    new_host = [
+        canon.get(uu, h) if uu is not None and h is not None else h
+        for h, uu in zip(series["hostname"], series["uuid"], strict=True)
+    ]
+    changed = [
+        i for i, (a, b) in enumerate(zip(series["hostname"], new_host, strict=True)) if a != b
+    ]
+    names, best = next(iter(pairs.items()))
+    s = samples.filter(pl.col("sid").is_in(changed))
+    sumry = _summary(s, series) if s.height else {"n_series": len(changed), "n_gpus": len(canon)}
+    src, at = _where(src, s, sources)
+    log.add(src, "host_alias", "corrected",
+            f"{len(canon)} GPU UUIDs reported under several host names, e.g. "
+            f"{' / '.join(names)}: one GPU each, host name {best!r} used for all its series",
+            **(sumry | at))  # fmt: skip
+    return series.with_columns(pl.Series("hostname", new_host, dtype=pl.String))
+
+
+def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+            sources: list[str] | None = None):  # fmt: skip
     phys = _phys_ids(series)
     count: dict[int, int] = {}
     for p in phys:
@@ -262,10 +401,12 @@ def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityL
     )
     excluded = c.join(g.select("_p", "timestamp", "_keep"), on=["_p", "timestamp"], how="inner")
     excluded = excluded.filter(pl.col("_i") != pl.col("_keep"))
-    # series that coincide nowhere but interleave in time: keep the one with the most samples
-    coinciding = set(excluded["_p"].unique().to_list())
+    n_same_time = excluded.height
+    # what is left of series of one GPU field that interleave in time (two exporters scraping 10 s
+    # apart, whether or not some of their scrapes coincide): keep the one with the most samples and
+    # drop the others' samples inside its span
     span = (
-        c.filter(~pl.col("_p").is_in(list(coinciding)))
+        c.filter(~pl.col("_i").is_in(excluded["_i"].implode()))
         .group_by("_p", "sid")
         .agg(
             pl.len().alias("n"),
@@ -279,14 +420,18 @@ def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityL
     for _, grp in span.group_by("_p", maintain_order=True):
         keep = grp.row(0, named=True)
         for o in grp.slice(1).iter_rows(named=True):
-            if o["t0"] <= keep["t1"] and keep["t0"] <= o["t1"]:
-                inter.append((o["sid"], keep["t0"], keep["t1"]))
+            # the kept series' span, widened by its mean scrape interval: the other exporter's
+            # scrape just after the kept one's last (10 s later) is the same GPU state again
+            iv = (keep["t1"] - keep["t0"]) // (keep["n"] - 1) if keep["n"] > 1 else 0
+            if o["t0"] <= keep["t1"] + iv and keep["t0"] - iv <= o["t1"]:
+                inter.append((o["sid"], keep["t0"] - iv, keep["t1"] + iv))
     drop_i = excluded["_i"]
     if inter:
         cond = pl.lit(False)
         for sid, t0, t1 in inter:
             cond = cond | ((pl.col("sid") == sid) & pl.col("timestamp").is_between(t0, t1))
-        drop_i = pl.concat([drop_i, c.filter(cond)["_i"]])
+        drop_i = pl.concat([drop_i, c.filter(cond)["_i"]]).unique()
+    n_interleaved = drop_i.len() - n_same_time
     if drop_i.len() == 0:
         return series, samples
     bad = s.filter(pl.col("_i").is_in(drop_i.implode()))
@@ -319,12 +464,20 @@ def _dedupe(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityL
             .drop("_new")
         )
     n_groups = len({phys[i] for i in bad["sid"].unique().to_list()})
+    parts = []
+    if n_same_time:
+        parts.append(f"{n_same_time} at the same time as a kept sample (one sample kept per GPU, "
+                     "field and time)")  # fmt: skip
+    if n_interleaved:
+        parts.append(f"{n_interleaved} of a second series interleaving in time with the kept one "
+                     "(the series with the most samples kept over its time span)")  # fmt: skip
     detail = (f"{bad.height} samples of {n_groups} GPU fields measured by several series "
               f"(two exporters, or several job/pod labels on a shared GPU; "
-              f"{_field_counts(bad, series)}): one sample kept per GPU, field and time")  # fmt: skip
+              f"{_field_counts(bad, series)}) excluded: {'; '.join(parts)}")  # fmt: skip
     if merged_example:
         detail += f"; job ids of a shared GPU joined, e.g. {merged_example!r}"
-    log.add(src, "duplicate_series", "excluded", detail, **_summary(bad, series))
+    src, at = _where(src, bad, sources)
+    log.add(src, "duplicate_series", "excluded", detail, **(_summary(bad, series) | at))
     return series, s.filter(~pl.col("_i").is_in(drop_i.implode())).drop("_i")
 
 
@@ -335,7 +488,8 @@ def _gpu_keys(series: pl.DataFrame) -> list[int | None]:
         if e != "GPU" or (g is None and u is None):
             out.append(None)
             continue
-        out.append(ids.setdefault((h, u if u is not None else g), len(ids)))
+        k = ("uuid", u) if u is not None else ("host", h, g)  # UUID first, as in _phys_ids
+        out.append(ids.setdefault(k, len(ids)))
     return out
 
 
@@ -391,6 +545,71 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     return s.filter(~pl.col("_i").is_in(bad["_i"].implode())).drop("_i")
 
 
+POWER_FIELD = 155  # DCGM_FI_DEV_POWER_USAGE (W)
+UTIL_FIELD = 203  # DCGM_FI_DEV_GPU_UTIL (%)
+
+
+def _drop_stale(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog,
+                min_samples: int) -> pl.DataFrame:  # fmt: skip
+    """Every field of a GPU whose board power stopped changing (check ``stale``).
+
+    After an nv-hostengine restart (or a hung DCGM) the exporter keeps serving the last values
+    it had: power, utilisation, clocks and temperatures all stay exactly equal. Board power is a
+    measured float that changes between samples of a working GPU, so a GPU's
+    ``DCGM_FI_DEV_POWER_USAGE`` unchanged for at least ``min_samples`` consecutive samples while
+    the GPU is busy (``DCGM_FI_DEV_GPU_UTIL`` >= :data:`BUSY_UTIL_PCT`) or at a value with a
+    fractional part (an exporter that prints watts to the mW: equal values are not rounding) marks
+    those times stale; every sample of that GPU at a stale time whose own series is unchanged over
+    at least ``min_samples`` samples too (the frozen fields, not one that still moves) is excluded.
+    """
+    gk = _gpu_keys(series)
+    fids = series["field_id"].to_list()
+    power = [i for i, f in enumerate(fids) if f == POWER_FIELD and gk[i] is not None]
+    if not power:
+        return samples
+    # cheap exit first (one group-by of the power samples): no power series repeats a value often
+    # enough to hold a frozen run
+    pw = samples.filter(pl.col("sid").is_in(power))
+    rep = pw.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
+        return samples
+    s = samples.with_row_index("_i")
+    g = _per_sid(gk, pl.UInt32).alias("_g")
+    gpu_sids = [i for i, k in enumerate(gk) if k is not None]
+    p = s.filter(pl.col("sid").is_in(gpu_sids)).sort(["sid", "timestamp", "_i"])
+    new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
+        pl.col("value") != pl.col("value").shift(1)
+    )
+    p = (
+        p.with_columns(new_run.fill_null(True).alias("_new"), g)
+        .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().alias("_run"))
+        .with_columns((pl.len().over("_run") >= min_samples).alias("_long"))
+    )
+    util = [i for i, f in enumerate(fids) if f == UTIL_FIELD and gk[i] is not None]
+    busy = (
+        p.filter(pl.col("sid").is_in(util) & (pl.col("value") >= BUSY_UTIL_PCT))
+        .select("_g", "timestamp").unique().with_columns(pl.lit(True).alias("_busy"))
+    )  # fmt: skip
+    stale_t = (
+        p.filter(pl.col("sid").is_in(power) & pl.col("_long"))
+        .join(busy, on=["_g", "timestamp"], how="left")
+        .filter(pl.col("_busy").fill_null(False) | (pl.col("value") != pl.col("value").round(0)))
+        .select("_g", "timestamp").unique()
+    )  # fmt: skip
+    if stale_t.height == 0:
+        return samples
+    bad = p.filter(pl.col("_long")).join(stale_t, on=["_g", "timestamp"], how="semi").sort("_i")
+    if bad.height == 0:
+        return samples
+    first = bad.row(0, named=True)
+    log.add(src, "stale", "excluded",
+            f"{bad.height} samples of {stale_t['_g'].n_unique()} GPUs whose board power stayed "
+            f"exactly equal for >= {min_samples} samples ({_field_counts(bad, series)}): values "
+            f"frozen after an nv-hostengine restart or a hung DCGM, not measurements; e.g. "
+            f"{series['field'][first['sid']]} = {first['value']:g}", **_summary(bad, series))  # fmt: skip
+    return s.filter(~pl.col("_i").is_in(bad["_i"].implode())).drop("_i")
+
+
 def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
     rows = series.select("sid", "hostname", "gpu", "entity", "field_id", "job_id", "labels").rows()
     minor: dict[int, int] = {}
@@ -441,6 +660,22 @@ def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: 
     return series
 
 
+def _note_mig(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog) -> None:
+    """MIG instance rows (entity ``GPU-I``, check ``mig_instance``, flagged): kept in the reading,
+    but the per-GPU statistics of :mod:`trainperf.telemetry` leave them out (a slice's ratios are
+    of the slice, not of the GPU), so the reader says so, naming the file and the first line."""
+    mig = [i for i, e in enumerate(series["entity"].to_list()) if e == "GPU-I"]
+    if not mig:
+        return
+    s = samples.filter(pl.col("sid").is_in(mig))
+    if s.height == 0:
+        return
+    log.add(src, "mig_instance", "flagged",
+            f"{s.height} samples of MIG instances (entity GPU-I, {_field_counts(s, series)}): "
+            "kept in the frame but not in the per-GPU statistics (a slice's ratios are of the "
+            "slice, not of the whole GPU)", **_summary(s, series))  # fmt: skip
+
+
 def finish(
     series: pl.DataFrame,
     samples: pl.DataFrame,
@@ -469,14 +704,36 @@ def finish(
     if samples.height:
         samples = _drop_blank(series, samples, source, log)
     if samples.height and checks:
+        samples = _check_times(series, samples, source, log)
+    if samples.height and checks:
         samples = _drop_out_of_range(series, samples, source, log)
     if samples.height and checks:
         samples = _drop_repeated(series, samples, source, log)
     if samples.height and checks:
+        series = _unify_hosts(series, samples, source, log)
         series, samples = _dedupe(series, samples, source, log)
     if samples.height and checks:
         samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
     if samples.height and checks:
+        samples = _drop_stale(series, samples, source, log, frozen_min_samples)
+    if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
+    if samples.height and checks:
+        _note_mig(series, samples, source, log)
     series = series.drop("_is_int", "_is_double")
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
+
+
+def across_sources(reading: Reading, log: QualityLog, sources: list[str] | None = None) -> Reading:
+    """The identity checks of :func:`finish` over several files read one by one
+    (:func:`trainperf.dcgm.load`): one host name per GPU UUID (``host_alias``) and one sample per GPU,
+    field and time (``duplicate_series``: two exporters writing two files). Rows go to ``log``,
+    naming the file (``sources``: the file of each series id) and line of the first sample
+    concerned.
+    """
+    if reading.samples.height == 0 or reading.series.height == 0:
+        return reading
+    where = reading.source
+    series = _unify_hosts(reading.series, reading.samples, where, log, sources)
+    series, samples = _dedupe(series, reading.samples, where, log, sources)
+    return Reading(series, samples, reading.quality, reading.source)

@@ -141,6 +141,12 @@ def load(
                 msg = msg.removeprefix(prefix)
             log.add(name, "parse_error", "parse_error", msg, first_line=line)
     out = Reading.concat(readings, source=", ".join(str(s) for s in sources))
+    if len(readings) > 1:
+        from trainperf.dcgm.checks import across_sources
+
+        # two exporters of one GPU in two files: the same identity checks as inside one file
+        files = [r.source for r in readings for _ in range(r.series.height)]
+        out = across_sources(out, log, files)
     if log.rows:
         import polars as pl
 

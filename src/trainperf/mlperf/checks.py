@@ -20,7 +20,10 @@ __all__ = [
     "MLPerfLogWarning",
     "FileChecks",
     "as_count",
+    "check_encodable",
+    "display_path",
     "limits",
+    "read_result_bytes",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -129,3 +132,89 @@ class FileChecks:
                 first_line=lines[0] if lines else None,
             )
         return len(self.found)
+
+
+_TEXT_COLUMNS = ("prefix", "event_type", "key", "value", "metadata")
+
+
+def display_path(path) -> str:
+    """A path as text that can be stored and printed: a name with bytes that are not UTF-8
+    (``os.fsdecode`` gives lone surrogates for them) gets them as ``\\xNN`` escapes."""
+    import os
+
+    s = str(path)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def check_encodable(source: str, cols: dict[str, list]) -> None:
+    """Refuse a parsed log whose text columns hold characters UTF-8 cannot store.
+
+    JSON lets a string carry a lone surrogate escape (``"\\ud800"``); ``json.loads`` turns it into a
+    Python string that no UTF-8 column (polars) or file can hold. The file is refused as one whole
+    (a ``parse_error`` row in :func:`trainperf.mlperf.load_results`), the other files go on.
+
+    Args:
+        source: the file, for the message.
+        cols: :class:`~trainperf.mlperf.parse.ParsedLog` columns (``line`` and the text columns).
+
+    Raises:
+        MLPerfLogError: naming the file, the line and the column.
+    """
+    for name in _TEXT_COLUMNS:
+        col = cols.get(name)
+        if not col:
+            continue
+        text = "\x00".join(v if isinstance(v, str) else "" for v in col)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            row = text.count("\x00", 0, exc.start)
+            line = cols["line"][row] if row < len(cols.get("line", [])) else None
+            ch = text[exc.start]
+            raise MLPerfLogError(
+                f"{display_path(source)}:{line}: the {name} holds {ch!r} (U+{ord(ch):04X}), a lone "
+                "surrogate that no UTF-8 text can store (a JSON escape such as \\ud800 of a broken "
+                "writer); the file is not used - fix or remove that line",
+                source=display_path(source),
+                line=line,
+            ) from None
+
+
+GZ_MAX_BYTES = 4 * 2**30
+"""Largest decompressed ``result_*.txt.gz`` read (4 GiB; the largest public MLPerf Training logs
+are tens of MB): a gzip bomb is refused instead of filling memory."""
+
+
+def read_result_bytes(path) -> bytes | None:
+    """The bytes of a ``result_*.txt.gz`` (decompressed), or None for a plain file (read as usual).
+
+    Raises:
+        MLPerfLogError: not a gzip file, truncated, or larger than :data:`GZ_MAX_BYTES` once
+            decompressed.
+    """
+    import gzip
+    import zlib
+
+    if not str(path).lower().endswith(".gz"):
+        return None
+    out = bytearray()
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 24):
+                out += chunk
+                if len(out) > GZ_MAX_BYTES:
+                    raise MLPerfLogError(
+                        f"{display_path(path)}: more than {GZ_MAX_BYTES >> 30} GiB once "
+                        "decompressed; not read (decompress it yourself if it is a real log)",
+                        source=display_path(path),
+                    )
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise MLPerfLogError(
+            f"{display_path(path)}: not a readable gzip file ({exc}); gunzip it to check",
+            source=display_path(path),
+        ) from None
+    return bytes(out)

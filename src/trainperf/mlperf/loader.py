@@ -18,13 +18,21 @@ import json
 import re
 import statistics
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from trainperf.errors import InputError
-from trainperf.mlperf.checks import FileChecks, MLPerfLogWarning, as_count, limits
+from trainperf.mlperf.checks import (
+    FileChecks,
+    MLPerfLogWarning,
+    as_count,
+    display_path,
+    limits,
+    read_result_bytes,
+)
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.quality import QualityLog, empty_quality
@@ -46,7 +54,8 @@ __all__ = [
 #:               two attempts; their times are never added; the run does not count for scoring)
 #:   damaged     run_start and run_stop logged, but a value needed for the time to train or the
 #:               outcome is damaged (a time excluded, rank duplicates without a consensus, the
-#:               run_stop metadata unreadable; see ``Results.quality``): time_to_train_min only
+#:               run_stop metadata unreadable, two different values logged for the final
+#:               evaluation; see ``Results.quality``): time_to_train_min only
 #:               where its times are usable; the run counts as failed for scoring
 #:   parse_error the file could not be read or holds no usable run_start
 RUN_STATUSES = ("success", "aborted", "incomplete", "relaunched", "damaged", "parse_error")
@@ -103,7 +112,8 @@ class Results:
 
 
 def find_result_files(path: str | Path) -> list[Path]:
-    """Return every ``result_*.txt`` below ``path`` (any depth), sorted; ``path`` may be one file.
+    """Return every ``result_*.txt`` and ``result_*.txt.gz`` below ``path`` (any depth), sorted;
+    ``path`` may be one file. A ``.gz`` next to its uncompressed twin is skipped with a warning.
 
     Entries that are not readable files (a folder of that name, a dangling link) are listed too, so
     that :func:`load_results` reports them as ``parse_error`` rows.
@@ -119,13 +129,32 @@ def find_result_files(path: str | Path) -> list[Path]:
             f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)"
         )
     # every entry named like a result file: one that cannot be read (a folder, a dangling link)
-    # becomes a parse_error row rather than vanishing
-    found = sorted(path.rglob("result_*.txt"))
+    # becomes a parse_error row rather than vanishing. Compressed logs (result_*.txt.gz) are read
+    # too; one next to its uncompressed twin is the same run, skipped with a warning
+    plain = sorted(path.rglob("result_*.txt"))
+    names = set(plain)
+    found = list(plain)
+    for gz in sorted(path.rglob("result_*.txt.gz")):
+        twin = gz.with_name(gz.name[:-3])
+        if twin in names:
+            warnings.warn(
+                MLPerfLogWarning(
+                    f"{display_path(gz)}: the compressed copy of {twin.name}, which is read; "
+                    "the .gz is skipped (one run, not two)",
+                    display_path(gz),
+                    None,
+                    "compressed_twin",
+                ),
+                stacklevel=2,
+            )
+            continue
+        found.append(gz)
     if not found:
         raise FileNotFoundError(
-            f"{path}: no result_*.txt files found at any depth (expected <submitter>/results/<system>/<benchmark>/result_<i>.txt)"
+            f"{path}: no result_*.txt files (nor result_*.txt.gz) found at any depth (expected "
+            "<submitter>/results/<system>/<benchmark>/result_<i>.txt)"
         )
-    return found
+    return sorted(found)
 
 
 def _layout_from_path(path: Path) -> dict:
@@ -334,8 +363,14 @@ def _consensus(
     return agree
 
 
-def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -> None:
-    """Unique evaluations, the last by its progress key (not by time), its value and counts."""
+def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -> bool:
+    """Unique evaluations, the last by its progress key (not by time), its value and counts.
+
+    Evaluations of equal progress with different values (a duplicated block of eval lines whose
+    values disagree) are a conflict (check ``eval_conflict``): the first in file order is kept,
+    and the return value says whether the final evaluation is one of them (the outcome is then
+    unknown: the caller sets status ``damaged``).
+    """
     cols = parsed.cols
     seen, unique = set(), []
     for r, _value, meta in evals:
@@ -345,7 +380,7 @@ def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -
             unique.append((r, meta))
     row["n_evals"] = len(unique)
     if not unique:
-        return
+        return False
     pk = progress_key(row["benchmark"], row["round"])
     progress = []
     for r, meta in unique:
@@ -353,10 +388,35 @@ def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -
         if pk and meta and pk[0] in meta:
             p = _count(meta[pk[0]], f"eval_accuracy {pk[0]}", checks, 0, cols["line"][r])
         progress.append(p)
-    known = [(p, i) for i, p in enumerate(progress) if p is not None]
-    last = max(known)[1] if known else len(unique) - 1
-    if last < len(unique) - 1 and progress[-1] is None:
-        last = len(unique) - 1  # a later eval of unknown progress: the file's last is the final one
+    # conflicts: the same progress logged twice with different values; the first one is kept
+    first_at: dict[int, int] = {}
+    conflict_at: set[int] = set()
+    repeats: set[int] = set()
+    n_conflicts = 0
+    for i, p in enumerate(progress):
+        if p is None:
+            continue
+        if p not in first_at:
+            first_at[p] = i
+            continue
+        j = first_at[p]
+        v0, v1 = cols["value_num"][unique[j][0]], cols["value_num"][unique[i][0]]
+        if v0 != v1:
+            n_conflicts += 1
+            conflict_at.add(p)
+            if n_conflicts == 1:
+                conflict_line = cols["line"][unique[i][0]]
+                conflict_detail = (
+                    f"eval_accuracy at {pk[0]} {p} logged twice with different values ({v0!r} at "
+                    f"line {cols['line'][unique[j][0]]}, {v1!r} at line {conflict_line}); the "
+                    "first is kept"
+                )
+        repeats.add(i)  # a repeat never becomes the final evaluation
+    known = [(p, i) for i, p in enumerate(progress) if p is not None and i not in repeats]
+    tail = max(i for i in range(len(unique)) if i not in repeats)
+    last = max(known)[1] if known else tail
+    if last < tail and progress[tail] is None:
+        last = tail  # a later eval of unknown progress: the file's last is the final one
     for (p0, _), (p1, i1) in zip(known, known[1:], strict=False):
         if p1 < p0:
             checks.add(
@@ -375,6 +435,16 @@ def _final_eval(row: dict, parsed: ParsedLog, evals: list, checks: FileChecks) -
                 row["samples_to_converge"] = count // row["max_sequence_length"]
         elif pk[1] == "samples":
             row["samples_to_converge"] = count
+    row["n_evals"] = len(unique) - len(repeats)  # a repeated evaluation counts once
+    final_conflict = count is not None and count in conflict_at
+    if n_conflicts:
+        more = f"; {n_conflicts} evaluations conflict in all" if n_conflicts > 1 else ""
+        what = ("the final evaluation is one of them: the outcome is unknown, status damaged"
+                if final_conflict else "the final evaluation is not one of them")  # fmt: skip
+        checks.add("eval_conflict", "flagged", f"{conflict_detail}{more}; {what}", conflict_line,
+                   n=n_conflicts)  # fmt: skip
+        checks.found["eval_conflict"].counted = True
+    return final_conflict
 
 
 def _target(row: dict) -> None:
@@ -418,7 +488,7 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         attempt = relaunch
         stops = [s for s in stops if s[0] > relaunch[0]]
         evals = [e for e in evals if e[0] > relaunch[0]]
-    _final_eval(row, parsed, evals, checks)
+    final_conflict = _final_eval(row, parsed, evals, checks)
     _target(row)
     start_rows = _consensus("run_start", attempt, parsed, checks)
     row["run_start"] = min(times[r] for r in start_rows) if start_rows else None
@@ -441,6 +511,16 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
             "outcome_unknown",
             "flagged",
             "run_stop metadata is damaged: the run's status is unknown; status damaged",
+            lines[last],
+        )
+    if row["status"] == "success" and final_conflict:
+        row["status"] = "damaged"  # the outcome rests on an evaluation logged with two values
+    elif row["status"] == "success" and row.get("eval_target_met") is False:
+        checks.add(
+            "outcome_contradiction",
+            "flagged",
+            f"run_stop says success but the final eval_accuracy {row['eval_value']!r} does not meet "
+            f"the target {row['eval_target']!r} of the ruleset table; status kept as logged",
             lines[last],
         )
     if start_rows is None or stop_rows is None:
@@ -467,7 +547,9 @@ def _load_file(
     path: Path, sys_cache: dict, memo: Memo | None = None
 ) -> tuple[dict, ParsedLog | None, FileChecks]:
     """Parse and time one file; raises whatever goes wrong (the caller isolates files)."""
-    parsed = read_log(path, memo=memo)
+    # result_*.txt.gz decompressed; a plain file is streamed by read_log. A lone surrogate in the
+    # text makes the whole file a parse_error (read_log raises, naming the line)
+    parsed = read_log(path, read_result_bytes(path), memo=memo)
     checks = parsed.checks
     return _timed_row(path, parsed, sys_cache, checks), parsed, checks
 
@@ -553,9 +635,10 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
             row, checks = _failed_file(f, exc, sys_cache)
         row["quality"] = ",".join(checks.found)
         row["n_warnings"] = flush(checks, log, sink)
+        row["result_file"] = display_path(row["result_file"])  # a name that is not UTF-8
         rows.append(row)
         if parsed is not None and parsed.n_events:
-            frames.append(parsed.frame())
+            frames.append(parsed.frame().with_columns(file=pl.lit(display_path(parsed.path))))
     runs = pl.DataFrame(rows, schema=RUN_SCHEMA).with_columns(
         pl.col("run_start").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
         pl.col("run_stop").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),

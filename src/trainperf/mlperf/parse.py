@@ -20,7 +20,13 @@ from pathlib import Path
 
 import polars as pl
 
-from trainperf.mlperf.checks import FileChecks, MLPerfLogWarning, limits
+from trainperf.mlperf.checks import (
+    FileChecks,
+    MLPerfLogWarning,
+    check_encodable,
+    limits,
+    read_result_bytes,
+)
 from trainperf.quality import QualityLog
 
 __all__ = [
@@ -539,6 +545,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     # template that is not clean sends all its lines through the per-line path, which records them)
     first = simple.filter(pl.col("tid").is_first_distinct()).sort("tid")
     cached: dict[int, tuple] = {}
+    first_line: dict[int, int] = {}  # template -> its first line (for messages)
     scratch = FileChecks(src)
     for tid, ln, d in zip(first["tid"].to_list(), first["line"].to_list(), first["d"].to_list(),
                           strict=True):  # fmt: skip
@@ -555,6 +562,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
                 continue
             memo.head[tpls[tid]] = ev
         cached[tid] = ev
+        first_line[tid] = ln
     del first, scratch
     is_cached = pl.col("tid").is_in(list(cached))
     t_ms = pl.col("d").cast(
@@ -574,11 +582,13 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
         work.sort(key=operator.itemgetter(0))
     del todo
     py = _per_line(work, checks, memo, lo, hi)
+    check_encodable(src, py)  # a lone surrogate: the whole file refused, naming the line
     ev_cols = ("event_type", "key", "value", "value_num", "metadata")
     tmpl = {c: [None] * len(tpls) for c in ev_cols}
     for tid, ev in cached.items():
         for c, v in zip(ev_cols, ev[1:6], strict=True):
             tmpl[c][tid] = v
+    check_encodable(src, {"line": [first_line.get(t) for t in range(len(tpls))], **tmpl})
     tmpl_frame = pl.DataFrame(tmpl, schema={c: EVENT_SCHEMA[c] for c in ev_cols})
     cached_rows = simple.filter(is_cached)
     tid = cached_rows["tid"]
@@ -635,6 +645,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
             sysjson = raw.split(_SYSJSON, 1)[1]
     del text
     py = _per_line(work, checks, memo, lo, hi)
+    check_encodable(src, py)  # a lone surrogate: the whole file refused, naming the line
     kept: dict[str, list] = {}
     objects = py["objects"]
     for row, key in enumerate(py["key"]):
@@ -887,9 +898,10 @@ def parse_log(
     Raises:
         FileNotFoundError / OSError: the file cannot be read.
     """
-    parsed = read_log(path)
+    parsed = read_log(path, read_result_bytes(path))  # result_*.txt.gz decompressed
     log = quality if quality is not None else QualityLog(category=MLPerfLogWarning)
     flush(parsed.checks, log, warnings_sink)
+    check_encodable(parsed.path, parsed.cols)
     return parsed.frame()
 
 

@@ -45,8 +45,14 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         if not isinstance(val, dict):
             continue
         s = val.get("train_step_timing in s", val.get("train_step_timing"))
-        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s <= 0:
+        if isinstance(s, bool) or not isinstance(s, int | float):
             continue  # not a step time (the reader keeps the event; a time must be a number)
+        try:
+            s = float(s)  # an integer of 400 digits does not fit a float: not a step time either
+        except OverflowError:
+            continue
+        if not math.isfinite(s) or s <= 0:
+            continue
         meta = json.loads(m)
         rows.append(
             {"file": f, "step": as_count(meta.get("step")), "time_ms": t, "step_time_s": float(s)}

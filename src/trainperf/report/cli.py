@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--force",
         action="store_true",
-        help="execute every notebook (default: skip those whose inputs did not change since their last run)",
+        help="execute every notebook (default: skip those whose inputs did not change since their "
+        "last run), and write into an --out folder that holds other files (never over them)",
     )
     r.add_argument(
         "--fail-fast",
@@ -237,6 +238,11 @@ def main(argv: list[str] | None = None) -> int:
             out = Path(args.out).resolve() if args.config else args.out
             if Path(out).exists() and not Path(out).is_dir():
                 raise ConfigError(f"--out {args.out}: is a file; --out must be a folder")
+            from trainperf import project_root
+            from trainperf.report.outdir import check_out
+
+            # refused at once, before the config's inputs are checked or anything runs
+            check_out(out, project_root(), force=args.force)
             figures = args.figures
             if figures is None:  # a user's book elsewhere leaves the checkout's figures alone
                 from trainperf import project_root
@@ -253,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                 force=args.force,
                 fail_fast=args.fail_fast,
                 jobs=args.jobs,
+                force_out=args.force,
             )
             failed = (summary or {}).get("failed") or {}
             if failed:

@@ -113,7 +113,9 @@ def _breakable(text: str) -> str:
 
 
 def _escape(text: str) -> str:
-    return _MD_ACTIVE.sub(r"\\\1", text).replace(_BREAK, _WBR)
+    # a word joiner (U+2060, invisible) after every "{": no "{{" left, so no Quarto shortcode can
+    # form from a cell's text (trainperf.markup)
+    return _MD_ACTIVE.sub(r"\\\1", text).replace(_BREAK, _WBR).replace("\\{", "\\{\u2060")
 
 
 def format_value(value, col: Col, markdown: bool = True, digits: int | None = None) -> str:
@@ -170,7 +172,7 @@ def _visible(text: str) -> str:
     """What a reader sees of a Markdown cell written by :func:`format_value`."""
     text = re.sub(r"\]\(<[^>]*>\)$", "", text)
     text = text[1:] if text.startswith("[") else text
-    return re.sub(r"\\(.)", r"\1", text.replace(_WBR, ""))
+    return re.sub(r"\\(.)", r"\1", text.replace(_WBR, "").replace("\u2060", ""))
 
 
 #: widest a column asks to be, in characters, when pandoc shares out the text width

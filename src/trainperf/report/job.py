@@ -440,6 +440,7 @@ def run_report(
     force: bool = False,
     fail_fast: bool = False,
     jobs: int | None = None,
+    force_out: bool = False,
 ) -> dict:
     """Run the main job (see the module docstring) and return a summary.
 
@@ -473,6 +474,9 @@ def run_report(
             own kernel (:mod:`trainperf.report.schedule`); None: one per CPU this process may use,
             at most 4 (:func:`~trainperf.report.schedule.default_jobs`); 1: one after another in
             this process, with per-cell progress bars when ``progress``.
+        force_out: write into an existing non-empty ``out`` that no earlier run created
+            (:func:`trainperf.report.outdir.claim_out`: never ``/``, the home folder or the
+            repository root, and never over a file trainperf did not write).
 
     Returns:
         dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
@@ -485,8 +489,9 @@ def run_report(
         (names of the notebooks executed in this run).
 
     Raises:
-        ConfigError: a parameter refused before the run, or a ``#|`` cell-option block that is
-            not YAML (:class:`~trainperf.report.notebooks.CellOptionsError`).
+        ConfigError: a parameter refused before the run, a ``#|`` cell-option block that is
+            not YAML (:class:`~trainperf.report.notebooks.CellOptionsError`), or an ``out``
+            refused by :func:`~trainperf.report.outdir.claim_out`.
         NotebookError: with ``fail_fast``, a notebook cell failed (one line: notebook, cell, the
             library's message).
         subprocess.CalledProcessError: ``quarto render`` failed.
@@ -501,6 +506,9 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
+    from trainperf.report.outdir import claim_out, record_files
+
+    claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
     _reset_values(out, plan, cfg, comparison)
     job = _Job(
@@ -536,6 +544,7 @@ def run_report(
     )
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
+    record_files(out)
     counts = _counts(job.ran, job.not_given, job.skipped, job.failed)
     log(
         f"done in {summary['seconds']} s: {counts}; "

@@ -17,12 +17,15 @@ from trainperf.slurm.sacct_json import read_sacct_json
 __all__ = ["read_sacct", "read_sacct_dumps"]
 
 
-def read_sacct(path: str | Path, **kwargs: Any) -> SacctData:
+def read_sacct(path: str | Path, *, bad_lines: str = "skip", **kwargs: Any) -> SacctData:
     """Read a sacct dump, choosing :func:`read_sacct_json` or :func:`read_sacct_parsable`.
 
     A file whose first non-blank character is ``{`` (or whose name ends in ``.json``) is JSON;
     anything else is parsable text and ``kwargs`` (``fields``, ``delimiter``, ``tz``) go to
-    :func:`read_sacct_parsable`. ``bad_lines`` goes to either reader.
+    :func:`read_sacct_parsable`. ``bad_lines`` goes to either reader; its default here is
+    ``"skip"``: one damaged record costs only itself (a ``bad_record`` quality row and a warning
+    naming the file and the record, ``jobs[3]`` or the line), not the file. ``"raise"`` refuses the
+    file at its first damaged record.
 
     Raises:
         SacctParseError: see the two readers.
@@ -31,8 +34,8 @@ def read_sacct(path: str | Path, **kwargs: Any) -> SacctData:
     with p.open("rb") as f:
         head = f.read(4096).decode("utf-8", errors="replace").lstrip()
     if p.suffix.lower() == ".json" or head.startswith("{"):
-        return read_sacct_json(p, **{k: v for k, v in kwargs.items() if k == "bad_lines"})
-    return read_sacct_parsable(p, **kwargs)
+        return read_sacct_json(p, bad_lines=bad_lines)
+    return read_sacct_parsable(p, bad_lines=bad_lines, **kwargs)
 
 
 def read_sacct_dumps(

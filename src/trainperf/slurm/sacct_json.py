@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,8 @@ def _load(text: str | dict, source: str, bad_utf8: list[int], quality: QualityLo
         raise SacctParseError(
             source, None, 'a JSON object with a "jobs" list (sacct --json output)'
         )
+    if not isinstance(text, dict) and _SURROGATE_ESCAPE.search(text):
+        _lone_surrogates(doc, text, source, quality)
     if bad_utf8:
         paths = _escape_strings(doc)
         shown = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
@@ -342,6 +345,39 @@ def _load(text: str | dict, source: str, bad_utf8: list[int], quality: QualityLo
             first_line=bad_utf8[0],
         )
     return doc
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(doc: Any, text: str, source: str, quality: QualityLog) -> None:
+    """JSON ``\\ud800`` escapes that are not half of a pair: ``json.loads`` gives a string no UTF-8
+    column can hold. Each is written as the text ``\\ud800`` in place (check ``lone_surrogate``,
+    flagged, with the JSON paths and the first line), so one such record costs nothing else."""
+    paths: list[str] = []
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, path = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            p = f"{path}.{k}" if isinstance(node, dict) else f"{path}[{k}]"
+            if isinstance(v, str):
+                if _LONE.search(v):
+                    node[k] = v.encode("utf-8", "backslashreplace").decode("utf-8")
+                    paths.append(p.lstrip("."))
+            elif isinstance(v, (dict, list)):
+                stack.append((v, p))
+    if not paths:
+        return  # only valid pairs
+    m = _SURROGATE_ESCAPE.search(text)
+    line = text.count("\n", 0, m.start()) + 1 if m else None
+    paths.sort()
+    shown = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
+    quality.add(source, "lone_surrogate", "flagged",
+                f"{len(paths)} string(s) with a lone surrogate escape such as \\ud800 ({shown}), "
+                "which no UTF-8 text can hold; kept as the escape text", n_samples=len(paths),
+                first_line=line)  # fmt: skip
 
 
 def _escape_strings(doc: Any) -> list[str]:

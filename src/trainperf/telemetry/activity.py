@@ -60,6 +60,7 @@ def select_job(
     hostnames: Iterable[str] | str | None = None,
     start: Any = None,
     end: Any = None,
+    source: str | None = None,
 ) -> pl.LazyFrame:
     """Restrict telemetry to one Slurm job: its nodes and its time window.
 
@@ -71,12 +72,15 @@ def select_job(
         hostnames: explicit node list, or a Slurm host list string (``"gpu[001-064]"``), e.g. from
             ``sacct`` NodeList, for telemetry without job labels.
         start, end: time window (datetime, epoch s or ISO 8601), inclusive.
+        source: the telemetry's file(s) or URL, for the error message (default: ``"telemetry"``).
 
     Returns:
         a LazyFrame (same columns).
 
     Raises:
-        ValueError: ``job_id`` not found in the data.
+        trainperf.errors.InputError (a ValueError): ``job_id`` not found in the data; the message
+            names ``source`` (the telemetry's files, when given), the job ids present and the way
+            out (``hostnames=`` and ``start=``/``end=`` for telemetry without job labels).
     """
     lf = _lazy(data)
     hosts: set[str] | None = None
@@ -101,7 +105,21 @@ def select_job(
             .to_list()
         )
         if not jh:
-            raise ValueError(f"job {job_id!r} not found in the telemetry's job_id labels")
+            from trainperf.errors import InputError
+
+            present = (
+                lf.select(pl.col("job_id").drop_nulls().unique().sort().head(6))
+                .pipe(_collect)["job_id"]
+                .to_list()
+            )
+            have = (f"the job ids present: {', '.join(present[:5])}{', ...' if len(present) > 5 else ''}"
+                    if present else "the telemetry carries no job_id labels")  # fmt: skip
+            where = source or "telemetry"
+            raise InputError(
+                f"{where}: job {job_id!r} not found in the job_id labels ({have}); check the job "
+                "id, or select by hostnames= (sacct NodeList) and start=/end= instead",
+                source=source,
+            )
         hosts = set(jh) if hosts is None else hosts & set(jh)
     if hosts is not None:
         lf = lf.filter(pl.col("hostname").is_in(sorted(hosts)))
@@ -247,7 +265,41 @@ def phase_stats(
         if "hostname" in rest and hosts is None:  # one batch: its own hosts
             hosts = part["hostname"].drop_nulls().unique()
         parts.append(_encode(part, mt, hosts, gr, rest))
-    return _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+    out = _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+    if out.height == 0 and phases.height:
+        _warn_no_overlap(data, phases, mt)
+    return out
+
+
+def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
+    """Telemetry and the run's phases that do not meet in time: say so (one extra pass, only when
+    no statistic came out), with both spans, instead of an empty table without a word."""
+    import warnings
+
+    from trainperf.errors import DataWarning
+
+    span = _collect(
+        _gpu_rows(_lazy(data))
+        .filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
+        .select(pl.len().alias("n"), pl.col("timestamp").min().alias("t0"),
+                pl.col("timestamp").max().alias("t1"))
+    ).row(0, named=True)  # fmt: skip
+    if not span["n"]:
+        return  # no activity metric at all: unavailable() says which and why
+    fmt = "%Y-%m-%d %H:%M:%S"
+    warnings.warn(
+        DataWarning(
+            f"telemetry: none of its {span['n']:,} activity samples "
+            f"({span['t0']:{fmt}} .. {span['t1']:{fmt}} UTC) falls in the run's phases "
+            f"({phases['start'].min():{fmt}} .. {phases['end'].max():{fmt}} UTC): the phase "
+            "statistics are empty; check that the telemetry covers the run (clocks, timestamp "
+            "units) or align it with telemetry.shift_phases",
+            "telemetry",
+            None,
+            "no_overlap",
+        ),
+        stacklevel=3,
+    )
 
 
 def _group_rank(groups: pl.DataFrame) -> pl.Series:

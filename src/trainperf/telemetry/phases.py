@@ -9,6 +9,43 @@ import polars as pl
 
 from trainperf.telemetry._common import _US, PHASE_SCHEMA, _lazy, _to_datetime
 
+_COUNT_KEYS = ("first_epoch_num", "epoch_num", "samples_count")
+"""Metadata that numbers a block or an evaluation: ``first_epoch_num`` / ``epoch_num`` (gpt3,
+llama31: tokens or epochs) or ``samples_count`` (llama2_70b_lora; MLPerf Training rules, the
+llama2_70b_lora reference's ``custom_callbacks.py``). A LoRA ``block_start`` carries the samples
+before the block and its ``block_stop`` the samples after it, so starts and stops are paired by
+time order, not by equal metadata."""
+
+
+def _merged(events: pl.DataFrame, key: str, agg: str) -> list[float]:
+    """Times (ms) of ``key`` events, rank duplicates merged: the events of one number (the first
+    of :data:`_COUNT_KEYS` present) give one time, the earliest (``agg="min"``) or the latest."""
+    ev = events.filter((pl.col("key") == key) & pl.col("time_ms").is_not_null())
+    if ev.height == 0:
+        return []
+    n = pl.coalesce([pl.col("metadata").str.json_path_match(f"$.{k}") for k in _COUNT_KEYS]).alias(
+        "_n"
+    )
+    ev = ev.with_columns(n)
+    g = ev.group_by("_n").agg(getattr(pl.col("time_ms"), agg)().alias("t"))
+    # events without any number: each is its own phase boundary (one rank, or unnumbered logs)
+    numbered = g.filter(pl.col("_n").is_not_null())["t"].to_list()
+    loose = ev.filter(pl.col("_n").is_null())["time_ms"].to_list()
+    return sorted(numbered + loose)
+
+
+def _pair(starts: list[float], stops: list[float]) -> list[tuple[float, float]]:
+    """Each start with the first stop at or after it and before the next start."""
+    out, j = [], 0
+    for i, s in enumerate(starts):
+        nxt = starts[i + 1] if i + 1 < len(starts) else float("inf")
+        while j < len(stops) and stops[j] < s:
+            j += 1
+        if j < len(stops) and stops[j] < nxt:
+            out.append((s, stops[j]))
+            j += 1
+    return out
+
 
 def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
     """Phases of one MLPerf run from its ``:::MLLOG`` events.
@@ -24,13 +61,16 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
         ``eval_01`` ...), ``kind`` (String: ``init``, ``train`` or ``eval``), ``index``
         (Int32, 0 for init, 1-based for blocks and evaluations), ``start``, ``end``
         (Datetime[us, UTC]), ``duration_s`` (Float64, s). Rank duplicates are merged: a phase
-        starts at the earliest start and ends at the latest stop over ranks. Evaluations
-        are matched start/stop by their ``epoch_num`` metadata; blocks by
-        ``first_epoch_num`` (:func:`trainperf.mlperf.blocks`).
+        starts at the earliest start and ends at the latest stop over ranks of the same
+        ``first_epoch_num`` / ``epoch_num`` / ``samples_count`` (:data:`_COUNT_KEYS`; LoRA logs
+        carry ``samples_count``). Starts and stops are then paired in time order.
 
     Raises:
-        ValueError: several result files and no ``file``; no ``init_start``/``init_stop`` and no
-            block (nothing to align with).
+        trainperf.mlperf.MLPerfLogError (an :class:`~trainperf.errors.InputError`, a ValueError):
+            several result files and no ``file``, a ``file`` not among them, or a log with no
+            ``init_start``/``init_stop``, block or eval pair to align with; the message names the
+            file and says what to do.
+        TypeError: ``source`` of another type.
     """
     from trainperf import mlperf
 
@@ -42,13 +82,28 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
         events = source
     else:
         raise TypeError("source must be a result file path, a Results or an events frame")
-    files = events["file"].unique(maintain_order=True).to_list()
+    files = events["file"].unique(maintain_order=True).to_list() if "file" in events.columns else []
     if file is not None:
         events = events.filter(pl.col("file") == str(file))
+        if events.height == 0:
+            raise mlperf.MLPerfLogError(
+                f"{file}: not among the result files of the events ({', '.join(map(str, files[:5]))}"
+                f"{', ...' if len(files) > 5 else ''}); pass one of them as file=",
+                source=str(file),
+            )
     elif len(files) > 1:
-        raise ValueError(f"{len(files)} result files in the events; pass file= (one of {files})")
+        shown = ", ".join(map(str, files[:5])) + (", ..." if len(files) > 5 else "")
+        raise mlperf.MLPerfLogError(
+            f"{len(files)} result files in the events ({shown}): pass file= to say which run's "
+            "phases to take",
+            source=str(files[0]),
+        )
+    name = str(file if file is not None else files[0] if files else source)
     rows: list[dict[str, Any]] = []
-    t = {k: events.filter(pl.col("key") == k)["time_ms"] for k in ("init_start", "init_stop")}
+    t = {
+        k: events.filter(pl.col("key") == k)["time_ms"].drop_nulls()
+        for k in ("init_start", "init_stop")
+    }
     if t["init_start"].len() and t["init_stop"].len():
         rows.append(
             {
@@ -59,29 +114,17 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
                 "e": t["init_stop"].max(),
             }
         )
-    bl = mlperf.blocks(events).sort("start_ms")
-    for i, (s, e) in enumerate(bl.select("start_ms", "stop_ms").iter_rows(), start=1):
-        rows.append({"phase": f"train_{i:02d}", "kind": "train", "index": i, "s": s, "e": e})
-    ev = events.filter(pl.col("key").is_in(["eval_start", "eval_stop"])).with_columns(
-        pl.col("metadata").str.json_path_match("$.epoch_num").alias("_n")
-    )
-    es = (
-        ev.filter(pl.col("key") == "eval_start")
-        .group_by("_n")
-        .agg(pl.col("time_ms").min().alias("s"))
-        .join(
-            ev.filter(pl.col("key") == "eval_stop")
-            .group_by("_n")
-            .agg(pl.col("time_ms").max().alias("e")),
-            on="_n",
-            how="inner",
-        )
-        .sort("s")
-    )
-    for i, (s, e) in enumerate(es.select("s", "e").iter_rows(), start=1):
-        rows.append({"phase": f"eval_{i:02d}", "kind": "eval", "index": i, "s": s, "e": e})
+    for kind, a, b in (("train", "block_start", "block_stop"), ("eval", "eval_start", "eval_stop")):
+        pairs = _pair(_merged(events, a, "min"), _merged(events, b, "max"))
+        for i, (s, e) in enumerate(pairs, start=1):
+            rows.append({"phase": f"{kind}_{i:02d}", "kind": kind, "index": i, "s": s, "e": e})
     if not rows:
-        raise ValueError("the log has no init_start/init_stop, block or eval events to align with")
+        raise mlperf.MLPerfLogError(
+            f"{name}: no init_start/init_stop, block_start/block_stop or eval_start/eval_stop pair "
+            "to align telemetry with (a truncated log, or not an MLPerf Training result file?); "
+            "give the run's phases by hand (trainperf.telemetry.PHASE_SCHEMA) or another log",
+            source=name,
+        )
     df = pl.DataFrame(
         rows,
         schema={

@@ -18,13 +18,15 @@ UUIDS = [
     "GPU-5b2e7c19-77aa-4e0d-b1c2-90f1e2d3c4b5",
 ]
 BUS = ["00000000:53:00.0", "00000000:64:00.0", "00000000:75:00.0", "00000000:86:00.0"]
+# a GPU of another node has another UUID (UUIDs identify a GPU, whatever its host is called)
+UUIDS_NODE02 = ["GPU-c4f1e2a7-9b3d-4e8f-a1b2-3c4d5e6f7a80"]
 DRV = "580.105.08"
 MODEL = "NVIDIA H100 80GB HBM3"
 
 
 def labels(gpu: int, host: str, host_key: str = "Hostname", extra: str = "") -> str:
     s = (
-        f'gpu="{gpu}",UUID="{UUIDS[gpu]}",pci_bus_id="{BUS[gpu]}",device="nvidia{gpu}",'
+        f'gpu="{gpu}",UUID="{(UUIDS_NODE02 if host == "gpu-node-02" else UUIDS)[gpu]}",pci_bus_id="{BUS[gpu]}",device="nvidia{gpu}",'
         f'modelName="{MODEL}",{host_key}="{host}",DCGM_FI_DRIVER_VERSION="{DRV}"'
     )
     return s + extra

@@ -226,7 +226,6 @@ def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -
     """
     qmd = Path(qmd)
     text = _conditional_content(_inline_includes(qmd), {"values": values})
-    text = _META_RE.sub(lambda m: _lookup({"values": values}, m.group(1)), text)
     nb_dir = Path(notebooks_dir)
 
     def embed(m: re.Match) -> str:
@@ -235,7 +234,10 @@ def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -
             raise ValueError(f"{qmd}: embed of a whole notebook ({m.group(1)}) is not supported")
         return "\n\n" + _embed_markdown(nb, m.group(2)) + "\n\n"
 
-    return _EMBED_RE.sub(embed, text)
+    # meta values last, in one pass: a value is never read again as a shortcode (an include or
+    # an embed written into a config's name stays text), whatever the value holds
+    text = _EMBED_RE.sub(embed, text)
+    return _META_RE.sub(lambda m: _lookup({"values": values}, m.group(1)), text)
 
 
 def notebook_markdown(

@@ -181,6 +181,9 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
     index, local = _number_pages(pages, problems)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
+    from trainperf.atomic import dir_mode
+
+    os.chmod(tmp, dir_mode())  # mkdtemp makes 0700: the site follows the umask like any folder
     try:
         _write_pages(
             tmp, pages, index, local, figures_dir, book_title, note, problems, _bibliography(root)
