@@ -368,7 +368,9 @@ def read_log(path: str | Path, data: bytes | None = None) -> ParsedLog:
     for lineno, raw in enumerate(text.split("\n"), start=1):
         i = raw.find(MLLOG_TOKEN)
         if i < 0:
-            if sysjson is None and _SYSJSON in raw:
+            # the one change since it was copied: the shell's trace of the echo that prints the
+            # system description (`+ echo ':::SYSJSON ...'`, Oracle v4.1) is not the description
+            if sysjson is None and _SYSJSON in raw and not raw.lstrip().startswith("+"):
                 sysjson = raw.split(_SYSJSON, 1)[1]
             continue
         if raw in seen:

@@ -28,6 +28,8 @@ SYSTEMS = {
     "v4.1/NVIDIA/eos_n8_ngc24.09_nemo/llama2_70b_lora",
     "v5.0/NVIDIA/eos-dfw_n64_ngc25.01_nemo/llama31_405b",
     "v5.0/NVIDIA/eos-dfw_n256_ngc25.01_nemo/llama31_405b",
+    "v4.1/NVIDIA/eos_n128_ngc24.09_nemo/llama2_70b_lora",
+    "v4.1/Oracle/1536xBM.GPU.H100.8/gpt3",
 }
 
 
@@ -199,7 +201,7 @@ def test_batch_runs_every_folder_and_records_the_failure(first_batch):
     bad = summary.filter(pl.col("status") == "failed").row(0, named=True)
     assert bad["name"] == "broken"
     assert bad["error"].startswith("FileNotFoundError: ")
-    assert "no result_*.txt files found" in bad["error"]
+    assert "no result_*.txt files" in bad["error"]
     assert bad["notebook"].endswith(".failed.ipynb") and bad["results"] is None
     for rec in ok.iter_rows(named=True):
         nb = json.loads(Path(rec["notebook"]).read_text())
@@ -275,8 +277,9 @@ def test_submitit_path_with_local_jobs(tmp_path):
     )
     summary = batch.run_batch(batch.load_grid(g), progress=False)
     assert summary["status"].to_list() == ["success", "failed"]
-    # v4.1: eos_n64 gpt3 3 + eos_n32 gpt3 3 + eos_n8 LoRA 10 + eos 1-node LoRA 10 result files
-    assert summary["result_rows"][0] == 26
+    # v4.1: eos_n64 gpt3 3 + eos_n32 gpt3 3 + eos_n8 LoRA 10 + eos 1-node LoRA 10
+    # + eos_n128 LoRA 10 + Oracle gpt3 3 result files
+    assert summary["result_rows"][0] == 39
     assert summary["error"][1].startswith("FileNotFoundError")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import mlperf_reference as old
 import pytest
+import polars as pl
 from conftest import MLPERF
 from polars.testing import assert_frame_equal
 
@@ -25,9 +26,14 @@ def test_events_identical(both):
     assert_frame_equal(new.events, ref.events)
 
 
+# the benchmarks the old loader knew; llama31_405b (v5.0) came later, and its samples_to_converge
+# from samples_count with it (issue 24)
+KNOWN = pl.col("benchmark").is_in(["gpt3", "llama2_70b_lora"])
+
+
 def test_runs_identical_in_the_old_columns(both):
     ref, new = both
-    assert_frame_equal(new.runs.select(ref.runs.columns), ref.runs)
+    assert_frame_equal(new.runs.select(ref.runs.columns).filter(KNOWN), ref.runs.filter(KNOWN))
     # the new column is empty on clean logs, and no data-quality row fired
     assert set(new.runs["quality"].to_list()) == {""}
     assert new.quality.height == 0 and new.warnings == ref.warnings == []
@@ -40,8 +46,10 @@ def test_scores_identical(both):
 
 def test_throughput_and_eval_curve_identical(both):
     ref, new = both
-    assert_frame_equal(mlperf.throughput(new), old.throughput(ref))
-    assert_frame_equal(mlperf.eval_curve(new), old.eval_curve(ref))
+    # GPT-3 rows: LoRA and llama31_405b rows gained end-to-end FLOPs since (issue 24)
+    gpt3 = pl.col("benchmark") == "gpt3"
+    assert_frame_equal(mlperf.throughput(new).filter(gpt3), old.throughput(ref).filter(gpt3))
+    assert_frame_equal(mlperf.eval_curve(new).filter(KNOWN), old.eval_curve(ref).filter(KNOWN))
     assert_frame_equal(mlperf.blocks(new.events), old.blocks(ref.events))
     assert_frame_equal(mlperf.step_times(new.events), old.step_times(ref.events))
 

@@ -58,11 +58,20 @@ def test_v31_and_v40_against_published_parse(thr):
     assert v40["model_tflops_per_gpu_e2e"].median() == pytest.approx(545, rel=0.005)
 
 
-def test_llama_rows_say_why_no_flops(thr):
+def test_lora_rows_have_end_to_end_flops_only(thr):
     lora = thr.filter(pl.col("benchmark") == "llama2_70b_lora")
-    assert lora.height == 20  # 10 runs each of v4.1 eos_n8 and eos (1 node), data/mlperf/SOURCES.md
-    assert lora["model_tflops_per_gpu_step"].null_count() == 20
-    assert all("no model preset" in n for n in lora["note"].to_list())
+    # 10 runs each of v4.1 eos_n8, eos (1 node) and eos_n128, data/mlperf/SOURCES.md
+    assert lora.height == 30
+    # the LoRA logs time no steps: no step-level rate, only end to end (tokens = samples x 8192)
+    assert lora["model_tflops_per_gpu_step"].null_count() == 30
+    assert lora["model_tflops_per_gpu_e2e"].null_count() == 0
+    # Llama 2 70B rank-16 LoRA FLOP/token (tests/test_flops.py: 339,670,466,560)
+    assert set(lora["flops_per_token"].to_list()) == {339_670_466_560}
+    r = lora.row(0, named=True)
+    assert r["model_tflops_per_gpu_e2e"] == pytest.approx(
+        r["tokens_per_s_per_gpu_e2e"] * 339_670_466_560 / 1e12
+    )
+    assert r["mfu_bf16_dense_e2e"] == pytest.approx(r["model_tflops_per_gpu_e2e"] / 989.4, rel=1e-3)
 
 
 def test_hfu_only_when_recompute_known():

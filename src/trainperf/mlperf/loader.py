@@ -638,7 +638,7 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
         row["result_file"] = display_path(row["result_file"])  # a name that is not UTF-8
         rows.append(row)
         if parsed is not None and parsed.n_events:
-            frames.append(parsed.frame().with_columns(file=pl.lit(display_path(parsed.path))))
+            frames.append(parsed.frame())
     runs = pl.DataFrame(rows, schema=RUN_SCHEMA).with_columns(
         pl.col("run_start").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
         pl.col("run_stop").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),

@@ -24,6 +24,7 @@ from trainperf.mlperf.checks import (
     FileChecks,
     MLPerfLogWarning,
     check_encodable,
+    display_path,
     limits,
     read_result_bytes,
 )
@@ -112,7 +113,8 @@ class ParsedLog:
 
     def frame(self) -> pl.DataFrame:
         """The events as a polars frame with :data:`EVENT_SCHEMA`."""
-        file = pl.repeat(self.path, self.n_events, dtype=pl.String, eager=True).alias("file")
+        path = display_path(self.path)  # a name with bytes that are not UTF-8: escaped
+        file = pl.repeat(path, self.n_events, dtype=pl.String, eager=True).alias("file")
         return pl.DataFrame([file, *(self.events.get_column(c) for c in list(EVENT_SCHEMA)[1:])])
 
 
@@ -901,7 +903,6 @@ def parse_log(
     parsed = read_log(path, read_result_bytes(path))  # result_*.txt.gz decompressed
     log = quality if quality is not None else QualityLog(category=MLPerfLogWarning)
     flush(parsed.checks, log, warnings_sink)
-    check_encodable(parsed.path, parsed.cols)
     return parsed.frame()
 
 
