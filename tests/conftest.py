@@ -96,10 +96,10 @@ def main_job(tmp_path_factory):
     """The main job run once for the whole test session, into temporary folders (preview site, no
     Quarto): returns (tmp folder, run_report summary). Outputs in ``tmp/out``, figures in
     ``tmp/figures``; everything the run printed (its log lines, and whatever the process and its
-    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``. Two optional outputs the job
-    does not ask for are written too, for the tests that read them instead of executing the
-    notebook again: ``tmp/rails.parquet`` (telemetry's ``results_path``) and
-    ``tmp/slurm_marginals.parquet`` (slurm_jobs' ``results_path``)."""
+    kernels wrote to stdout and stderr) in ``tmp/run_output.txt``. One optional output the job
+    does not ask for is written too, for the test that reads it instead of executing the
+    notebook again: ``tmp/out/scratch/rails.parquet`` (telemetry's ``results_path``), inside the
+    output folder, so that the appendix shows it relative to it like every output path."""
     import os
     import sys
 
@@ -121,8 +121,7 @@ def main_job(tmp_path_factory):
                 progress=False,
                 fail_fast=True,  # a notebook failing in the suite shows its own error here
                 overrides={
-                    "telemetry": {"results_path": str(tmp / "rails.parquet")},
-                    "slurm_jobs": {"results_path": str(tmp / "slurm_marginals.parquet")},
+                    "telemetry": {"results_path": str(tmp / "out" / "scratch" / "rails.parquet")},
                 },
             )
         finally:

@@ -7,8 +7,8 @@ and two ``json.dumps``) is kept verbatim in ``tests/mlperf_reference.py`` as the
 from __future__ import annotations
 
 import mlperf_reference as old
-import pytest
 import polars as pl
+import pytest
 from conftest import MLPERF
 from polars.testing import assert_frame_equal
 

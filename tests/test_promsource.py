@@ -438,6 +438,6 @@ def test_telemetry_notebook_runs_from_the_prometheus_server(prom, tmp_path):
     n_hosts = (
         files["hostname"].n_unique() + 1
     )  # plus OLD_HOST, the old-spelling series of another job
-    assert f"telemetry: Prometheus {url}" in text
-    assert f"hosts analysed: {n_hosts}" in text
+    assert f"Telemetry: Prometheus {url}" in text
+    assert f"{n_hosts} hosts analysed" in text
     assert "tbl-telemetry-rails" in text and '"ename"' not in text

@@ -169,7 +169,8 @@ def test_synthetic_chapters_sit_in_the_generated_data_part():
     for qmd, nb in (("telemetry_cluster", "telemetry"), ("operations", "slurm_jobs")):
         text = (ROOT / "chapters" / f"{qmd}.qmd").read_text()
         caps = re.findall(r"^!\[(.*?)\]\(", text, re.M)
-        assert caps and all(c.startswith(f"{{{{< meta values.{nb}.data_kind >}}}}") for c in caps)
+        kinds = tuple(f"{{{{< meta values.{n}.data_kind >}}}}" for n in (nb, "reliability"))
+        assert caps and all(c.startswith(kinds) for c in caps), caps
 
 
 # --- the executed notebooks and the preview site of the main job --------------------------------

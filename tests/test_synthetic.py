@@ -244,7 +244,7 @@ def test_notebook_runs_on_synthetic_default(main_job):
         for ext in ("svg", "png", "pdf"):
             assert (figs / f"{name}.{ext}").stat().st_size > 0
         assert "SYNTHETIC" in (figs / f"{name}.svg").read_text()
-    rails = pl.read_parquet(tmp / "rails.parquet")
+    rails = pl.read_parquet(tmp / "out" / "scratch" / "rails.parquet")
     assert rails["synthetic"].all() and rails.height == 64 * 8
     flagged = telemetry.rail_imbalance(rails)
     assert sorted(set(flagged["rail"])) == [2, 5] and flagged.height == 2 * 64
