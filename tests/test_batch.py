@@ -212,7 +212,7 @@ def test_batch_runs_every_folder_and_records_the_failure(first_batch):
         assert json.loads(rec["parameters"])["mlperf_path"] == rec["mlperf_path"]
     # LoRA folders hold 10 result files each (1 node and 8 nodes), GPT-3 folders 3
     lora = ok.filter(pl.col("name").str.contains("llama2_70b_lora"))
-    assert lora.height == 2 and lora["result_rows"].to_list() == [10, 10]
+    assert lora.height == 3 and lora["result_rows"].to_list() == [10, 10, 10]
     assert set(ok.filter(pl.col("name").str.ends_with("/gpt3"))["result_rows"]) == {3}
     # summary on disk, Parquet and CSV; no temporary file left anywhere
     assert pl.read_parquet(out / "summary.parquet").equals(summary)

@@ -258,8 +258,14 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
     site = Path(summary["site"]).parent
     # the book carries the cluster's name in its title, and no demo material
     assert "Copycat: LLM training performance" in (site / "index.html").read_text()
-    tel = (site / "telemetry.html").read_text()
+    tel = (site / "telemetry_cluster.html").read_text()
     ops = (site / "operations.html").read_text()
+    # the key results and the introduction speak of the user's cluster: no demo callout, no Eos
+    # time from the runs chapter's values (those are the user's logs here)
+    for page in ("index.html", "introduction.html"):
+        text = (site / page).read_text()
+        assert "SAKURAONE" not in text and "Copycat" in text or page == "introduction.html", page
+        assert "Even that takes NVIDIA" not in text, page
     assert "No telemetry was given for Copycat (config key <code>telemetry:</code>)" in tel
     assert "No Slurm accounting was given for Copycat (config key <code>sacct:</code>)" in ops
     # nothing synthetic anywhere: no marker, no generated store, no figure from generated data

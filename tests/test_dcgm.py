@@ -277,6 +277,9 @@ def test_prometheus_api_vector():
     assert lab["namespace"] == "train" and lab["target_namespace"] == "gpu-operator"
 
 
+@pytest.mark.filterwarnings(
+    "ignore:.*NaN or \\+-Inf values.*:trainperf.dcgm.fields.DcgmWarning"
+)  # the NaN the test drops
 def test_prometheus_api_matrix_drops_nan():
     f = dcgm.read_prometheus_api(D / "api_matrix.json")
     # 3 points, "NaN" dropped -> t0 (0.5) and t0+60 s (0.75)

@@ -234,6 +234,9 @@ def test_nvswitch_series_are_not_gpus(tmp_path):
     assert notes["check"].to_list() == ["nvswitch"] and notes["n_samples"].to_list() == [1]
 
 
+@pytest.mark.filterwarnings(
+    "ignore:.*samples of MIG instances.*:trainperf.dcgm.fields.DcgmWarning"
+)  # the MIG rows it tests
 def test_mig_rows_left_out_of_gpu_stats_with_a_note(tmp_path):
     p = archive(tmp_path, [[
         f"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{lab(0)}}} 0.4",

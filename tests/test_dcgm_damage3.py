@@ -114,6 +114,9 @@ def test_two_exporters_10s_apart_fully_deduplicated(tmp_path):
     assert any("twoexp.prom" in m and "duplicate_series" in m for m in msgs)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:.*measured by several series.*:trainperf.dcgm.fields.DcgmWarning"
+)  # the duplicates it tests
 def test_two_exporters_in_two_files_one_gpu(tmp_path):
     # the same as above across two files read by dcgm.load: B (another host spelling, +10 W) is
     # dropped; A alone: 10 samples at 350 W

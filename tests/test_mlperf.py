@@ -434,6 +434,10 @@ def test_two_failed_runs_give_no_score(results_tree):
     assert s["score_min"] is None and "no score" in s["note"]
 
 
+# GPT-3 lines relabelled as LoRA: their eval_accuracy 2.66 misses the LoRA target (flagged)
+@pytest.mark.filterwarnings(
+    "ignore:.*does not meet the target.*:trainperf.mlperf.checks.MLPerfLogWarning"
+)
 def test_llama_mean_of_middle_eight(results_tree):
     for i in range(10):
         lines = [

@@ -373,6 +373,9 @@ def fake():
         th.join(5)
 
 
+@pytest.mark.filterwarnings(
+    "ignore:.*sample times outside.*:trainperf.dcgm.fields.DcgmWarning"
+)  # the fake server's 1 s times
 def test_retries_on_5xx_then_succeeds(fake):
     url, h = fake(fail=2)
     src = promsource.PrometheusSource(url, max_attempts=4, backoff_s=0.01)
