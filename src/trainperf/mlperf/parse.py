@@ -407,6 +407,18 @@ def _pieces(path: str | Path, data: bytes | None):
             rest = block[cut + 1 :]
 
 
+def _utf8_check(state: _Text, checks: FileChecks) -> None:
+    """``invalid_utf8``: the decode replaced bytes that are not UTF-8 by U+FFFD (``state``)."""
+    if state.bad_byte is not None:
+        checks.add(
+            "invalid_utf8",
+            "corrected",
+            f"bytes that are not UTF-8 (first at byte {state.bad_byte}) replaced by U+FFFD",
+            state.fffd_line,
+            n=state.fffd,
+        )
+
+
 def _decode_piece(piece: bytes, offset: int, state: _Text) -> str:
     """One piece as text: UTF-8, bytes that are not UTF-8 replaced by U+FFFD (recorded in ``state``)."""
     try:
@@ -531,14 +543,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     if data is not None and len(data) < _NATIVE_BYTES:
         return _read_small(src, data, checks, memo)
     simple, tpls, others, sysjson, state = _scan(path, data)
-    if state.bad_byte is not None:
-        checks.add(
-            "invalid_utf8",
-            "corrected",
-            f"bytes that are not UTF-8 (first at byte {state.bad_byte}) replaced by U+FFFD",
-            state.fffd_line,
-            n=state.fffd,
-        )
+    _utf8_check(state, checks)
     rep = _repeated_simple(simple)
     lim = limits()
     lo, hi = lim["time_ms_min"], lim["time_ms_max"]
@@ -629,14 +634,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     """:func:`read_log` of a small file: every MLLOG line through the per-line path."""
     state = _Text()
     text = _decode_piece(data, 0, state)
-    if state.bad_byte is not None:
-        checks.add(
-            "invalid_utf8",
-            "corrected",
-            f"bytes that are not UTF-8 (first at byte {state.bad_byte}) replaced by U+FFFD",
-            state.fffd_line,
-            n=state.fffd,
-        )
+    _utf8_check(state, checks)
     lim = limits()
     lo, hi = lim["time_ms_min"], lim["time_ms_max"]
     work, sysjson, tok = [], None, MLLOG_TOKEN
