@@ -130,3 +130,17 @@ def test_chart_cuts_large_jobs_and_says_so():
     assert "first 64 of 96 nodes shown" in spec["title"]["subtitle"]
     with pytest.raises(ValueError):
         topology_chart.topology_chart(lay, "x", lang="fr")
+
+
+def test_saved_in_the_languages_the_main_job_gives_without_a_warning(tmp_path, monkeypatch):
+    # in the main job's kernels $TRAINPERF_FIGURE_LANGS names the languages it found fonts for
+    # ("en" without a CJK font, said once by the job): the layout figure is written in those
+    # only, and no cell prints a warning of its own (it would show in the book)
+    import warnings
+
+    monkeypatch.setenv("TRAINPERF_FIGURE_LANGS", "en")
+    lay = topology.rank_layout(8, 8, tp=4, pp=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paths = topology_chart.save_topology_chart(lay, "x", "layout", tmp_path, formats=("svg",))
+    assert paths == [tmp_path / "layout.svg"] and not (tmp_path / "ja").exists()

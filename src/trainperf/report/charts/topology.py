@@ -237,7 +237,9 @@ def save_topology_chart(
     from trainperf.report import charts
 
     out: list[Path] = []
-    for lang in langs if langs is not None else charts.FIGURE_LANGS:
+    # the languages save_chart would write: $TRAINPERF_FIGURE_LANGS in the main job's kernels (a
+    # language without a font already said once by the job), those with a font otherwise
+    for lang in charts.figure_languages(langs)[0]:
         chart = topology_chart(layout, system, lang=lang, **kwargs)
         out += charts.save_chart(chart, name, outdir, formats=formats, langs=[lang])
     return out
