@@ -355,24 +355,14 @@ def _lone_surrogates(doc: Any, text: str, source: str, quality: QualityLog) -> N
     """JSON ``\\ud800`` escapes that are not half of a pair: ``json.loads`` gives a string no UTF-8
     column can hold. Each is written as the text ``\\ud800`` in place (check ``lone_surrogate``,
     flagged, with the JSON paths and the first line), so one such record costs nothing else."""
-    paths: list[str] = []
-    stack: list[tuple[Any, str]] = [(doc, "")]
-    while stack:
-        node, path = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        for k, v in items:
-            p = f"{path}.{k}" if isinstance(node, dict) else f"{path}[{k}]"
-            if isinstance(v, str):
-                if _LONE.search(v):
-                    node[k] = v.encode("utf-8", "backslashreplace").decode("utf-8")
-                    paths.append(p.lstrip("."))
-            elif isinstance(v, (dict, list)):
-                stack.append((v, p))
+    paths = _rewrite_strings(
+        doc,
+        lambda v: v.encode("utf-8", "backslashreplace").decode("utf-8") if _LONE.search(v) else v,
+    )
     if not paths:
         return  # only valid pairs
     m = _SURROGATE_ESCAPE.search(text)
     line = text.count("\n", 0, m.start()) + 1 if m else None
-    paths.sort()
     shown = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
     quality.add(source, "lone_surrogate", "flagged",
                 f"{len(paths)} string(s) with a lone surrogate escape such as \\ud800 ({shown}), "
@@ -380,8 +370,9 @@ def _lone_surrogates(doc: Any, text: str, source: str, quality: QualityLog) -> N
                 first_line=line)  # fmt: skip
 
 
-def _escape_strings(doc: Any) -> list[str]:
-    """Write lone surrogates of every string value as ``\\xNN`` in place; return their paths."""
+def _rewrite_strings(doc: Any, rewrite) -> list[str]:
+    """Replace every string value ``v`` of ``doc`` by ``rewrite(v)`` in place; return the sorted
+    JSON paths of those it changed."""
     paths: list[str] = []
     stack: list[tuple[Any, str]] = [(doc, "")]
     while stack:
@@ -390,13 +381,18 @@ def _escape_strings(doc: Any) -> list[str]:
         for k, v in items:
             p = f"{path}.{k}" if isinstance(node, dict) else f"{path}[{k}]"
             if isinstance(v, str):
-                e = escape_surrogates(v)
+                e = rewrite(v)
                 if e != v:
                     node[k] = e
                     paths.append(p.lstrip("."))
             elif isinstance(v, (dict, list)):
                 stack.append((v, p))
     return sorted(paths)
+
+
+def _escape_strings(doc: Any) -> list[str]:
+    """Write lone surrogates of every string value as ``\\xNN`` in place; return their paths."""
+    return _rewrite_strings(doc, escape_surrogates)
 
 
 def _meta(doc: dict, source: str) -> tuple[str | None, Any]:
