@@ -54,6 +54,7 @@ JA: dict[str, str] = {
     "GPU-hours to train (GPUs × time to train)": "学習 GPU 時間 (GPU 数 × 学習時間)",
     "flat = perfect strong scaling; filled mark: from its MLPerf logs,": "水平 = 理想的なストロングスケーリング; 塗りつぶし: MLPerf ログから算出,",
     "hollow mark: transcribed, not recomputed; axis from zero": "白抜き: 転記値 (再計算なし); 軸は 0 から",
+    "marks that would overlap are set side by side": "重なる点は左右にずらして表示",
     "run status": "実行状態",
     "success": "成功",
     "aborted": "中断",
