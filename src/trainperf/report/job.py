@@ -50,6 +50,7 @@ from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
+from trainperf.report.parts import with_part_titles
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
 from trainperf.report.values import merge_values
@@ -663,13 +664,16 @@ def book_sources(root: Path, project: dict) -> list[str]:
     return sorted(items)
 
 
-def stage_book(root: Path, out: Path, figures: Path, name: str) -> Path:
+def stage_book(
+    root: Path, out: Path, figures: Path, name: str, inputs: dict[str, bool] | None = None
+) -> Path:
     """The Quarto project of this run, ready for ``quarto render``: ``<out>/quarto/``.
 
     The chapters embed ``../_output/notebooks/*.ipynb`` and show ``../figures/*``, and
     ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
     ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
-    ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title;
+    ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title
+    and the part titles its ``inputs`` (``values.inputs``) support (:mod:`trainperf.report.parts`);
     a ``.gitignore`` with ``/.quarto/`` stops ``quarto render`` from editing one.
 
     Returns:
@@ -690,6 +694,7 @@ def stage_book(root: Path, out: Path, figures: Path, name: str) -> Path:
             shutil.copyfile(src, dst)
     book = project.setdefault("book", {})
     book["title"] = book_title(name)
+    book["chapters"] = with_part_titles(book.get("chapters") or [], inputs)
     write_text_atomic(
         yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
     )
@@ -714,7 +719,7 @@ def _build_book(
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
     if quarto:
-        stage = stage_book(root, out, figures, cfg.name)
+        stage = stage_book(root, out, figures, cfg.name, cfg.inputs())
         log(f"rendering the book with quarto render in {_rel(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)
         book = stage / "_book"

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from trainperf.report.parts import part_title
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
 from trainperf.report.preview.xref import (
@@ -239,7 +240,8 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
             continue
         found.append(("index" if not found else qmd.stem, qmd, False, {}, md))
-        part_of[qmd] = (structure.parts or {}).get(qmd, "")
+        # the part's title as the inputs' provenance supports it (trainperf.report.parts)
+        part_of[qmd] = part_title((structure.parts or {}).get(qmd, ""), (values or {}).get("inputs"))
     for nb_ref in structure.appendices:
         # an appendix page is the copy in <out>/<folder>/ (``_output/appendix/x.ipynb``: labels of
         # its own, trainperf.report.appendix), else the executed notebook itself
