@@ -87,7 +87,9 @@ def test_the_preview_sidebar_names_the_part_after_the_inputs_provenance(tmp_path
     root = tmp_path / "book"
     (root / "chapters").mkdir(parents=True)
     (root / "index.qmd").write_text("# Preface {.unnumbered}\n\nText.\n", encoding="utf-8")
-    (root / "chapters" / "ops.qmd").write_text("# Operations {#sec-ops}\n\nText.\n", encoding="utf-8")
+    (root / "chapters" / "ops.qmd").write_text(
+        "# Operations {#sec-ops}\n\nText.\n", encoding="utf-8"
+    )
     (root / "_quarto.yml").write_text(
         yaml.safe_dump(
             {
@@ -156,9 +158,7 @@ def test_yaml_titles_carry_no_html_and_no_shortcode():
 
 
 def _cell_options(source: str) -> str:
-    return "\n".join(
-        line[3:] for line in source.splitlines() if line.startswith("#| ")
-    )
+    return "\n".join(line[3:] for line in source.splitlines() if line.startswith("#| "))
 
 
 def test_notebook_captions_are_yaml_without_html():
@@ -267,6 +267,8 @@ def test_executed_and_appendix_notebooks_keep_yaml_options_and_unique_labels(mai
             label = parsed.get("label")
             if label:
                 if label in seen:
-                    bad.append(f"{nb.parent.name}/{nb.name}: {label} in cells {seen[label]} and {i}")
+                    bad.append(
+                        f"{nb.parent.name}/{nb.name}: {label} in cells {seen[label]} and {i}"
+                    )
                 seen[label] = i
     assert not bad, "\n".join(bad)

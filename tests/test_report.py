@@ -506,13 +506,14 @@ def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
         links = set(re.findall(r'<a href="([^"]+)" class="quarto-xref">([^<]+)</a>', text))
         src = _chapter_text(name, values)
         for ident in re.findall(r"@((?:sec|fig|tbl)-[A-Za-z0-9_-]+)", src):
-            if ident.endswith("-nb"):  # a full table on its appendix page (report.appendix)
+            if ident.endswith("-nb"):  # a full table or figure on its appendix page
+                kind = "Figure" if ident.startswith("fig-") else "Table"
                 assert [
                     lbl
                     for h, lbl in links
                     if h.startswith("notebook-")
                     and h.endswith(f"#{ident}")
-                    and re.fullmatch(r"Table [A-I]\.\d+", lbl)
+                    and re.fullmatch(kind + r" [A-I]\.\d+", lbl)
                 ], (name, ident)
                 continue
             if ident not in expected:  # a figure of the unnumbered key-results page

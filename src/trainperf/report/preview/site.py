@@ -241,7 +241,9 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             continue
         found.append(("index" if not found else qmd.stem, qmd, False, {}, md))
         # the part's title as the inputs' provenance supports it (trainperf.report.parts)
-        part_of[qmd] = part_title((structure.parts or {}).get(qmd, ""), (values or {}).get("inputs"))
+        part_of[qmd] = part_title(
+            (structure.parts or {}).get(qmd, ""), (values or {}).get("inputs")
+        )
     for nb_ref in structure.appendices:
         # an appendix page is the copy in <out>/<folder>/ (``_output/appendix/x.ipynb``: labels of
         # its own, trainperf.report.appendix), else the executed notebook itself
