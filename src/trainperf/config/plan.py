@@ -66,6 +66,10 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
     }
     if cfg.published is not None:
         ov["eos_comparison"]["published_path"] = cfg.published.path
+        # a ratio quoted without its definition (the demo's talk): None keeps it out of the book
+        ov["eos_comparison"]["talk_ratio"] = cfg.published.quoted_ratio
+    else:
+        ov["eos_comparison"]["talk_ratio"] = None
     absent: dict[str, str] = {}
     tel = cfg.telemetry
     if tel is None:

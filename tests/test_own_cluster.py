@@ -1,0 +1,114 @@
+"""A user's own cluster (issue 24, what was left): a real llama31_405b log set relabelled as a
+fictional submitter and compared through a config; the demo's quoted ratio as config data
+(``published.quoted_ratio``), not a library or notebook default.
+
+Expected values: the bundled Eos v5.0 Llama 3.1 405B logs (``data/mlperf/SOURCES.md``,
+``mlcommons/training_results_v5.0``) copied byte for byte are the same runs, so their score, and
+the ratio against Eos at the same round and GPU count, is exactly 1 (by hand: (512·T)/(512·T))."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import MLPERF, ROOT
+
+from trainperf.config import load_config, report_overrides
+from trainperf.errors import ConfigError
+from trainperf.report import cli
+
+EOS_405B = "eos-dfw_n64_ngc25.01_nemo"  # v5.0, 64 nodes x 8 H100 = 512 GPUs
+
+
+def _relabelled_405b(tmp_path: Path) -> Path:
+    """Eos v5.0 llama31_405b at 512 GPUs as 'Fictional Labs' (results, scaling.json, system)."""
+    root = tmp_path / "training_results_v5.0"
+    src = MLPERF / "v5.0" / "NVIDIA"
+    res = root / "Fictional Labs" / "results" / "fl_h100_512" / "llama31_405b"
+    res.mkdir(parents=True)
+    for f in sorted((src / "results" / EOS_405B / "llama31_405b").iterdir()):
+        shutil.copyfile(f, res / f.name)  # result_*.txt and scaling.json
+    desc = json.loads((src / "systems" / f"{EOS_405B}.json").read_text())
+    desc["submitter"], desc["system_name"] = "Fictional Labs", "FL H100 512"
+    (root / "Fictional Labs" / "systems").mkdir()
+    (root / "Fictional Labs" / "systems" / "fl_h100_512.json").write_text(json.dumps(desc))
+    return root
+
+
+def test_a_relabelled_copy_of_the_eos_405b_logs_compares_at_exactly_one(tmp_path, capsys):
+    logs = _relabelled_405b(tmp_path)
+    cfg = tmp_path / "fl.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "Fictional Labs", "accelerator": "H100 SXM",
+                                   "gpus_per_node": 8, "mlperf": str(logs)}), encoding="utf-8")  # fmt: skip
+    assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["rows"]
+    assert doc["warnings"] == []
+    assert row["benchmark"] == "llama31_405b" and row["n_gpus"] == 512
+    # same round (v5.0, the folder name), same GPU count, measured: identical logs give 1.000
+    assert row["reference_round"] == "v5.0" and row["reference_n_gpus"] == 512
+    assert row["reference_kind"] == "measured" and row["reference_result"] == EOS_405B
+    assert row["evaluated_min"] == row["reference_min"]
+    assert f"{row['ratio']:.3f}" == "1.000" and f"{row['time_ratio']:.3f}" == "1.000"
+    assert row["ratio"] == 1.0  # the same numbers divided: exactly one
+
+
+# --------------------------------------------------------------------------- the quoted ratio
+
+
+def _config(tmp_path: Path, published: dict | None) -> Path:
+    rows = tmp_path / "rows.csv"
+    shutil.copyfile(ROOT / "data" / "reference" / "published_results.csv", rows)
+    data = {"name": "SAKURAONE", "accelerator": "H100 SXM", "gpus_per_node": 8}
+    if published is not None:
+        data["published"] = {"path": "rows.csv", **published}
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return p
+
+
+def test_the_quoted_ratio_is_config_data_passed_to_the_notebook(tmp_path):
+    cfg = load_config(_config(tmp_path, {"quoted_ratio": 1.15}))
+    assert cfg.published.quoted_ratio == 1.15 and cfg.inputs()["quoted_ratio"] is True
+    assert report_overrides(cfg).overrides["eos_comparison"]["talk_ratio"] == 1.15
+    # published rows without a quoted ratio: None reaches the notebook, the flag is off
+    cfg = load_config(_config(tmp_path, {}))
+    assert cfg.published.quoted_ratio is None and cfg.inputs()["quoted_ratio"] is False
+    assert report_overrides(cfg).overrides["eos_comparison"]["talk_ratio"] is None
+
+
+def test_the_demo_config_gives_the_talks_ratio_and_nothing_else_does():
+    # 1.28: the SAKURAONE talk's quoted per-GPU gap (Cloud Operator Days Tokyo 2025)
+    demo = load_config(ROOT / "configs" / "sakuraone.yaml")
+    assert demo.published.quoted_ratio == 1.28
+    assert report_overrides(demo).overrides["eos_comparison"]["talk_ratio"] == 1.28
+
+
+@pytest.mark.parametrize("bad", [0, -1.2, "fast", True])
+def test_a_bad_quoted_ratio_is_refused_in_one_line(tmp_path, bad):
+    with pytest.raises(ConfigError, match=r"c\.yaml: published\.quoted_ratio: expected a number > 0"):
+        load_config(_config(tmp_path, {"quoted_ratio": bad}))
+
+
+def test_the_notebook_and_library_carry_no_case_study_defaults():
+    import ast
+    import inspect
+
+    from trainperf import compare
+
+    nb = json.loads((ROOT / "notebooks" / "eos_comparison.ipynb").read_text())
+    (params,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    tree = ast.parse("".join(params["source"]))
+    values = {t.targets[0].id: ast.literal_eval(t.value) for t in tree.body}
+    assert values["evaluated"] == "evaluated" and values["talk_ratio"] is None
+    assert values["published_given"] is False
+    for fn in (compare.paper_comparison_table, compare.talk_ratio_placement,
+               compare.ratio_candidates):  # fmt: skip
+        sig = inspect.signature(fn)
+        for name in ("evaluated", "ratio", "quoted"):
+            if name in sig.parameters:
+                assert sig.parameters[name].default is inspect.Parameter.empty, (fn, name)
+    assert "SAKURAONE" not in json.dumps(params["source"])
