@@ -112,3 +112,28 @@ def test_the_notebook_and_library_carry_no_case_study_defaults():
             if name in sig.parameters:
                 assert sig.parameters[name].default is inspect.Parameter.empty, (fn, name)
     assert "SAKURAONE" not in json.dumps(params["source"])
+
+
+# --------------------------------------------------------------------------- workload marginals
+
+
+def test_published_marginals_are_data_with_their_source_not_a_library_default(tmp_path):
+    from trainperf import jobs
+    from trainperf.synthetic.slurm_history import CALIBRATION_TARGETS
+    from trainperf.tables import read_table
+
+    # the SAKURAONE paper, section 4.1 (as relayed): 73.5 % of GPU-hours CANCELLED, 16.9 % of jobs
+    # FAILED, 76.9 % of jobs on one node
+    m = jobs.published_marginals("SAKURAONE")
+    assert (m["cancelled_gpu_hours_share"], m["failed_job_share"], m["nodes_1_job_share"]) == (
+        0.735, 0.169, 0.769)  # fmt: skip
+    assert list(m) == list(jobs.MARGINAL_METRICS) and CALIBRATION_TARGETS == m
+    table = read_table("workload_marginals")
+    assert table["source"].str.contains("arXiv:2604.13600").all()
+    assert not hasattr(jobs, "SAKURAONE_MARGINALS")
+    with pytest.raises(ValueError, match="no published shares of 'Lab 7'"):
+        jobs.published_marginals("Lab 7")
+    bad = tmp_path / "m.csv"
+    bad.write_text("system,metric,share,source\nLab 7,failed_job_share,16.9,x\n")
+    with pytest.raises(ValueError, match=r"failed_job_share share 16\.9 is not within 0-1"):
+        jobs.published_marginals("Lab 7", bad)
