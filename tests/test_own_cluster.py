@@ -137,3 +137,17 @@ def test_published_marginals_are_data_with_their_source_not_a_library_default(tm
     bad.write_text("system,metric,share,source\nLab 7,failed_job_share,16.9,x\n")
     with pytest.raises(ValueError, match=r"failed_job_share share 16\.9 is not within 0-1"):
         jobs.published_marginals("Lab 7", bad)
+
+
+def test_the_papers_table_is_a_data_file_with_its_source():
+    from trainperf import compare
+    from trainperf.tables import read_table
+
+    # arXiv 2604.13600 Table 12 (as relayed): ratios 1.09, 1.17, 1.26 (GPT-3 32/64/96 nodes), 1.02
+    # and 1.05 (LoRA 1/8 nodes); each ratio is its minutes' quotient to two decimals
+    got = [(r["benchmark"], r["n_nodes"], r["paper_ratio"]) for r in compare.PAPER_TABLE]
+    assert got == [("gpt3", 32, 1.09), ("gpt3", 64, 1.17), ("gpt3", 96, 1.26),
+                   ("llama2_70b_lora", 1, 1.02), ("llama2_70b_lora", 8, 1.05)]  # fmt: skip
+    for r in compare.PAPER_TABLE:
+        assert round(r["paper_evaluated_min"] / r["paper_reference_min"], 2) == r["paper_ratio"]
+    assert read_table("paper_comparison")["source"].str.contains("arXiv:2604.13600").all()
