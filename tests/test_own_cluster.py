@@ -89,7 +89,9 @@ def test_the_demo_config_gives_the_talks_ratio_and_nothing_else_does():
 
 @pytest.mark.parametrize("bad", [0, -1.2, "fast", True])
 def test_a_bad_quoted_ratio_is_refused_in_one_line(tmp_path, bad):
-    with pytest.raises(ConfigError, match=r"c\.yaml: published\.quoted_ratio: expected a number > 0"):
+    with pytest.raises(
+        ConfigError, match=r"c\.yaml: published\.quoted_ratio: expected a number > 0"
+    ):
         load_config(_config(tmp_path, {"quoted_ratio": bad}))
 
 
@@ -151,3 +153,73 @@ def test_the_papers_table_is_a_data_file_with_its_source():
     for r in compare.PAPER_TABLE:
         assert round(r["paper_evaluated_min"] / r["paper_reference_min"], 2) == r["paper_ratio"]
     assert read_table("paper_comparison")["source"].str.contains("arXiv:2604.13600").all()
+
+
+# --------------------------------------------------------------------------- log file names
+
+
+def _cell(nb: str, label: str) -> str:
+    doc = json.loads((ROOT / "notebooks" / nb).read_text())
+    return next(
+        "".join(c["source"]) for c in doc["cells"] if f"#| label: {label}" in "".join(c["source"])
+    )
+
+
+def _throughput_table(folder: Path) -> str:
+    import ast
+    import warnings
+
+    import polars as pl
+
+    from trainperf import mlperf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        thr = mlperf.runs_with_throughput(mlperf.load_results(folder))
+    ns = {"pl": pl, "thr": thr, "mfu_cols": ["bf16", "fp8"]}
+    src = _cell("eos_comparison.ipynb", "tbl-eos-throughput")
+    tree = ast.parse(src)
+    last = tree.body.pop()  # the show_table(...) expression: its value is the table
+    exec(compile(tree, "<cell>", "exec"), ns)  # noqa: S102 - the project's own notebook
+    out = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)  # noqa: S307
+    assert str(ROOT) not in out.markdown + out.csv  # neither the table nor its CSV download
+    return out.plain
+
+
+def test_the_throughput_table_names_the_log_files_relative(tmp_path):
+    # Eos v4.1 n32: 3 GPT-3 runs, result_0..2.txt -> one row, its folder below results/ and result_*.txt
+    md = _throughput_table(MLPERF / "v4.1" / "NVIDIA" / "results" / N32)
+    assert "Log files" in md and "eos_n32_ngc24.09_nemo/gpt3/result_*.txt" in md
+    assert str(ROOT) not in md and "/work" not in md
+    # one file in a flat folder: its name only
+    shutil.copyfile(MLPERF / "v4.1" / "NVIDIA" / "results" / N32 / "gpt3" / "result_1.txt",
+                    tmp_path / "result_1.txt")  # fmt: skip
+    md = _throughput_table(tmp_path)
+    assert "result_1.txt" in md and str(tmp_path) not in md
+
+
+N32 = "eos_n32_ngc24.09_nemo"
+
+
+def test_the_runs_table_has_a_relative_result_file_column(tmp_path):
+    import ast
+    import warnings
+
+    import polars as pl
+
+    from trainperf import mlperf
+
+    shutil.copyfile(MLPERF / "v4.1" / "NVIDIA" / "results" / N32 / "gpt3" / "result_1.txt",
+                    tmp_path / "result_1.txt")  # fmt: skip
+    src = _cell("mlperf_runs.ipynb", "tbl-mlperf-runs")
+    for folder, expected in ((MLPERF / "v4.1" / "NVIDIA" / "results" / N32, f"{N32}/gpt3/result_2.txt"),
+                             (tmp_path, "result_1.txt")):  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ns = {"pl": pl, "results": mlperf.load_results(folder)}
+        tree = ast.parse(src)
+        last = tree.body.pop()
+        exec(compile(tree, "<cell>", "exec"), ns)  # noqa: S102 - the project's own notebook
+        out = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)  # noqa: S307
+        assert "Result file" in out.plain and expected in out.plain
+        assert str(folder) not in out.plain + out.csv
