@@ -223,3 +223,68 @@ def test_the_runs_table_has_a_relative_result_file_column(tmp_path):
         out = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)  # noqa: S307
         assert "Result file" in out.plain and expected in out.plain
         assert str(folder) not in out.plain + out.csv
+
+
+# --------------------------------------------------------------------------- memory per benchmark
+
+
+def test_model_state_of_each_benchmark_by_hand():
+    from trainperf import flops
+
+    t = {r["benchmark"]: r for r in flops.model_state_by_benchmark(
+        ["llama31_405b", "llama2_70b_lora", "gpt3"], 80e9, 8, "H100 SXM").iter_rows(named=True)}  # fmt: skip
+    # LoRA rank 16 on q, k, v, o of Llama 2 70B (h 8192, 8 KV heads of 128 = 1024, 80 layers):
+    # 16 x (2 x (8192 + 8192) + 2 x (8192 + 1024)) = 819,200 a layer, x 80 = 65,536,000 adapters;
+    # frozen bf16 68,976,648,192 x 2 = 137.953e9 B; adapters x 18 B = 1.180e9 B; sum 139.133e9 B
+    lora = t["llama2_70b_lora"]
+    assert lora["trainable_parameters"] == 65_536_000 and lora["parameters"] == 68_976_648_192
+    assert lora["model_state_bytes"] == pytest.approx(68_976_648_192 * 2 + 65_536_000 * 18)
+    assert (lora["min_gpus"], lora["min_nodes"]) == (2, 1)  # 139.1 / 80 = 1.74 -> 2 GPUs
+    assert "fits one node of 8 H100 SXM" in lora["sentence"]
+    # Llama 3.1 405B (arXiv:2407.21783 Table 3 shape): 405,853,388,800 parameters x 18 B = 7.305e12
+    # B; 7.305e12 / 640e9 = 11.4 -> 12 nodes; 7.305e12 / 80e9 = 91.3 -> 92 GPUs
+    big = t["llama31_405b"]
+    assert big["parameters"] == 405_853_388_800 and (big["min_gpus"], big["min_nodes"]) == (92, 12)
+    assert "does not fit the 7.04 TB of 11 nodes" in big["sentence"]
+    # GPT-3 175B: 3.14e12 B > 4 x 640 GB = 2.56 TB, 5 nodes
+    assert t["gpt3"]["min_nodes"] == 5
+    # MI300X (192 GB, 1.536 TB a node): 405B needs 7.305 / 1.536 = 4.76 -> 5 nodes, LoRA 1 GPU
+    m = {r["benchmark"]: r for r in flops.model_state_by_benchmark(
+        ["llama31_405b", "llama2_70b_lora"], 192e9, 8, "MI300X").iter_rows(named=True)}  # fmt: skip
+    assert m["llama31_405b"]["min_nodes"] == 5 and m["llama2_70b_lora"]["min_gpus"] == 1
+    assert "does not fit the 6.14 TB of 4 nodes of 8 MI300X" in m["llama31_405b"]["sentence"]
+
+
+def _memory_notebook(tmp_path: Path, benchmarks: list[str], accelerator: str) -> dict:
+    import papermill as pm
+
+    cmp = tmp_path / "comparison.csv"
+    cmp.write_text("benchmark,n_gpus\n" + "".join(f"{b},64\n" for b in benchmarks))
+    values = tmp_path / "memory_model.json"
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / "memory_model.ipynb"), str(tmp_path / "out.ipynb"),
+        parameters={"comparison_path": str(cmp), "accelerator": accelerator,
+                    "figures_dir": str(tmp_path / "fig"), "values_path": str(values)},
+        cwd=str(ROOT / "notebooks"), progress_bar=False, kernel_name="python3",
+    )  # fmt: skip
+    return json.loads(values.read_text())
+
+
+def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_path):
+    from trainperf.report.preview.pages import _conditional_content
+
+    vals = _memory_notebook(tmp_path, ["llama2_70b_lora"], "MI300X")
+    prose = vals["memory_prose"].replace("\\", "")
+    assert "GPT-3" not in prose and "Llama 2 70B (llama2_70b_lora) carries 139.1 GB" in prose
+    assert "needs at least 1 GPU of 192 GB" in prose  # 139.1 GB < 192 GB
+    assert vals["shown_llama2_70b_lora"] is True and "shown_gpt3" not in vals
+    # the background example of full pre-training, unnamed: GPT-3 175B, 3.14 TB, 3 MI300X nodes
+    assert vals["model_state_tb"] == "3.14" and vals["min_nodes"] == 3 and "model" not in vals
+    figs = {p.name for p in (tmp_path / "fig").iterdir()}
+    assert "memory_model_state_llama2_70b.svg" in figs
+    assert not any("gpt3" in f or "405b" in f for f in figs)
+    # the chapter as the preview (and Quarto) keeps it: no GPT-3 sentence, the LoRA figure
+    chapter = _conditional_content((ROOT / "chapters" / "_memory.qmd").read_text(),
+                                   {"values": {"memory_model": vals}})  # fmt: skip
+    assert "GPT-3" not in chapter and "memory_model_state_llama2_70b.svg" in chapter
+    assert "memory_model_state_gpt3_175b" not in chapter
