@@ -288,3 +288,30 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
                                    {"values": {"memory_model": vals}})  # fmt: skip
     assert "GPT-3" not in chapter and "memory_model_state_llama2_70b.svg" in chapter
     assert "memory_model_state_gpt3_175b" not in chapter
+
+
+# --------------------------------------------------------------------------- what the rules fix
+
+
+def test_what_the_rules_fix_is_said_per_benchmark_of_the_logs():
+    import warnings
+
+    from trainperf import mlperf
+    from trainperf.report.preview.pages import _conditional_content
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mlperf.load_results(MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n8_ngc24.09_nemo")
+    (row,) = mlperf.rules_sentences(mlperf.convergence_hyperparameters(res)).iter_rows(named=True)
+    # closed_llama2_70b_lora.yaml (mlperf-logging, training_4.1.0) has one CHECK among the logged
+    # keys: lora_rank == 16; the log's :::MLLOG global_batch_size event says 8
+    assert row["benchmark"] == "llama2_70b_lora" and row["ruleset"] == "training_4.1.0"
+    assert (row["n_fixed"], row["fixed_keys"], row["global_batch_sizes"]) == (1, "lora_rank", "8")
+    assert row["sentence"].startswith("For Llama 2 70B LoRA the rules (training_4.1.0) fix 1 of the")
+    assert "GPT-3" not in row["sentence"] and "these logs do not record it" in row["sentence"]
+    # the chapter's section says nothing of GPT-3 by itself (its sentences come from the values)
+    text = (ROOT / "chapters" / "_mlperf.qmd").read_text()
+    section = text[text.index("### What the rules fix"):]
+    kept = _conditional_content(section, {"values": {"mlperf_runs": {"layout_known": False}}})
+    assert "GPT-3" not in kept and "{{< meta values.mlperf_runs.rules_prose >}}" in kept
+    assert "512-GPU" not in kept and "sec-cluster-layout" not in kept
