@@ -307,11 +307,51 @@ def test_what_the_rules_fix_is_said_per_benchmark_of_the_logs():
     # keys: lora_rank == 16; the log's :::MLLOG global_batch_size event says 8
     assert row["benchmark"] == "llama2_70b_lora" and row["ruleset"] == "training_4.1.0"
     assert (row["n_fixed"], row["fixed_keys"], row["global_batch_sizes"]) == (1, "lora_rank", "8")
-    assert row["sentence"].startswith("For Llama 2 70B LoRA the rules (training_4.1.0) fix 1 of the")
+    assert row["sentence"].startswith(
+        "For Llama 2 70B LoRA the rules (training_4.1.0) fix 1 of the"
+    )
     assert "GPT-3" not in row["sentence"] and "these logs do not record it" in row["sentence"]
     # the chapter's section says nothing of GPT-3 by itself (its sentences come from the values)
     text = (ROOT / "chapters" / "_mlperf.qmd").read_text()
-    section = text[text.index("### What the rules fix"):]
+    section = text[text.index("### What the rules fix") :]
     kept = _conditional_content(section, {"values": {"mlperf_runs": {"layout_known": False}}})
     assert "GPT-3" not in kept and "{{< meta values.mlperf_runs.rules_prose >}}" in kept
     assert "512-GPU" not in kept and "sec-cluster-layout" not in kept
+
+
+# --------------------------------------------------------------------------- the fresh-user findings
+
+
+def test_rows_that_differ_only_in_gpu_count_share_one_round_line(tmp_path, capsys):
+    # Eos v4.1 LoRA at 8 GPUs (eos_ngc24.09_nemo) and 64 GPUs (eos_n8_ngc24.09_nemo) relabelled as a
+    # v5.0 submission: the bundled Eos has no LoRA in v5.0, so both rows take v4.1 (nearest) and
+    # the book says so once, "at 8 and 64 GPUs"
+    root = tmp_path / "training_results_v5.0" / "Lab"
+    for src, name in (("eos_ngc24.09_nemo", "lab_8"), ("eos_n8_ngc24.09_nemo", "lab_64")):
+        res = root / "results" / name / "llama2_70b_lora"
+        res.mkdir(parents=True)
+        for f in (MLPERF / "v4.1" / "NVIDIA" / "results" / src / "llama2_70b_lora").iterdir():
+            shutil.copyfile(f, res / f.name)
+        (root / "systems").mkdir(exist_ok=True)
+        shutil.copyfile(MLPERF / "v4.1" / "NVIDIA" / "systems" / f"{src}.json",
+                        root / "systems" / f"{name}.json")  # fmt: skip
+    cfg = tmp_path / "lab.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
+                                   "mlperf": str(tmp_path / "training_results_v5.0")}))  # fmt: skip
+    assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["ratio"] for r in doc["rows"]] == [1.0, 1.0]  # identical logs, equal GPU counts
+    (line,) = doc["warnings"]
+    assert line.startswith("Llama 2 70B LoRA at 8 and 64 GPUs: Lab v5.0")
+    assert line.endswith("no result of the reference in v5.0; nearest round v4.1")
+
+
+def test_the_users_comparison_chapter_keeps_no_gpt3_or_published_prose_without_them():
+    from trainperf.report.preview.pages import _conditional_content
+
+    values = {"values": {"inputs": {"logs_gpt3": False, "published": False, "quoted_ratio": False,
+                                    "evaluated": True, "mlperf": True}}}  # fmt: skip
+    for chapter in ("_eos_comparison.qmd", "summary.qmd"):
+        kept = _conditional_content((ROOT / "chapters" / chapter).read_text(), values)
+        for word in ("SAKURAONE", "talk", "paper", "512-GPU", "GPT-3 row"):
+            assert word not in kept, (chapter, word)

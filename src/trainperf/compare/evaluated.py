@@ -689,15 +689,27 @@ def _software(r: dict, side: str) -> str:
 def round_warnings(comparison: pl.DataFrame) -> list[str]:
     """One line per benchmark compared against another round than its own, naming both rounds and
     their software: ``llama31_405b at 512 GPUs: MyCluster v5.0 (...) compared with Eos v4.1 (...):
-    no result of the reference in v5.0; nearest round v4.1``. [] when every row is same-round."""
-    lines = []
+    no result of the reference in v5.0; nearest round v4.1``; rows that differ only in their GPU
+    count share a line (``at 8, 16 and 32 GPUs``). [] when every row is same-round."""
+    # rows that differ only in GPU count share one line: "at 8, 16 and 32 GPUs"
+    groups: dict[tuple, list[int]] = {}
     for r in comparison.filter(pl.col("reference_round_note").is_not_null()).iter_rows(named=True):
-        lines.append(
-            f"{_bench(r['benchmark'])} at {_gpus(r['n_gpus'])}: {r['evaluated_system']} "
+        head = (
+            f"{r['evaluated_system']} "
             f"{r['evaluated_round'] or '(round unknown)'}{_software(r, 'evaluated')} compared with "
             f"{r['reference_system']} {r['reference_round']}{_software(r, 'reference')}: "
             f"{r['reference_round_note']}"
         )
+        groups.setdefault((_bench(r["benchmark"]), head), []).append(r["n_gpus"])
+    lines = []
+    for (bench, head), counts in groups.items():
+        counts = sorted(set(counts))
+        if len(counts) == 1:
+            at = _gpus(counts[0])
+        else:
+            *first, last = (f"{n:,}" for n in counts)
+            at = f"{', '.join(first)} and {last} GPUs"
+        lines.append(f"{bench} at {at}: {head}")
     return lines
 
 
