@@ -355,3 +355,28 @@ def test_the_users_comparison_chapter_keeps_no_gpt3_or_published_prose_without_t
         kept = _conditional_content((ROOT / "chapters" / chapter).read_text(), values)
         for word in ("SAKURAONE", "talk", "paper", "512-GPU", "GPT-3 row"):
             assert word not in kept, (chapter, word)
+
+
+def test_the_memory_tables_of_a_lora_only_book_have_no_layout_columns(tmp_path):
+    _memory_notebook(tmp_path, ["llama2_70b_lora"], "H100 SXM")
+    nb = json.loads((tmp_path / "out.ipynb").read_text())
+    plain = {
+        label: "".join(o["data"]["text/plain"])
+        for c in nb["cells"]
+        for label in [
+            next(
+                (
+                    ln.split(":", 1)[1].strip()
+                    for ln in "".join(c["source"]).splitlines()
+                    if ln.startswith("#| label:")
+                ),
+                None,
+            )
+        ]  # fmt: skip
+        for o in c.get("outputs", [])
+        if label and "text/plain" in o.get("data", {})
+    }
+    nodes = plain["tbl-memory-nodes"]
+    assert "tp 4 x pp 8" not in nodes and "Fits, layout" not in nodes
+    # 139.133e9 B over 8 GPUs of one node: 17.4 GB each (H100: 80 GB, fits)
+    assert "17.4" in nodes and "GPT-3" not in plain["tbl-memory-summary"]
