@@ -380,3 +380,25 @@ def test_the_memory_tables_of_a_lora_only_book_have_no_layout_columns(tmp_path):
     assert "tp 4 x pp 8" not in nodes and "Fits, layout" not in nodes
     # 139.133e9 B over 8 GPUs of one node: 17.4 GB each (H100: 80 GB, fits)
     assert "17.4" in nodes and "GPT-3" not in plain["tbl-memory-summary"]
+
+
+def test_the_cluster_notebook_shows_the_users_cluster_and_the_reference_only(tmp_path):
+    import papermill as pm
+
+    nb = json.loads((ROOT / "notebooks" / "cluster.ipynb").read_text())
+    (params,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    assert "SAKURAONE" not in "".join(params["source"])  # no case-study default
+    out = tmp_path / "cluster.ipynb"
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / "cluster.ipynb"), str(out),
+        parameters={"evaluated": "Lab 7", "accelerator": "MI300X", "gpus_per_node": 8, "nodes": 4},
+        cwd=str(ROOT / "notebooks"), progress_bar=False, kernel_name="python3",
+    )  # fmt: skip
+    shown = "".join(
+        "".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", ""))
+        for c in json.loads(out.read_text())["cells"]
+        for o in c.get("outputs", [])
+    )
+    assert "Lab 7" in shown and "8 x MI300X" in shown and "Eos" in shown
+    # the demo cluster's column of systems.csv and its TOP500 row are not the user's
+    assert "SAKURAONE" not in shown and "ISC 2025" not in shown

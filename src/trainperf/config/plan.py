@@ -58,6 +58,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
         },
         "cluster": {
             "evaluated": cfg.name,
+            "reference": ref.name,
             "accelerator": cfg.accelerator,
             "gpus_per_node": cfg.gpus_per_node,
             "nodes": cfg.nodes or 0,
