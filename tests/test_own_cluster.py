@@ -344,6 +344,16 @@ def test_rows_that_differ_only_in_gpu_count_share_one_round_line(tmp_path, capsy
     (line,) = doc["warnings"]
     assert line.startswith("Llama 2 70B LoRA at 8 and 64 GPUs: Lab v5.0")
     assert line.endswith("no result of the reference in v5.0; nearest round v4.1")
+    # its own strong scaling: E = 8 x 27.928383 / (64 x 4.573167) = 223.427 / 292.683 = 0.763
+    import polars as pl
+
+    from trainperf import compare
+
+    frame = pl.DataFrame(doc["rows"], schema=compare.COMPARISON_SCHEMA)
+    assert compare.own_scaling_summary(frame) == (
+        "From 8 to 64 GPUs, Lab keeps 76.3 % of perfect strong scaling on Llama 2 70B LoRA "
+        "(E = 8 × 27.93 / (64 × 4.573))"
+    )
 
 
 def test_the_users_comparison_chapter_keeps_no_gpt3_or_published_prose_without_them():
