@@ -412,3 +412,29 @@ def test_the_cluster_notebook_shows_the_users_cluster_and_the_reference_only(tmp
     assert "Lab 7" in shown and "8 x MI300X" in shown and "Eos" in shown
     # the demo cluster's column of systems.csv and its TOP500 row are not the user's
     assert "SAKURAONE" not in shown and "ISC 2025" not in shown
+
+
+def test_legends_name_only_what_is_drawn():
+    import polars as pl
+
+    from trainperf import compare, flops
+    from trainperf.report import charts
+
+    # two rows, measured and interpolated: the legend has those two kinds, no "extrapolated"
+    row = dict.fromkeys(compare.COMPARISON_SCHEMA)
+    rows = [{**row, "benchmark": "llama2_70b_lora", "n_gpus": n, "ratio": r, "reference_kind": k,
+             "ratio_low": lo, "ratio_high": hi}
+            for n, r, k, lo, hi in ((8, 1.06, "measured", 1.06, 1.06),
+                                    (16, 1.07, "interpolated", 0.89, 1.17))]  # fmt: skip
+    spec = json.dumps(
+        charts.comparison_ratio_by_gpus(
+            pl.DataFrame(rows, schema=compare.COMPARISON_SCHEMA)
+        ).to_dict()
+    )
+    assert "reference interpolated" in spec and "reference extrapolated" not in spec
+    # a LoRA memory chart has no layout line, and its legend no layout entry
+    spec = flops.RECIPES["mixed_adam_fp32_grads"]
+    by_nodes = flops.memory_vs_nodes(flops.LLAMA2_70B, [1, 2], spec, n_params=139.1e9 / 18).with_columns(
+        pl.lit(None, pl.Float64).alias("bytes_per_gpu_layout"))  # fmt: skip
+    chart = json.dumps(charts.memory_per_gpu(by_nodes, 80.0, "Llama 2 70B LoRA").to_dict())
+    assert "evenly over all GPUs" in chart and "TP x PP x ZeRO-1 layout" not in chart

@@ -418,11 +418,13 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     )
     top = max([v for v in d["hi"].to_list() if v is not None and math.isfinite(v)] + [1.0])
     domain = [0.0, math.ceil(top * 1.15 / 0.25) * 0.25]  # from zero: an honest baseline
-    kinds = list(KIND_LABELS.values())
+    # the legend names only the kinds drawn, each kind keeping its colour
+    present = set(d["kind_label"].drop_nulls().to_list())
+    pairs = [(k, c) for k, c in zip(KIND_LABELS.values(), PALETTE[:3], strict=True) if k in present]
     colour = alt.Color(
         "kind_label:N",
         title="reference",
-        scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[1], PALETTE[2]]),
+        scale=alt.Scale(domain=[k for k, _ in pairs], range=[c for _, c in pairs]),
         legend=alt.Legend(orient="bottom", direction="vertical"),
     )
     panels = []
