@@ -33,14 +33,19 @@ def _mlperf(charts, figs):
 
 def _eos(charts, figs):
     from trainperf import compare, flops
+    from trainperf.config import DEMO_CONFIG, load_config
 
     published = compare.load_published_results(ROOT / "data/reference/published_results.csv")
-    evaluated, reference = "SAKURAONE", "Eos"
+    # the demo's names and quoted ratio, as the book gets them
+    demo = load_config(ROOT / DEMO_CONFIG)
+    evaluated, reference = demo.name, demo.reference.name
     figs["eos_gpt3_time_to_train_by_scale"] = charts.time_to_train_by_scale(
         published, [evaluated, reference]
     )
     table = compare.paper_comparison_table(published, evaluated=evaluated, reference=reference)
-    figs["eos_efficiency_ratio_by_scale"] = charts.efficiency_ratio_by_scale(table, talk_ratio=1.28)
+    figs["eos_efficiency_ratio_by_scale"] = charts.efficiency_ratio_by_scale(
+        table, talk_ratio=demo.published.quoted_ratio
+    )
     rows = published.filter(
         (pl.col("benchmark") == "gpt3")
         & pl.col("system").is_in([evaluated, reference])

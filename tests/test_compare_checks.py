@@ -168,7 +168,8 @@ def test_ratio_candidates_from_logs(published, runs):
 
 def test_ratio_candidates_from_published_rows(published):
     # without logs the published Eos row is used: 957.5/757.13 = 1.26464
-    t = ratio_candidates(published, "SAKURAONE")
+    # 1.28: the ratio quoted in the SAKURAONE talk (the demo config's published.quoted_ratio)
+    t = ratio_candidates(published, "SAKURAONE", quoted=1.28)
     (r,) = t.filter(
         (pl.col("n_nodes") == 32) & (pl.col("definition") == "TFLOP/s per GPU, step level")
     ).rows(named=True)
@@ -177,4 +178,18 @@ def test_ratio_candidates_from_published_rows(published):
     assert r["diff_from_quoted"] == pytest.approx(1.26464 - 1.28, abs=1e-5)
     assert "published row" in r["reference_label"]
     # a tolerance of 0.01 leaves none of the candidates near 1.28
-    assert not ratio_candidates(published, "SAKURAONE", tolerance=0.01)["near_quoted"].any()
+    assert not ratio_candidates(published, "SAKURAONE", quoted=1.28, tolerance=0.01)[
+        "near_quoted"
+    ].any()
+
+
+def test_ratio_candidates_have_no_default_quoted_ratio(published):
+    # the quoted ratio is the caller's data (no case-study default): without it, a TypeError
+    with pytest.raises(TypeError, match="quoted"):
+        ratio_candidates(published, "SAKURAONE")
+    # another quoted value moves the verdicts: 1.0894 (32 nodes, measured) is within 0.02 of 1.09
+    t = ratio_candidates(published, "SAKURAONE", quoted=1.09)
+    (r,) = t.filter(
+        (pl.col("n_nodes") == 32) & (pl.col("definition") == "time to train, measured reference")
+    ).rows(named=True)
+    assert r["near_quoted"] and r["quoted"] == 1.09

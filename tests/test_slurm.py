@@ -812,9 +812,10 @@ def test_read_sacct_dumps_mixed_formats():
 
 
 def test_workload_marginals_by_hand(stats):
-    out = slurm.workload_marginals(stats.jobs)
+    # the SAKURAONE paper's shares (arXiv 2604.13600 section 4.1; data/reference/workload_marginals.csv)
+    out = slurm.workload_marginals(stats.jobs, published=slurm.published_marginals("SAKURAONE"))
     m = {r["metric"]: r for r in out.to_dicts()}
-    assert list(m) == list(slurm.SAKURAONE_MARGINALS)
+    assert list(m) == list(slurm.MARGINAL_METRICS)
     # finished jobs 1,2,3,4,5,7 (GPU-h 8, 32, 16, 30720, 7680, 24; total 38480)
     assert m["cancelled_gpu_hours_share"]["value"] == pytest.approx(30720 / 38480)
     assert m["failed_job_share"]["value"] == pytest.approx(1 / 6)  # job 3
@@ -827,6 +828,9 @@ def test_workload_marginals_by_hand(stats):
     assert m["failed_job_share"]["difference_pp"] == pytest.approx(100 * (1 / 6 - 0.169))
     none = slurm.workload_marginals(stats.jobs, published={})
     assert none["published"].null_count() == none.height
+    # no case-study default: without published values, none
+    default = slurm.workload_marginals(stats.jobs)
+    assert default["published"].null_count() == default.height
 
 
 def test_accounting_summary(stats):
@@ -1400,7 +1404,8 @@ def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm():
         "share_by_state",
         "workload_marginals",
         "job_gpu_utilisation",
-        "SAKURAONE_MARGINALS",
+        "MARGINAL_METRICS",
+        "published_marginals",
         "FINAL_STATES",
         "SIZE_BINS",
     ):

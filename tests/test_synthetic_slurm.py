@@ -1,6 +1,6 @@
 """Tests for trainperf.synthetic.slurm and the bundled SYNTHETIC sacct dump in data/slurm/synthetic.
 
-Expected values come from the published marginals (trainperf.slurm.SAKURAONE_MARGINALS, relayed from
+Expected values come from the published marginals (data/reference/workload_marginals.csv, relayed from
 the SAKURAONE paper) and from the generator's fixed tables, never from the statistics under test.
 """
 

@@ -393,7 +393,8 @@ def ratio_candidates(
     results: pl.DataFrame,
     evaluated: str,
     reference: str = "Eos",
-    quoted: float = 1.28,
+    *,
+    quoted: float,
     tolerance: float = 0.02,
     benchmark: str = "gpt3",
     runs: pl.DataFrame | None = None,
@@ -420,7 +421,9 @@ def ratio_candidates(
         results: published rows (:data:`trainperf.compare.PUBLISHED_SCHEMA`).
         evaluated: the evaluated system's name in ``results``.
         reference: the reference system's name.
-        quoted: the ratio quoted (the SAKURAONE talk, Cloud Operator Days Tokyo 2025: 1.28).
+        quoted: the ratio quoted, required (no default: it is the caller's data; the demo's, 1.28
+            from the SAKURAONE talk at Cloud Operator Days Tokyo 2025, comes from its config's
+            ``published.quoted_ratio``).
         tolerance: absolute distance within which a candidate counts as near ``quoted``.
         benchmark: benchmark of the rows.
         runs: optional :func:`trainperf.mlperf.runs_with_throughput` frame of the reference's logs.

@@ -28,6 +28,7 @@ __all__ = [
     "cluster_comparison",
     "comparison_summary",
     "log_comparison",
+    "own_scaling_summary",
     "reference_round_for",
     "reference_side",
     "side_from_published",
@@ -689,15 +690,27 @@ def _software(r: dict, side: str) -> str:
 def round_warnings(comparison: pl.DataFrame) -> list[str]:
     """One line per benchmark compared against another round than its own, naming both rounds and
     their software: ``llama31_405b at 512 GPUs: MyCluster v5.0 (...) compared with Eos v4.1 (...):
-    no result of the reference in v5.0; nearest round v4.1``. [] when every row is same-round."""
-    lines = []
+    no result of the reference in v5.0; nearest round v4.1``; rows that differ only in their GPU
+    count share a line (``at 8, 16 and 32 GPUs``). [] when every row is same-round."""
+    # rows that differ only in GPU count share one line: "at 8, 16 and 32 GPUs"
+    groups: dict[tuple, list[int]] = {}
     for r in comparison.filter(pl.col("reference_round_note").is_not_null()).iter_rows(named=True):
-        lines.append(
-            f"{_bench(r['benchmark'])} at {_gpus(r['n_gpus'])}: {r['evaluated_system']} "
+        head = (
+            f"{r['evaluated_system']} "
             f"{r['evaluated_round'] or '(round unknown)'}{_software(r, 'evaluated')} compared with "
             f"{r['reference_system']} {r['reference_round']}{_software(r, 'reference')}: "
             f"{r['reference_round_note']}"
         )
+        groups.setdefault((_bench(r["benchmark"]), head), []).append(r["n_gpus"])
+    lines = []
+    for (bench, head), counts in groups.items():
+        counts = sorted(set(counts))
+        if len(counts) == 1:
+            at = _gpus(counts[0])
+        else:
+            *first, last = (f"{n:,}" for n in counts)
+            at = f"{', '.join(first)} and {last} GPUs"
+        lines.append(f"{bench} at {at}: {head}")
     return lines
 
 
@@ -759,3 +772,33 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
     other += [f"{line}." for line in round_warnings(comparison)]
     head = f"{name} needs " + "; ".join(parts) + "." if parts else ""
     return " ".join(x for x in [head, *other] if x)
+
+
+def own_scaling_summary(comparison: pl.DataFrame) -> str:
+    """The evaluated system's own strong scaling, one clause per benchmark with two or more scored
+    GPU counts in ``comparison`` (:func:`log_comparison`): from its smallest to its largest count,
+    ``E = (n0·T(n0)) / (n·T(n))`` (1: perfect strong scaling; the module docstring of
+    :mod:`trainperf.compare.scaling`), with the numbers. "" when no benchmark has two scales.
+
+    >>> import polars as pl
+    >>> c = pl.DataFrame({"benchmark": ["llama2_70b_lora"] * 2, "n_gpus": [8, 64],
+    ...     "evaluated_system": ["Lab"] * 2, "evaluated_min": [27.928383, 4.573167]})
+    >>> own_scaling_summary(c)
+    'From 8 to 64 GPUs, Lab keeps 76.3 % of perfect strong scaling on Llama 2 70B LoRA (E = 8 × 27.93 / (64 × 4.573))'
+    """
+    scored = comparison.filter(pl.col("evaluated_min").is_not_null()).unique(
+        ["benchmark", "n_gpus"], keep="first", maintain_order=True
+    )
+    parts = []
+    for bench in scored["benchmark"].unique(maintain_order=True).to_list():
+        b = scored.filter(pl.col("benchmark") == bench).sort("n_gpus")
+        if b.height < 2:
+            continue
+        lo, hi = b.row(0, named=True), b.row(-1, named=True)
+        e = (lo["n_gpus"] * lo["evaluated_min"]) / (hi["n_gpus"] * hi["evaluated_min"])
+        parts.append(
+            f"From {lo['n_gpus']:,} to {_gpus(hi['n_gpus'])}, {lo['evaluated_system']} keeps "
+            f"{100 * e:.1f} % of perfect strong scaling on {_bench(bench)} (E = {lo['n_gpus']:,} × "
+            f"{lo['evaluated_min']:.4g} / ({hi['n_gpus']:,} × {hi['evaluated_min']:.4g}))"
+        )
+    return "; ".join(parts)

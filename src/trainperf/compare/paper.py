@@ -14,19 +14,27 @@ import polars as pl
 
 from trainperf.compare.published import load_published_results, select_row
 from trainperf.compare.ratios import extrapolate_linear, gpu_minutes, time_to_train_ratio
+from trainperf.tables import read_table
 
 __all__ = ["PAPER_SCHEMA", "PAPER_TABLE", "paper_comparison_table", "talk_ratio_placement"]
 
-PAPER_TABLE: tuple[dict[str, Any], ...] = (
-    {"benchmark": "gpt3", "n_nodes": 32, "paper_evaluated_min": 105.31, "paper_reference_min": 96.66, "paper_ratio": 1.09},
-    {"benchmark": "gpt3", "n_nodes": 64, "paper_evaluated_min": 58.30, "paper_reference_min": 49.80, "paper_ratio": 1.17},
-    {"benchmark": "gpt3", "n_nodes": 96, "paper_evaluated_min": 41.86, "paper_reference_min": 33.20, "paper_ratio": 1.26},
-    {"benchmark": "llama2_70b_lora", "n_nodes": 1, "paper_evaluated_min": 28.44, "paper_reference_min": 27.93, "paper_ratio": 1.02},
-    {"benchmark": "llama2_70b_lora", "n_nodes": 8, "paper_evaluated_min": 4.79, "paper_reference_min": 4.57, "paper_ratio": 1.05},
-)  # fmt: skip
+PAPER_TABLE: tuple[dict[str, Any], ...] = tuple(
+    {
+        k: r[k]
+        for k in (
+            "benchmark",
+            "n_nodes",
+            "paper_evaluated_min",
+            "paper_reference_min",
+            "paper_ratio",
+        )
+    }
+    for r in read_table("paper_comparison").to_dicts()
+)
 """The SAKURAONE paper's Eos comparison (arXiv:2604.13600 Table 12, as relayed by a third-party
-summary; not checked against the paper). The 96-node Eos value is the paper's linear extrapolation from
-64 nodes, not a measurement."""
+summary; not checked against the paper): the rows of ``data/reference/paper_comparison.csv``, whose
+``source`` and ``paper_reference`` columns say where each comes from. The 96-node Eos value is the
+paper's linear extrapolation from 64 nodes, not a measurement."""
 
 
 PAPER_SCHEMA: dict[str, pl.DataType] = {

@@ -58,6 +58,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
         },
         "cluster": {
             "evaluated": cfg.name,
+            "reference": ref.name,
             "accelerator": cfg.accelerator,
             "gpus_per_node": cfg.gpus_per_node,
             "nodes": cfg.nodes or 0,
@@ -66,6 +67,10 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
     }
     if cfg.published is not None:
         ov["eos_comparison"]["published_path"] = cfg.published.path
+        # a ratio quoted without its definition (the demo's talk): None keeps it out of the book
+        ov["eos_comparison"]["talk_ratio"] = cfg.published.quoted_ratio
+    else:
+        ov["eos_comparison"]["talk_ratio"] = None
     absent: dict[str, str] = {}
     tel = cfg.telemetry
     if tel is None:

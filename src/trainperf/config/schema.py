@@ -61,9 +61,18 @@ class TelemetryInput:
 @dataclass(frozen=True)
 class PublishedInput:
     """``published:``: the evaluated system's self-reported rows in the layout of
-    ``data/reference/published_results.csv`` (rows whose ``system`` is the config's ``name``)."""
+    ``data/reference/published_results.csv`` (rows whose ``system`` is the config's ``name``).
+
+    Attributes:
+        path: the CSV of published rows.
+        quoted_ratio: a per-GPU ratio to the reference quoted somewhere without its definition
+            (``published.quoted_ratio``; the demo: 1.28, the SAKURAONE talk at Cloud Operator Days
+            Tokyo 2025); the book places it against the rows and lists what it can mean. None (not
+            given): no quoted ratio anywhere in the book.
+    """
 
     path: str
+    quoted_ratio: float | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +194,7 @@ class ClusterConfig:
         return {
             "mlperf": self.mlperf is not None,
             "published": self.published is not None,
+            "quoted_ratio": self.published is not None and self.published.quoted_ratio is not None,
             "evaluated": self.mlperf is not None or self.published is not None,
             "telemetry": self.telemetry is not None,
             "telemetry_synthetic": self.telemetry is not None and self.telemetry.synthetic,
@@ -215,7 +225,7 @@ _TOP = {
 _REQUIRED = ("name", "accelerator", "gpus_per_node")
 _TELEMETRY = {"source", "mlperf_log", "job_id", "nodelist", "time_window"}
 _REFERENCE = {"name", "mlperf", "round", "precision"}
-_PUBLISHED = {"path"}
+_PUBLISHED = {"path", "quoted_ratio"}
 
 
 def _unknown(keys, allowed: set[str], where: str) -> None:
@@ -399,7 +409,11 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
         _unknown(pub, _PUBLISHED, "published.")
         if "path" not in pub:
             raise ConfigError("published.path: required key missing")
-        kw["published"] = PublishedInput(_path(pub["path"], "published.path", base))
+        quoted = pub.get("quoted_ratio")
+        kw["published"] = PublishedInput(
+            _path(pub["path"], "published.path", base),
+            None if quoted is None else _number(quoted, "published.quoted_ratio"),
+        )
     if data.get("telemetry") is not None:
         tel = _mapping(data["telemetry"], "telemetry")
         _unknown(tel, _TELEMETRY, "telemetry.")

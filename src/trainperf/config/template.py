@@ -31,6 +31,13 @@ language: en                 # en or ja: the figures of the preview site (the pr
 # folder named like v4.1 above it for the round), or a folder of result_*.txt.
 # mlperf: path/to/training_results_v4.1
 
+# Self-reported results (no logs): rows in the layout of data/reference/published_results.csv
+# whose `system` is the name above; quoted_ratio (optional): a per-GPU ratio to the reference that
+# was quoted without its definition, placed against the rows (left out: none in the book).
+# published:
+#   path: path/to/published_rows.csv
+#   quoted_ratio: 1.15
+
 # DCGM telemetry of one MLPerf run: a dcgm-exporter exposition file (.prom, .gz ok), a Parquet store
 # folder, or a Prometheus URL; with the MLPerf log of that run and its Slurm job id.
 # telemetry:

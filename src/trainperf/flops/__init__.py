@@ -54,14 +54,18 @@ from trainperf.flops.counts import (
     tflops_from_tokens_per_s,
 )
 from trainperf.flops.memory import (
+    BENCHMARK_TRAINING,
+    MODEL_STATE_SCHEMA,
     RECIPES,
     MemoryBreakdown,
     Recipe,
     activation_bytes_per_gpu,
     activation_bytes_per_layer,
     bytes_per_gpu,
+    lora_model_state_bytes,
     memory_vs_nodes,
     min_nodes_for_model_state,
+    model_state_by_benchmark,
     model_state_bytes,
     model_state_bytes_per_gpu,
     model_state_fit_sentence,
@@ -86,9 +90,11 @@ read_reference = (
 )
 
 __all__ = [
+    "BENCHMARK_TRAINING",
     "GPT3_175B",
     "LLAMA2_70B",
     "LLAMA31_405B",
+    "MODEL_STATE_SCHEMA",
     "PRESETS",
     "RECIPES",
     "MemoryBreakdown",
@@ -103,6 +109,7 @@ __all__ = [
     "load_accelerators",
     "lora_flops_per_token",
     "lora_param_count",
+    "lora_model_state_bytes",
     "memory_vs_nodes",
     "mfu",
     "mfu_both_peaks",
@@ -110,6 +117,7 @@ __all__ = [
     "model_flops_per_token",
     "model_state_bytes",
     "model_state_bytes_per_gpu",
+    "model_state_by_benchmark",
     "model_state_fit_sentence",
     "model_tflops_per_gpu",
     "narayanan_flops_per_token",

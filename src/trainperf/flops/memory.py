@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from trainperf.flops.models import ModelSpec, param_count
+from trainperf.flops.counts import lora_param_count
+from trainperf.flops.models import PRESETS, ModelSpec, param_count
 from trainperf.flops.units import Recompute
 
 # --------------------------------------------------------------------------------------------
@@ -380,3 +381,156 @@ def memory_vs_nodes(
         "gpu_memory_bytes": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema)
+
+
+# --------------------------------------------------------------------------------------------
+# Model state of each MLPerf Training benchmark
+# --------------------------------------------------------------------------------------------
+
+
+def lora_model_state_bytes(
+    spec: ModelSpec,
+    lora_rank: int,
+    target_modules: tuple[str, ...] = ("q", "k", "v", "o"),
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+    frozen_weight_bytes: float = 2.0,
+) -> tuple[float, float]:
+    """Model state of LoRA fine-tuning: frozen base weights plus trainable adapters, bytes.
+
+    The base weights are frozen [LoRA] (Hu et al., arXiv:2106.09685, section 4.2: no gradients or
+    optimizer state for them), kept in ``frozen_weight_bytes`` per parameter (bf16: 2, the MLPerf
+    ``llama2_70b_lora`` reference); only the adapters of :func:`~trainperf.flops.lora_param_count`
+    carry the full ``recipe`` (weights, gradients, master copy, Adam moments).
+
+    Returns:
+        ``(frozen_bytes, adapter_bytes)``. Llama 2 70B, rank 16 on q, k, v, o: 68,976,648,192 × 2
+        = 137.95e9 B frozen; 80 layers × 16 × (2·(8192+8192) + 2·(8192+1024)) = 65,536,000 adapter
+        parameters × 18 B = 1.18e9 B.
+    """
+    frozen = float(param_count(spec)) * frozen_weight_bytes
+    adapters = (
+        float(lora_param_count(spec, lora_rank, target_modules)) * _recipe(recipe).bytes_per_param
+    )
+    return frozen, adapters
+
+
+#: What each MLPerf Training benchmark trains, for the memory model: the model, and the LoRA rank
+#: where only adapters train. Sources: GPT-3 175B and Llama 3.1 405B are pre-trained in full
+#: (MLPerf Training rules, ``mlcommons/training_policies`` ``training_rules.adoc``, benchmark table;
+#: shapes in :data:`~trainperf.flops.GPT3_175B` and :data:`~trainperf.flops.LLAMA31_405B`, the
+#: latter from arXiv:2407.21783 Table 3); ``llama2_70b_lora`` fine-tunes Llama 2 70B
+#: (arXiv:2307.09288) with LoRA adapters of rank 16 on the attention projections (the
+#: ``lora_rank`` events of the Eos v4.1 logs in ``data/mlperf``; NeMo ``linear_qkv`` +
+#: ``linear_proj``).
+BENCHMARK_TRAINING: dict[str, tuple[str, int | None]] = {
+    "gpt3": ("gpt3_175b", None),
+    "llama31_405b": ("llama31_405b", None),
+    "llama2_70b_lora": ("llama2_70b", 16),
+}
+
+MODEL_STATE_SCHEMA: dict[str, pl.DataType] = {
+    "benchmark": pl.String,
+    "model": pl.String,
+    "parameters": pl.Int64,
+    "trainable_parameters": pl.Int64,
+    "lora_rank": pl.Int64,
+    "recipe": pl.String,
+    "model_state_bytes": pl.Float64,
+    "gpu_memory_bytes": pl.Float64,
+    "gpus_per_node": pl.Int64,
+    "min_gpus": pl.Int64,
+    "min_nodes": pl.Int64,
+    "sentence": pl.String,
+}
+"""Columns of :func:`model_state_by_benchmark`."""
+
+
+def model_state_by_benchmark(
+    benchmarks: Iterable[str],
+    gpu_memory_bytes: float,
+    gpus_per_node: int,
+    accelerator: str,
+    recipe: Recipe | str = "mixed_adam_fp32_grads",
+) -> pl.DataFrame:
+    """The model state each benchmark trains, against one accelerator's memory.
+
+    Full training (GPT-3 175B, Llama 3.1 405B): :func:`model_state_bytes` with ``recipe`` over all
+    parameters. LoRA (Llama 2 70B): :func:`lora_model_state_bytes`. ``min_gpus =
+    ceil(state / memory)`` and ``min_nodes = ceil(state / (gpus_per_node · memory))``: lower
+    bounds with a perfect split, before any activation, workspace or NCCL buffer.
+
+    Args:
+        benchmarks: MLPerf benchmark names (keys of :data:`BENCHMARK_TRAINING`, in that order in
+            the result; others are left out).
+        gpu_memory_bytes: memory of one GPU, bytes (decimal: 80 GB = 80e9).
+        gpus_per_node: GPUs per node.
+        accelerator: the accelerator's name, for the sentence.
+
+    Returns:
+        polars frame with :data:`MODEL_STATE_SCHEMA`, one row per benchmark: ``benchmark``,
+        ``model``, ``parameters`` (all), ``trainable_parameters`` (LoRA: the adapters),
+        ``lora_rank`` (null for full training), ``recipe`` (String), ``model_state_bytes``,
+        ``gpu_memory_bytes``, ``gpus_per_node``, ``min_gpus``, ``min_nodes`` (Int64) and
+        ``sentence`` (String, plain text: the finding, true for any memory size).
+
+    >>> t = model_state_by_benchmark(["llama2_70b_lora"], 80e9, 8, "H100 SXM")
+    >>> t["min_gpus"][0], round(t["model_state_bytes"][0] / 1e9, 1)
+    (2, 139.1)
+    """
+    rec = _recipe(recipe)
+    wanted = set(benchmarks)
+    rows = []
+    per_node = gpus_per_node * gpu_memory_bytes
+    for bench, (preset, rank) in BENCHMARK_TRAINING.items():
+        if bench not in wanted:
+            continue
+        spec = PRESETS[preset]
+        n = param_count(spec)
+        if rank is None:
+            state, trainable = model_state_bytes(spec, rec), n
+            how = f"{n / 1e9:.1f} billion parameters trained in full at {rec.bytes_per_param:g} bytes each"
+        else:
+            frozen, adapters = lora_model_state_bytes(spec, rank, recipe=rec)
+            state, trainable = frozen + adapters, lora_param_count(spec, rank)
+            how = (
+                f"{frozen / 1e9:.1f} GB of frozen bf16 weights, its {n / 1e9:.1f} billion "
+                f"parameters at 2 bytes each, and {adapters / 1e9:.2f} GB for the {trainable / 1e6:.1f} million parameters of "
+                f"its rank-{rank} LoRA adapters at {rec.bytes_per_param:g} bytes each"
+            )
+        min_gpus = math.ceil(state / gpu_memory_bytes)
+        min_nodes = math.ceil(state / per_node)
+        size = f"{state / 1e12:.2f} TB" if state >= 1e12 else f"{state / 1e9:.1f} GB"
+        one = f"{gpu_memory_bytes / 1e9:g} GB"
+        if min_nodes <= 1:
+            fit = (
+                f"it fits one node of {gpus_per_node} {accelerator} ({per_node / 1e12:.2f} TB) and "
+                f"needs at least {min_gpus} GPU{'s' if min_gpus != 1 else ''} of {one}"
+            )
+        else:
+            below = min_nodes - 1
+            fit = (
+                f"it does not fit the {below * per_node / 1e12:.2f} TB of {below} "
+                f"node{'s' if below != 1 else ''} of {gpus_per_node} {accelerator} ({one} each) "
+                f"and needs at least {min_nodes} nodes ({min_nodes * per_node / 1e12:.2f} TB)"
+            )
+        sentence = (
+            f"{spec.name} ({bench}) carries {size} of model state ({how}): {fit}, before any "
+            "activation"
+        )
+        rows.append(
+            {
+                "benchmark": bench,
+                "model": spec.name,
+                "parameters": n,
+                "trainable_parameters": trainable,
+                "lora_rank": rank,
+                "recipe": rec.name,
+                "model_state_bytes": state,
+                "gpu_memory_bytes": float(gpu_memory_bytes),
+                "gpus_per_node": gpus_per_node,
+                "min_gpus": min_gpus,
+                "min_nodes": min_nodes,
+                "sentence": sentence,
+            }
+        )
+    return pl.DataFrame(rows, schema=MODEL_STATE_SCHEMA)

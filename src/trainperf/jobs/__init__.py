@@ -4,12 +4,17 @@ Owns the analyses of the ``jobs`` and ``steps`` frames that :mod:`trainperf.slur
 per job record and per job step, columns :data:`trainperf.slurm.JOB_COLUMNS`): successful jobs, the
 longest jobs and tasks, run-time distributions and tails, shares of jobs and GPU-hours by final
 state and by job size, GPU-hours over time and occupancy (:mod:`trainperf.jobs.stats`), the
-SAKURAONE study's published marginals and a dump summary (:mod:`trainperf.jobs.marginals`), and
+workload shares beside a cluster's published ones and a dump summary (:mod:`trainperf.jobs.marginals`), and
 per-job GPU utilisation from DCGM telemetry (:mod:`trainperf.jobs.utilisation`). Every function
 returns a polars frame; plotting is in :mod:`trainperf.report.charts`. Nothing here reads files.
 """
 
-from trainperf.jobs.marginals import SAKURAONE_MARGINALS, accounting_summary, workload_marginals
+from trainperf.jobs.marginals import (
+    MARGINAL_METRICS,
+    accounting_summary,
+    published_marginals,
+    workload_marginals,
+)
 from trainperf.jobs.stats import (
     FINAL_STATES,
     RUNTIME_EDGES_LOG_S,
@@ -34,7 +39,7 @@ __all__ = [
     "FINAL_STATES",
     "GPU_UTIL_FIELD",
     "RUNTIME_EDGES_LOG_S",
-    "SAKURAONE_MARGINALS",
+    "MARGINAL_METRICS",
     "SIZE_BINS",
     "SIZE_BIN_DTYPE",
     "accounting_summary",
@@ -52,5 +57,6 @@ __all__ = [
     "share_by_state",
     "size_bin",
     "successful_jobs",
+    "published_marginals",
     "workload_marginals",
 ]

@@ -1,8 +1,10 @@
-"""The workload shares the SAKURAONE study publishes, and a one-row summary of a dump."""
+"""The workload shares a workload study publishes (SAKURAONE's, arXiv 2604.13600), computed from a
+dump and put beside a cluster's published values, and a one-row summary of a dump."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -13,26 +15,60 @@ from trainperf.jobs.stats import (
     share_by_state,
     successful_jobs,
 )
+from trainperf.tables import read_table
 
-__all__ = ["SAKURAONE_MARGINALS", "accounting_summary", "workload_marginals"]
+__all__ = ["MARGINAL_METRICS", "accounting_summary", "published_marginals", "workload_marginals"]
 
-#: Workload marginals published for SAKURAONE (9 months, 2024-06 to 2025-03), shares 0-1, keyed by the
-#: metric names of :func:`workload_marginals`. Source: Konishi, Tsubouchi, Tsuruta, "SAKURAONE ...
-#: Observed Workload Dynamics ...", MLSys 2026 Industry Track (arXiv 2604.13600,
-#: https://arxiv.org/abs/2604.13600), section 4.1, as relayed by a third-party summary; not checked
-#: against the paper.
-SAKURAONE_MARGINALS: dict[str, float] = {
-    "cancelled_gpu_hours_share": 0.735,
-    "failed_job_share": 0.169,
-    "failed_gpu_hours_share": 0.003,
-    "nodes_1_job_share": 0.769,
-    "nodes_1_gpu_hours_share": 0.018,
-    "nodes_le4_job_share": 0.864,
-    "nodes_le4_gpu_hours_share": 0.046,
-    "nodes_ge17_job_share": 0.033,
-    "nodes_ge17_gpu_hours_share": 0.733,
-    "nodes_17_32_over_7d_share": 0.136,
-}
+#: The workload shares :func:`workload_marginals` computes, in its row order: shares 0-1 of
+#: finished job records or of their GPU-hours (the metrics a workload study such as SAKURAONE's,
+#: arXiv 2604.13600 section 4.1, publishes). Published values of a cluster are data:
+#: ``data/reference/workload_marginals.csv``, read by :func:`published_marginals`.
+MARGINAL_METRICS: tuple[str, ...] = (
+    "cancelled_gpu_hours_share",
+    "failed_job_share",
+    "failed_gpu_hours_share",
+    "nodes_1_job_share",
+    "nodes_1_gpu_hours_share",
+    "nodes_le4_job_share",
+    "nodes_le4_gpu_hours_share",
+    "nodes_ge17_job_share",
+    "nodes_ge17_gpu_hours_share",
+    "nodes_17_32_over_7d_share",
+)
+
+
+def published_marginals(system: str, path: str | Path | None = None) -> dict[str, float]:
+    """The workload shares published for ``system``, from the reference table.
+
+    Args:
+        system: the ``system`` of the rows (the bundled table has ``SAKURAONE``).
+        path: a table of one's own in the same layout (None: ``data/reference/workload_marginals.csv``,
+            columns ``system``, ``metric`` (one of :data:`MARGINAL_METRICS`), ``share`` (0-1),
+            ``source``).
+
+    Returns:
+        ``{metric: share}`` (shares 0-1), in the table's order.
+
+    Raises:
+        ValueError: no row of ``system``, an unknown metric, a duplicate, or a share outside 0-1.
+    """
+    t = read_table("workload_marginals", path).filter(pl.col("system") == system)
+    if t.height == 0:
+        raise ValueError(f"workload_marginals: no published shares of {system!r}")
+    out: dict[str, float] = {}
+    for r in t.iter_rows(named=True):
+        m, v = r["metric"], r["share"]
+        if m not in MARGINAL_METRICS:
+            raise ValueError(
+                f"workload_marginals: {system} {m!r} is not one of {', '.join(MARGINAL_METRICS)}"
+            )
+        if m in out:
+            raise ValueError(f"workload_marginals: {system} {m} given twice")
+        if v is None or not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"workload_marginals: {system} {m} share {v!r} is not within 0-1")
+        out[m] = float(v)
+    return out
+
 
 _MARGINAL_TEXT = {
     "cancelled_gpu_hours_share": "GPU-hours of CANCELLED jobs",
@@ -51,22 +87,23 @@ _MARGINAL_TEXT = {
 def workload_marginals(
     jobs: pl.DataFrame, published: dict[str, float] | None = None
 ) -> pl.DataFrame:
-    """The workload shares the SAKURAONE study publishes, computed from a ``jobs`` frame.
+    """The workload shares of :data:`MARGINAL_METRICS`, computed from a ``jobs`` frame.
 
     Shares are over finished job records (states in :data:`FINAL_STATES`), as in
     :func:`share_by_state`, :func:`share_by_size` and :func:`runtime_tails_by_size`; job-size shares
     leave out records without a node count.
 
     Args:
-        published: values to put beside (default :data:`SAKURAONE_MARGINALS`; ``{}`` for none).
+        published: a cluster's published values to put beside (:func:`published_marginals`);
+            None or ``{}``: none (the ``published`` column is null).
 
     Returns:
-        One row per metric of :data:`SAKURAONE_MARGINALS`, in that order: ``metric`` (Utf8),
+        One row per metric of :data:`MARGINAL_METRICS`, in that order: ``metric`` (Utf8),
         ``description`` (Utf8), ``value`` (Float64, 0-1; null when the data have no such jobs),
         ``published`` (Float64, 0-1 or null), ``difference_pp`` (Float64, percentage points,
         ``100 * (value - published)``).
     """
-    published = SAKURAONE_MARGINALS if published is None else published
+    published = {} if published is None else published
     st = {r["state"]: r for r in share_by_state(jobs).iter_rows(named=True)}
     sz = {str(r["size_bin"]): r for r in share_by_size(jobs).iter_rows(named=True)}
     tails = {
@@ -95,7 +132,7 @@ def workload_marginals(
         "nodes_17_32_over_7d_share": get(tails, "17-32", "share_over_7d"),
     }
     rows = []
-    for key in SAKURAONE_MARGINALS:
+    for key in MARGINAL_METRICS:
         v, p = values[key], published.get(key)
         rows.append(
             {

@@ -24,7 +24,7 @@ Modules:
 from __future__ import annotations
 
 from trainperf.mlperf.checks import MLPerfLogError, MLPerfLogWarning
-from trainperf.mlperf.convergence import convergence_hyperparameters
+from trainperf.mlperf.convergence import convergence_hyperparameters, rules_sentences
 from trainperf.mlperf.hyperparameters import hyperparameters, hyperparameters_long
 from trainperf.mlperf.loader import (
     RUN_STATUSES,
@@ -61,6 +61,7 @@ __all__ = [
     "find_result_files",
     "hyperparameter_rules",
     "convergence_hyperparameters",
+    "rules_sentences",
     "hyperparameters",
     "hyperparameters_long",
     "load_results",

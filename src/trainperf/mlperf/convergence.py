@@ -20,7 +20,7 @@ import polars as pl
 from trainperf.mlperf.hyperparameters import PARALLELISM_KEYS, hyperparameters, hyperparameters_long
 from trainperf.mlperf.loader import Results
 
-__all__ = ["RULES_URL", "convergence_hyperparameters"]
+__all__ = ["RULES_URL", "convergence_hyperparameters", "rules_sentences"]
 
 RULES_URL = "https://github.com/mlcommons/training_policies/blob/ad8c1ace/training_rules.adoc"
 """The MLPerf Training rules at the commit of the v4.1-era rules (GPT-3 hyperparameters: lines
@@ -156,3 +156,74 @@ def convergence_hyperparameters(results: Results, benchmark: str | None = None) 
                 }
             )
     return pl.DataFrame(out, schema=SCHEMA)
+
+
+#: How the book names the MLPerf benchmarks in a sentence (the MLPerf Training results tables' names).
+_NAMES = {
+    "gpt3": "GPT-3 175B",
+    "llama2_70b_lora": "Llama 2 70B LoRA",
+    "llama31_405b": "Llama 3.1 405B",
+}
+
+
+def rules_sentences(conv: pl.DataFrame) -> pl.DataFrame:
+    """What the MLPerf rules fix and leave free, one plain-text sentence per benchmark of ``conv``.
+
+    Counts are over the logged hyperparameter keys of :func:`convergence_hyperparameters` (its
+    parallelism row, which no log of the bundled kind records, is counted apart): fixed keys are
+    those the rules YAML of the round constrains (``fixed_by_rules``), free keys the others.
+
+    Args:
+        conv: :func:`convergence_hyperparameters` output.
+
+    Returns:
+        polars frame, one row per benchmark in ``conv`` order: ``benchmark`` (String), ``ruleset``
+        (String), ``n_fixed`` and ``n_free`` (Int64, logged keys), ``fixed_keys`` (String, ``", "``-
+        joined), ``global_batch_sizes`` (String, the logged values, or ``not logged``),
+        ``layout_logged`` (Boolean: a parallelism value was found) and ``sentence`` (String).
+    """
+    rows = []
+    for bench in conv["benchmark"].unique(maintain_order=True).to_list():
+        b = conv.filter(pl.col("benchmark") == bench)
+        par = b.filter(pl.col("key").str.starts_with("parallelism"))
+        keys = b.filter(~pl.col("key").str.starts_with("parallelism"))
+        fixed = keys.filter(pl.col("fixed_by_rules"))
+        free = keys.filter(~pl.col("fixed_by_rules"))
+        gbs = keys.filter(pl.col("key") == "global_batch_size")["values"]
+        gbs_text = gbs[0] if gbs.len() and gbs[0] else "not logged"
+        layout_logged = bool(par.height and (par["n_logged"] > 0).any())
+        ruleset = b["ruleset"][0] if "ruleset" in b.columns and b.height else None
+        name = _NAMES.get(bench, bench)
+        fixed_list = ", ".join(fixed["key"].to_list())
+        sentence = (
+            f"For {name} the rules ({ruleset or 'the round of the logs'}) fix {fixed.height} of the "
+            f"{keys.height} logged hyperparameters"
+            + (f" ({fixed_list})" if fixed.height else "")
+            + f" and leave {free.height} to the submitter, among them the global batch size "
+            f"(these logs: {gbs_text})"
+            + "; the parallel layout is free too, and "
+            + ("these logs record it" if layout_logged else "these logs do not record it")
+        )
+        rows.append(
+            {
+                "benchmark": bench,
+                "ruleset": ruleset,
+                "n_fixed": fixed.height,
+                "n_free": free.height,
+                "fixed_keys": fixed_list,
+                "global_batch_sizes": gbs_text,
+                "layout_logged": layout_logged,
+                "sentence": sentence,
+            }
+        )
+    schema = {
+        "benchmark": pl.String,
+        "ruleset": pl.String,
+        "n_fixed": pl.Int64,
+        "n_free": pl.Int64,
+        "fixed_keys": pl.String,
+        "global_batch_sizes": pl.String,
+        "layout_logged": pl.Boolean,
+        "sentence": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)

@@ -51,8 +51,8 @@ from __future__ import annotations
 from trainperf.jobs import (
     FINAL_STATES,
     GPU_UTIL_FIELD,
+    MARGINAL_METRICS,
     RUNTIME_EDGES_LOG_S,
-    SAKURAONE_MARGINALS,
     SIZE_BIN_DTYPE,
     SIZE_BINS,
     accounting_summary,
@@ -62,6 +62,7 @@ from trainperf.jobs import (
     job_gpu_utilisation,
     longest_job_and_task,
     longest_successful_job,
+    published_marginals,
     runtime_distribution,
     runtime_ecdf,
     runtime_histogram,
@@ -121,7 +122,7 @@ __all__ = [
     "FINAL_STATES",
     "GPU_UTIL_FIELD",
     "RUNTIME_EDGES_LOG_S",
-    "SAKURAONE_MARGINALS",
+    "MARGINAL_METRICS",
     "SIZE_BINS",
     "SIZE_BIN_DTYPE",
     "accounting_summary",
@@ -139,5 +140,6 @@ __all__ = [
     "share_by_state",
     "size_bin",
     "successful_jobs",
+    "published_marginals",
     "workload_marginals",
 ]

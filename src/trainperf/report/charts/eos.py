@@ -151,9 +151,9 @@ def efficiency_ratio_by_scale(
     Args:
         table: :func:`trainperf.compare.paper_comparison_table` (benchmark, n_nodes, ratio,
             reference_label, reference_extrapolated, ratio_vs_actual).
-        talk_ratio: draw a dashed rule at this ratio (the talk's quoted 1.28) on the
+        talk_ratio: draw a dashed rule at this quoted ratio (config ``published.quoted_ratio``; the demo: 1.28) on the
             ``talk_benchmark`` panel only, or None.
-        talk_benchmark: the benchmark the talk's ratio is about.
+        talk_benchmark: the benchmark the quoted ratio is about.
     """
     bases = [
         "against Eos's measured result",
@@ -201,7 +201,7 @@ def efficiency_ratio_by_scale(
             )
         )
     subtitle = "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0" + (
-        "; dashed: the ratio quoted in the talk" if talk_ratio is not None else ""
+        "; dashed: the quoted ratio" if talk_ratio is not None else ""
     )
     return (
         alt.hconcat(*panels)
@@ -282,7 +282,7 @@ def _ratio_layers(db: pl.DataFrame, ob: pl.DataFrame, y, colour, half: float) ->
 
 
 def _talk_layers(talk_ratio: float) -> list:
-    t = pl.DataFrame({"r": [float(talk_ratio)], "rule_label": [f"the talk's ratio {talk_ratio:g}"]})
+    t = pl.DataFrame({"r": [float(talk_ratio)], "rule_label": [f"the quoted ratio {talk_ratio:g}"]})
     return [
         alt.Chart(t)
         .mark_rule(color=RULE_COLOR, strokeDash=[6, 4], strokeWidth=1.5)
@@ -418,11 +418,13 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     )
     top = max([v for v in d["hi"].to_list() if v is not None and math.isfinite(v)] + [1.0])
     domain = [0.0, math.ceil(top * 1.15 / 0.25) * 0.25]  # from zero: an honest baseline
-    kinds = list(KIND_LABELS.values())
+    # the legend names only the kinds drawn, each kind keeping its colour
+    present = set(d["kind_label"].drop_nulls().to_list())
+    pairs = [(k, c) for k, c in zip(KIND_LABELS.values(), PALETTE[:3], strict=True) if k in present]
     colour = alt.Color(
         "kind_label:N",
         title="reference",
-        scale=alt.Scale(domain=kinds, range=[PALETTE[0], PALETTE[1], PALETTE[2]]),
+        scale=alt.Scale(domain=[k for k, _ in pairs], range=[c for _, c in pairs]),
         legend=alt.Legend(orient="bottom", direction="vertical"),
     )
     panels = []

@@ -51,7 +51,11 @@ def memory_per_gpu(
         )
         .drop_nulls("gb")
     )
-    order = ["TP x PP x ZeRO-1 layout", "evenly over all GPUs"]
+    # only the shardings drawn (a model without a sourced layout has no layout line)
+    present = set(d["sharding_label"].to_list())
+    pairs = [("TP x PP x ZeRO-1 layout", PALETTE[0]), ("evenly over all GPUs", PALETTE[1])]
+    order = [lab for lab, _ in pairs if lab in present]
+    colours = [c for lab, c in pairs if lab in present]
     lines = (
         alt.Chart(d)
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=60), strokeWidth=2)
@@ -64,7 +68,7 @@ def memory_per_gpu(
                 "sharding_label:N",
                 title="sharding",
                 sort=order,
-                scale=alt.Scale(domain=order, range=[PALETTE[0], PALETTE[1]]),
+                scale=alt.Scale(domain=order, range=colours),
             ),
             tooltip=["n_nodes", "sharding_label", alt.Tooltip("gb:Q", format=".1f")],
         )
