@@ -464,12 +464,14 @@ def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list | None) -> tuple[
     rows: list[dict] = []
     attr_sid: dict[tuple, int] = {}
     kid_sid: dict[int, int] = {}
+    label_cache: dict = {}  # label text -> labels, labels -> attributes: once per GPU, not per field
+    norm_cache: dict = {}
     for kid, k, ln in keys.iter_rows():
         if retry is not None and not (k[:1].isalpha() or k[:1] in "_:{"):
             retry.append((kid, ln, k))
             kid_sid[kid] = -1
             continue
-        sk = split_series_key(k + "}") if "{" in k else None
+        sk = split_series_key(k + "}", label_cache) if "{" in k else None
         if "{" not in k and retry is None:  # a sample without labels (regex-split)
             sk = split_series_key(k)
         if sk is None:
@@ -478,7 +480,7 @@ def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list | None) -> tuple[
             else:
                 bad.append((ln, _EXPECT_LABELS, k + "}" if "{" in k else k))
             continue
-        row = normalise_series(*sk)
+        row = normalise_series(*sk, cache=norm_cache)
         t = tuple(row.values())
         sid = attr_sid.get(t)
         if sid is None:  # keys that normalise alike (Hostname= vs hostname=) share a series
