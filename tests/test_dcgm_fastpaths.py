@@ -86,3 +86,25 @@ def test_duplicate_still_found_behind_the_fast_path():
         kept = checks._drop_repeated(series, s, "f.prom", log)
     assert kept["line"].to_list() == [1, 2, 3, 4]
     assert [r["check"] for r in log.rows] == ["duplicate_sample"]
+
+
+@pytest.mark.parametrize(
+    ("kids", "kid_sid"),
+    [
+        ([7, 5, 6, 5, 7], {5: 0, 6: 1, 7: 0}),  # one range of codes: the table lookup
+        ([9, 5, 9], {5: 1, 9: 0}),  # a gap: replace_strict
+        ([5, 8], {5: 0, 6: 1}),  # a code outside the table: null, as replace_strict gives
+        ([], {5: 0}),
+    ],
+)
+def test_sid_of_kid_as_replace_strict(kids, kid_sid):
+    from trainperf.dcgm.exposition import _sid_of_kid
+
+    df = pl.DataFrame({"kid": kids}, schema={"kid": pl.UInt32})
+    got = df.select(_sid_of_kid(df["kid"], kid_sid).alias("sid"))["sid"]
+    want = df.select(
+        pl.col("kid").replace_strict(
+            list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32
+        )
+    )["kid"]
+    assert got.dtype == pl.UInt32 and got.to_list() == want.to_list()
