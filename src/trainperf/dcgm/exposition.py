@@ -464,12 +464,14 @@ def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list | None) -> tuple[
     rows: list[dict] = []
     attr_sid: dict[tuple, int] = {}
     kid_sid: dict[int, int] = {}
+    label_cache: dict = {}  # label text -> labels, labels -> attributes: once per GPU, not per field
+    norm_cache: dict = {}
     for kid, k, ln in keys.iter_rows():
         if retry is not None and not (k[:1].isalpha() or k[:1] in "_:{"):
             retry.append((kid, ln, k))
             kid_sid[kid] = -1
             continue
-        sk = split_series_key(k + "}") if "{" in k else None
+        sk = split_series_key(k + "}", label_cache) if "{" in k else None
         if "{" not in k and retry is None:  # a sample without labels (regex-split)
             sk = split_series_key(k)
         if sk is None:
@@ -478,7 +480,7 @@ def _series_of_keys(keys: pl.DataFrame, bad: list, retry: list | None) -> tuple[
             else:
                 bad.append((ln, _EXPECT_LABELS, k + "}" if "{" in k else k))
             continue
-        row = normalise_series(*sk)
+        row = normalise_series(*sk, cache=norm_cache)
         t = tuple(row.values())
         sid = attr_sid.get(t)
         if sid is None:  # keys that normalise alike (Hostname= vs hostname=) share a series
@@ -574,6 +576,20 @@ def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return parts, keys
 
 
+def _sid_of_kid(kid: pl.Series, kid_sid: dict[int, int]) -> pl.Expr:
+    """``kid`` (the key codes of :func:`_keyed`) -> series id (UInt32, null for a kid not in
+    ``kid_sid``): a table lookup where the codes form one range (as a read's new Categorical codes
+    do), else ``replace_strict`` (a hash per row: 4 ms of 320k samples, issue 29)."""
+    if kid_sid and kid.len():
+        lo, hi = min(kid_sid), max(kid_sid)
+        if hi - lo + 1 == len(kid_sid) and lo <= kid.min() and kid.max() <= hi:
+            table = pl.Series([kid_sid[i] for i in range(lo, hi + 1)], dtype=pl.UInt32)
+            return pl.lit(table).gather(pl.col("kid") - lo)
+    return pl.col("kid").replace_strict(
+        list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32
+    )
+
+
 def _exposition_fast(
     data: bytes | str,
     name: str,
@@ -611,11 +627,7 @@ def _exposition_fast(
             bad.append((ln, _EXPECT_LINE, kk + "}"))
         redo += parts.filter(pl.col("kid").is_in(rk))["lineno"].to_list()
         parts = parts.filter(~pl.col("kid").is_in([kid for kid, _, _ in retry]))
-    parts = parts.with_columns(
-        pl.col("kid")
-        .replace_strict(list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32)
-        .alias("sid")  # fmt: skip
-    ).drop("kid", "k")
+    parts = parts.with_columns(_sid_of_kid(parts["kid"], kid_sid).alias("sid")).drop("kid", "k")
     if redo or slow_lines:
         series, parts = _add_slow(data, sorted(set(redo) | set(slow_lines)), line_offset, series,
                                   parts, bad)  # fmt: skip

@@ -109,7 +109,9 @@ def _entity(name: str, labels: Mapping[str, str], gpu: int | None) -> tuple[str,
     return "GPU", gpu
 
 
-def normalise_series(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
+def normalise_series(
+    name: str, labels: Mapping[str, str], cache: dict | None = None
+) -> dict[str, Any]:
     """Turn one (metric name, label dict) into the series attributes of :data:`SCHEMA`.
 
     Rules (module docstring of :mod:`trainperf.dcgm`): host from ``hostname``/``Hostname``/
@@ -117,13 +119,50 @@ def normalise_series(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     series (``nvswitch`` label or an ``DCGM_FI_DEV_NVSWITCH_*`` name) get entity ``NVSwitch`` and a
     null ``gpu``.
 
+    Args:
+        name: metric name.
+        labels: its labels.
+        cache: a dict kept by the caller over many series: what depends on the labels alone is
+            worked out once per label set (dcgm-exporter gives every field of a GPU the same
+            labels: 20 series per set; issue 29), the same result as without.
+
     Returns:
         a dict with the keys of :data:`SERIES_SCHEMA`.
     """
-    labels = {k: v for k, v in labels.items() if v is not None}
+    if cache is None:
+        part = _label_attrs(labels)
+    else:
+        ck = tuple(labels.items())
+        part = cache.get(ck)
+        if part is None:
+            part = cache[ck] = _label_attrs(labels)
+    labels_nn, host, uuid, gpu_s, job, gpu, rest_json = part
     fid = field_id(name)
     info = FIELDS.get(fid) if fid is not None else None
     canonical = info.name if info else (name[:-6] if name.endswith("_total") and fid else name)
+    entity, entity_id = _entity(name, labels_nn, gpu)
+    if entity == "NVSwitch" and gpu_s is None:
+        gpu = None
+    dtype = info.dtype if info is not None else "double_or_unknown"
+    return {
+        "hostname": host,
+        "gpu": gpu,
+        "uuid": uuid,
+        "entity": entity,
+        "entity_id": entity_id,
+        "field_id": fid,
+        "field": canonical,
+        "job_id": job,
+        "labels": rest_json,
+        "_is_int": dtype == "int64",
+        "_is_double": dtype == "double",
+    }
+
+
+def _label_attrs(labels: Mapping[str, str]) -> tuple:
+    """What a series row takes from its labels alone: (labels without None values, host, uuid, gpu
+    label text, job, gpu, the remaining labels as JSON)."""
+    labels = {k: v for k, v in labels.items() if v is not None}
     host_key, host = _first(labels, HOST_KEYS)
     if host is None and labels.get("instance"):
         inst = labels["instance"]
@@ -132,9 +171,6 @@ def normalise_series(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
     _, gpu_s = _first(labels, GPU_KEYS)
     _, job = _first(labels, JOB_KEYS)
     gpu = to_int(gpu_s)
-    entity, entity_id = _entity(name, labels, gpu)
-    if entity == "NVSwitch" and gpu_s is None:
-        gpu = None
     rest: dict[str, str] = {}
     for k, v in labels.items():
         if k in _CONSUMED:
@@ -150,20 +186,8 @@ def normalise_series(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
             continue  # handled with its exported_ twin
         else:
             rest[k] = v
-    dtype = info.dtype if info is not None else "double_or_unknown"
-    return {
-        "hostname": host,
-        "gpu": gpu,
-        "uuid": uuid,
-        "entity": entity,
-        "entity_id": entity_id,
-        "field_id": fid,
-        "field": canonical,
-        "job_id": job,
-        "labels": json.dumps(dict(sorted(rest.items())), separators=(",", ":"), ensure_ascii=False),
-        "_is_int": dtype == "int64",
-        "_is_double": dtype == "double",
-    }
+    rest_json = json.dumps(dict(sorted(rest.items())), separators=(",", ":"), ensure_ascii=False)
+    return labels, host, uuid, gpu_s, job, gpu, rest_json
 
 
 def series_frame(rows: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> pl.DataFrame:

@@ -58,19 +58,32 @@ def parse_labels(body: str) -> dict[str, str] | None:
     return out
 
 
-def split_series_key(key: str) -> tuple[str, dict[str, str]] | None:
-    """``name{labels}`` -> (name, labels), or None if malformed."""
+_NOT_SEEN = object()
+
+
+def split_series_key(key: str, cache: dict | None = None) -> tuple[str, dict[str, str]] | None:
+    """``name{labels}`` -> (name, labels), or None if malformed.
+
+    ``cache``: a dict kept by the caller over many keys; a label text is parsed once (the fields of
+    one GPU share it), and the dicts returned are then shared: the caller must not change them.
+    """
     if "{" in key:
         i = key.index("{")
         name, body = key[:i].strip(), key[i + 1 :]
         if not body.endswith("}"):
             return None
-        labels = parse_labels(body[:-1])
+        if cache is None:
+            labels = parse_labels(body[:-1])
+        else:
+            labels = cache.get(body, _NOT_SEEN)
+            if labels is _NOT_SEEN:
+                labels = cache[body] = parse_labels(body[:-1])
         if labels is None:
             return None
     else:
         name, labels = key.strip(), {}
     if not name and "__name__" in labels:
+        labels = dict(labels)  # not the cached one
         name = labels.pop("__name__")
     if not _NAME_RE.fullmatch(name):
         return None

@@ -114,7 +114,8 @@ class ParsedLog:
     def frame(self) -> pl.DataFrame:
         """The events as a polars frame with :data:`EVENT_SCHEMA`."""
         path = display_path(self.path)  # a name with bytes that are not UTF-8: escaped
-        file = pl.repeat(path, self.n_events, dtype=pl.String, eager=True).alias("file")
+        # one string the rows share (pl.repeat writes it once per row: 10 % of a load, issue 29)
+        file = pl.Series("file", [path], pl.String).new_from_index(0, self.n_events)
         return pl.DataFrame([file, *(self.events.get_column(c) for c in list(EVENT_SCHEMA)[1:])])
 
 
@@ -622,12 +623,18 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     kept: dict[str, list] = {}
     hit = events.with_row_index("row").filter(pl.col("key").is_in(list(KEPT_KEYS)))
     for row, key, s in hit.select("row", "key", "src").iter_rows():
-        value, meta = cached[s][6:8] if s >= 0 else py["objects"][-1 - s]
+        value, meta = (cached[s] if s >= 0 else py["objects"][-1 - s])[6:8]
         kept.setdefault(key, []).append((row, value, meta))
     events = events.drop("src")
     events = _order_check_frame(events, checks, lim)
     _repeat_check_frame(rep, py["repeated"], events, checks)
     return ParsedLog(src, events, kept, sysjson, checks)
+
+
+# The only way a decoded event gets a character UTF-8 cannot store: json.loads of a surrogate escape
+# (the text itself is decoded with U+FFFD for bad bytes, and json.dumps writes values and metadata
+# in ASCII). A file without one needs no check_encodable pass (issue 29: 6 % of the small-file path).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> ParsedLog:
@@ -637,20 +644,23 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     _utf8_check(state, checks)
     lim = limits()
     lo, hi = lim["time_ms_min"], lim["time_ms_max"]
-    work, sysjson, tok = [], None, MLLOG_TOKEN
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        if tok in raw:
-            work.append((lineno, 0, raw))
-        elif sysjson is None and _sysjson_line(raw):
-            sysjson = raw.split(_SYSJSON, 1)[1]
+    tok, lines = MLLOG_TOKEN, text.split("\n")
+    work = [(lineno, 0, raw) for lineno, raw in enumerate(lines, start=1) if tok in raw]
+    sysjson = None
+    if _SYSJSON in text:
+        found = next((r for r in lines if tok not in r and _sysjson_line(r)), None)
+        sysjson = found.split(_SYSJSON, 1)[1] if found is not None else None
+    del lines
+    maybe_surrogate = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
     del text
     py = _per_line(work, checks, memo, lo, hi)
-    check_encodable(src, py)  # a lone surrogate: the whole file refused, naming the line
+    if maybe_surrogate:
+        check_encodable(src, py)  # a lone surrogate: the whole file refused, naming the line
     kept: dict[str, list] = {}
     objects = py["objects"]
     for row, key in enumerate(py["key"]):
         if key in KEPT_KEYS:
-            kept.setdefault(key, []).append((row, *objects[row]))
+            kept.setdefault(key, []).append((row, *objects[row][6:8]))
     _order_check(py["time_ms"], py["line"], checks, lim)
     if py["repeated"]:
         lines, keys, rank = py["line"], py["key"], _rank_keys()
@@ -670,15 +680,15 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
     kind 0: an MLLOG line to parse (prefix, segments, each event decoded or taken from a template
     of this path); kind 2: the same, for an mllog-written line (its repeats are found elsewhere);
     kind 1: a line of a cached template whose time is out of range (text: the digits): only its
-    check. Returns the events' columns, their (value, metadata) objects and the
+    check. Returns the events' columns, their events (value and metadata objects at ``[6:8]``) and the
     lines that repeat an earlier line of this path exactly.
     """
     caches, templates, head_templates = memo.caches, memo.regex, memo.head
     time_search = _TIME_RE.search
-    out: dict[str, list] = {k: [] for k in EVENT_SCHEMA if k != "file"}
-    c_line, c_prefix, c_time, c_type = out["line"], out["prefix"], out["time_ms"], out["event_type"]
-    c_key, c_value, c_num, c_meta = out["key"], out["value"], out["value_num"], out["metadata"]
-    objects: list[tuple] = []
+    # one (line, prefix, time, event) tuple per event; the columns are taken out after the loop
+    # by C-level maps (issue 29: eight list appends per event were a tenth of the small-file path)
+    rows: list[tuple] = []
+    add = rows.append
     seen: set[str] = set()
     repeated: list[int] = []
     for lineno, kind, raw in work:
@@ -691,12 +701,11 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
             )
             continue
         if kind == 0:
-            if raw in seen:
+            n_seen = len(seen)
+            seen.add(raw)  # one hash lookup: the set did not grow for a line seen before
+            if len(seen) == n_seen:
                 repeated.append(lineno)
-            else:
-                seen.add(raw)
-        i = raw.find(MLLOG_TOKEN)
-        if i == 0 and raw.find(MLLOG_TOKEN, 8) < 0:
+        if raw.startswith(MLLOG_TOKEN) and raw.find(MLLOG_TOKEN, 8) < 0:
             prefix, segs = "", (raw[8:],)
         else:
             prefix, segs = _segments(raw)
@@ -716,9 +725,8 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
             if tpl is not None:
                 ev = cache.get(tpl)
             if ev is not None:
-                t = float(
-                    seg[s0:s1]
-                )  # at most 19 digits: exact below 2**53, beyond the range above
+                # at most 19 digits: exact below 2**53, beyond the range above
+                t = float(seg[s0:s1])
                 if not lo <= t <= hi:
                     t = None
                     checks.add(
@@ -735,17 +743,21 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                 t = ev[0]
                 if tpl is not None and ev[8] and _template_ok(seg, s0, s1, ev[9]):
                     cache[tpl] = ev
-            c_line.append(lineno)
-            c_prefix.append(prefix)
-            c_time.append(t)
-            c_type.append(ev[1])
-            c_key.append(ev[2])
-            c_value.append(ev[3])
-            c_num.append(ev[4])
-            c_meta.append(ev[5])
-            objects.append((ev[6], ev[7]))
+            add((lineno, prefix, t, ev))
             prefix = ""
-    out["objects"], out["repeated"] = objects, repeated
+    get = operator.itemgetter
+    evs = list(map(get(3), rows))
+    out: dict[str, list] = {
+        "line": list(map(get(0), rows)),
+        "prefix": list(map(get(1), rows)),
+        "time_ms": list(map(get(2), rows)),
+        "event_type": list(map(get(1), evs)),
+        "key": list(map(get(2), evs)),
+        "value": list(map(get(3), evs)),
+        "value_num": list(map(get(4), evs)),
+        "metadata": list(map(get(5), evs)),
+    }
+    out["objects"], out["repeated"] = evs, repeated  # (value, metadata) at [6:8] of each event
     return out
 
 
@@ -830,14 +842,18 @@ def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict) -
     """
     k = int(lim["order_window"])
     tol = lim["order_tolerance_ms"]
-    idx = [i for i, t in enumerate(times) if t is not None]
+    if None in times:
+        idx = [i for i, t in enumerate(times) if t is not None]
+        ts = [times[i] for i in idx]
+    else:  # the common case: every time valid (no list built per event)
+        idx, ts = range(len(times)), times
     n = len(idx)
     if n < 2 * k + 1:
         return
-    ts = [times[i] for i in idx]
     # |t_i - median| <= k * (largest step) within a window: no step above tol / k, nothing to find.
     if max(map(abs, map(operator.sub, ts[1:], ts[:-1]))) <= tol / k:
         return
+    ts = list(ts)  # times is changed below
     med = pl.Series(ts, dtype=pl.Float64).rolling_median(2 * k + 1, center=True).to_list()
     med[0] = statistics.median(ts[1 : k + 1])
     med[-1] = statistics.median(ts[-k - 1 : -1])

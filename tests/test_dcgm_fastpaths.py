@@ -1,0 +1,110 @@
+"""The exposition reader's fast paths (issue 29) give what the paths they short-cut give.
+
+* ``normalise_series(..., cache=)`` / ``split_series_key(..., cache=)``: the label part worked out
+  once per label set must equal the uncached result for every key, and a cached dict must never be
+  changed by a later key (``__name__`` is popped from a copy);
+* ``checks._increasing_keys``: the native pass that skips the (sid, timestamp) hashing may only say
+  "no duplicates" where there are none; a duplicate anywhere still gives ``duplicate_sample``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from trainperf.dcgm import checks
+from trainperf.dcgm.series import normalise_series
+from trainperf.dcgm.text import split_series_key
+
+KEYS = [
+    'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7"}',
+    'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7"}',
+    'DCGM_FI_DEV_NVSWITCH_TEMPERATURE{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7"}',
+    'DCGM_FI_PROF_NVLINK_TX_BYTES{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7",link="3"}',
+    '{__name__="DCGM_FI_DEV_SM_CLOCK",gpu="1",instance="n2:9400"}',
+    '{__name__="DCGM_FI_DEV_MEM_CLOCK",gpu="1",instance="n2:9400"}',
+    'DCGM_FI_DEV_FB_USED{gpu="1",exported_gpu="2",Hostname="a",exported_Hostname="b"}',
+    'DCGM_FI_DEV_FB_FREE{gpu="1",exported_gpu="2",Hostname="a",exported_Hostname="b"}',
+    'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="3",GPU_I_ID="1",Hostname="n3"}',
+    'custom_metric_total{gpu="3",GPU_I_ID="1",Hostname="n3"}',
+    'DCGM_FI_DEV_GPU_TEMP{gpu="x",Hostname="n3",hostname="n3b"}',
+    "DCGM_FI_DEV_GPU_TEMP",
+    'DCGM_FI_DEV_GPU_TEMP{gpu="0",broken}',
+    'DCGM_FI_DEV_GPU_TEMP{gpu="0",broken}',
+]
+
+
+def test_cached_split_and_normalise_equal_uncached():
+    label_cache: dict = {}
+    norm_cache: dict = {}
+    for key in KEYS * 2:  # the second round is served from the caches
+        plain = split_series_key(key)
+        cached = split_series_key(key, label_cache)
+        assert cached == plain, key
+        if plain is None:
+            continue
+        assert normalise_series(*cached, cache=norm_cache) == normalise_series(*plain), key
+    # the label text with __name__ is cached with __name__ still in it (popped from a copy)
+    assert any("__name__" in (v or {}) for v in label_cache.values())
+
+
+def _samples(sids: list[int], ts: list[int | None]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"sid": sids, "timestamp": ts, "value": [1.0] * len(sids), "line": range(1, len(sids) + 1)},
+        schema={"sid": pl.UInt32, "timestamp": pl.Int64, "value": pl.Float64, "line": pl.Int64},
+    )
+
+
+@pytest.mark.parametrize(
+    ("sids", "ts", "increasing"),
+    [
+        ([0, 1, 2, 0, 1, 2], [10, 10, 10, 20, 20, 20], True),  # scrapes in time order
+        ([0, 1, 0, 1], [10, 10, 10, 20], False),  # sid 0 at 10 twice
+        ([0, 1, 2, 1], [10, 10, 20, 10], False),  # back in time: not increasing (no duplicate)
+        ([0, 1], [None, 10], False),  # a null time: the exact path
+        ([0, 1], [-(2**62), 2**62], False),  # the packed key would not fit an Int64
+        ([0], [10], False),  # nothing to compare
+    ],
+)
+def test_increasing_keys(sids, ts, increasing):
+    s = _samples(sids, ts)
+    assert checks._increasing_keys(s) is increasing
+    if increasing:  # its claim, checked by hashing: no (sid, timestamp) twice
+        assert s.select(pl.struct("sid", "timestamp").is_unique().all()).item()
+
+
+def test_duplicate_still_found_behind_the_fast_path():
+    from trainperf.dcgm.series import series_frame
+    from trainperf.quality import QualityLog
+
+    # in time order except the last scrape repeats the first sample: 1 duplicate_sample
+    s = _samples([0, 1, 0, 1, 0], [10, 10, 20, 20, 20])
+    log = QualityLog(category=checks.DcgmWarning)
+    with pytest.warns(checks.DcgmWarning, match="duplicate_sample|repeat"):
+        rows = [normalise_series("DCGM_FI_DEV_GPU_UTIL", {"gpu": g}) for g in ("0", "1")]
+        series = series_frame(rows).with_row_index("sid")
+        kept = checks._drop_repeated(series, s, "f.prom", log)
+    assert kept["line"].to_list() == [1, 2, 3, 4]
+    assert [r["check"] for r in log.rows] == ["duplicate_sample"]
+
+
+@pytest.mark.parametrize(
+    ("kids", "kid_sid"),
+    [
+        ([7, 5, 6, 5, 7], {5: 0, 6: 1, 7: 0}),  # one range of codes: the table lookup
+        ([9, 5, 9], {5: 1, 9: 0}),  # a gap: replace_strict
+        ([5, 8], {5: 0, 6: 1}),  # a code outside the table: null, as replace_strict gives
+        ([], {5: 0}),
+    ],
+)
+def test_sid_of_kid_as_replace_strict(kids, kid_sid):
+    from trainperf.dcgm.exposition import _sid_of_kid
+
+    df = pl.DataFrame({"kid": kids}, schema={"kid": pl.UInt32})
+    got = df.select(_sid_of_kid(df["kid"], kid_sid).alias("sid"))["sid"]
+    want = df.select(
+        pl.col("kid").replace_strict(
+            list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32
+        )
+    )["kid"]
+    assert got.dtype == pl.UInt32 and got.to_list() == want.to_list()
