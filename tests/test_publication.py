@@ -299,8 +299,12 @@ def test_chart_text_is_at_least_11_px_at_page_width(main_job):
     shown = set()
     for qmd in [ROOT / "index.qmd", *(ROOT / "chapters").glob("*.qmd")]:
         shown |= set(re.findall(r"figures/([\w-]+\.svg)", qmd.read_text()))
+    # a chapter may name a figure only drawn for data the demo lacks (Llama 3.1 405B memory, in a
+    # content-visible block): those are checked where they are drawn (tests/test_own_cluster.py)
+    drawn = sorted(name for name in shown if (tmp / "figures" / name).exists())
+    assert len(drawn) >= 10, drawn
     small = []
-    for name in sorted(shown):
+    for name in drawn:
         svg = (tmp / "figures" / name).read_text(encoding="utf-8")
         width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)', svg).group(1))
         scale = min(1.0, PAGE_WIDTH_PX / width)
