@@ -6,12 +6,15 @@ and analysis in a fresh subprocess whose peak RSS (imports included) is the memo
 times the main job's synthetic-store step, regenerated against reused (``ensure_parquet``).
 
 Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
-full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64X=1``
-(about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
-(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x. ``TRAINPERF_BENCH_STORES=<folder>`` keeps the
-generated stores there and reuses them on the next run (same generator, config, phases, polars).
-Targets: 16x <= 1 GB peak; 64x <= 2 GB; CPU seconds (all threads) per million rows within 1.3x of
-the smallest size's (linear; wall time is in the notes: on a shared machine it follows the load).
+full run 1x, 4x, 16x (62 M rows) and 64x (237 M rows; its store took 192 s CPU, 849 s wall to
+generate on a shared 2-core machine, its analysis 233 s CPU), plus 256x (950 M rows, a 3.9 GB store,
+four times those) with ``TRAINPERF_BENCH_256X=1`` (opt-in for its length), or the sizes in
+``TRAINPERF_BENCH_SIZES`` (e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x.
+``TRAINPERF_BENCH_STORES=<folder>`` keeps the generated stores there and reuses them on the next run
+(same generator, config, phases, polars: the key of ``telemetry_scale._generated``).
+Targets: 16x <= 1 GB peak; 64x <= 2 GB; 256x <= 4 GB; CPU seconds (all threads) per million rows
+within 1.3x of the smallest size's (linear; wall time is in the notes: on a shared machine it
+follows the load).
 The per-GPU ``phase_stats`` result (12.5 M rows at 64x) has Categorical text columns
 (``trainperf.telemetry.GPU_STATS_CATEGORICAL``): 4-byte codes, not 16-byte String views.
 """
@@ -63,10 +66,15 @@ def _store_reuse(tmp: Path) -> harness.Row:
 LINEAR = 1.3
 """Issue 29: CPU seconds per million rows at every size within 1.3x of the smallest size's."""
 
+LIMIT_GB = {16: 1.0, 64: 2.0, 256: 4.0}
+"""Peak resident set of the analysis (GB) by size: issue 16 (16x), issue 29 (64x, 256x)."""
+
 
 def run(quick: bool) -> list[harness.Row]:
     sizes = (
-        [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
+        [1, 2]
+        if quick
+        else [1, 4, 16, 64] + ([256] if os.environ.get("TRAINPERF_BENCH_256X") else [])
     )
     if os.environ.get("TRAINPERF_BENCH_SIZES"):  # e.g. "1 4": a shorter full-size run
         sizes = [int(x) for x in os.environ["TRAINPERF_BENCH_SIZES"].split()]
@@ -87,7 +95,7 @@ def run(quick: bool) -> list[harness.Row]:
     for r in res:
         k = r["k"]
         peak_gb = r["analyse_peak_rss"] / 1e9
-        limit = 1.0 if k == 16 else 2.0 if k == 64 else None
+        limit = LIMIT_GB.get(k)
         rows.append(
             harness.Row(
                 f"telemetry analysis {k}x ({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
