@@ -69,6 +69,11 @@ LINEAR = 1.3
 LIMIT_GB = {16: 1.0, 64: 2.0, 256: 4.0}
 """Peak resident set of the analysis (GB) by size: issue 16 (16x), issue 29 (64x, 256x)."""
 
+SINK_FROM = 64
+"""From this size on the analysis also runs with the per-GPU result written to Parquet
+(``telemetry.write_phase_stats``, batch by batch): at 256x the in-memory result alone is about
+4 GB, so there the target row is that one and the in-memory row is information."""
+
 
 def run(quick: bool) -> list[harness.Row]:
     sizes = (
@@ -84,7 +89,7 @@ def run(quick: bool) -> list[harness.Row]:
     try:
         rows.append(_store_reuse(tmp))
         base = telemetry_scale.run_child("baseline", tmp / "none", 1, nodes)["peak_rss"]
-        res = telemetry_scale.bench_files(sizes, nodes, tmp, idle=False)
+        res = telemetry_scale.bench_files(sizes, nodes, tmp, idle=False, sink_from=SINK_FROM)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     # linearity on CPU seconds (all threads) per M rows: the work done; wall time on a shared
@@ -96,6 +101,7 @@ def run(quick: bool) -> list[harness.Row]:
         k = r["k"]
         peak_gb = r["analyse_peak_rss"] / 1e9
         limit = LIMIT_GB.get(k)
+        informational = "sink" in r and k == max(LIMIT_GB)
         rows.append(
             harness.Row(
                 f"telemetry analysis {k}x ({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
@@ -103,10 +109,13 @@ def run(quick: bool) -> list[harness.Row]:
                 f"peak {peak_gb:.2f} GB",
                 f"linear: {cpu_m[k0]:.2f} s CPU per M rows at {k0}x",
                 cpu_m[k] / cpu_m[k0],
-                f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
+                "(information: the result in memory; the target is the Parquet row's)"
+                if informational
+                else f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
                 if limit
                 else f"s CPU per M rows <= {LINEAR:g}x of {k0}x",
-                (peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] <= LINEAR,
+                informational
+                or ((peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] <= LINEAR),
                 f"{cpu_m[k]:.2f} s CPU per M rows, {per_m[k]:.2f} s wall per M rows "
                 f"({per_m[k] / per_m[k0]:.2f}x of {k0}x); imports alone {base / 1e9:.2f} GB; generation "
                 f"{r['generate_s']:.0f} s{' (when made; store reused)' if r.get('reused') else ''}; "
@@ -117,7 +126,32 @@ def run(quick: bool) -> list[harness.Row]:
                 f"Categorical text columns 4-byte codes)" + _beyond(r, k, sizes),
             )
         )
+        if "sink" in r:
+            rows.append(_sink_row(r, k, nodes, cpu_m[k0], k0))
     return rows
+
+
+def _sink_row(r: dict, k: int, nodes: int, cpu0: float, k0: int) -> harness.Row:
+    """The same analysis with the per-GPU result written to Parquet (write_phase_stats)."""
+    s = r["sink"]
+    peak_gb = s["peak_rss"] / 1e9
+    cpu = s["cpu_s"] / (r["rows"] / 1e6)
+    limit = LIMIT_GB.get(k)
+    return harness.Row(
+        f"telemetry analysis {k}x, per-GPU result written to Parquet "
+        f"({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
+        f"{s['cpu_s']:.1f} s CPU ({s['seconds']:.1f} s wall), peak {peak_gb:.2f} GB",
+        f"linear: {cpu0:.2f} s CPU per M rows at {k0}x (in memory)",
+        cpu / cpu0,
+        f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
+        if limit
+        else f"s CPU per M rows <= {LINEAR:g}x of {k0}x",
+        (peak_gb <= limit if limit else True) and cpu / cpu0 <= LINEAR,
+        f"telemetry.write_phase_stats (each host batch's rows one row group of the file, then "
+        f"dropped) + link_throughput; {cpu:.2f} s CPU per M rows; "
+        f"{s['phase_stats_rows'] / 1e6:.2f} M rows, {s['phase_stats_file_mb']:.0f} MB of Parquet "
+        f"(the in-memory row's result: {r['result']['phase_stats_rows'] / 1e6:.2f} M rows)",
+    )
 
 
 def _beyond(r: dict, k: int, sizes: list[int]) -> str:
