@@ -178,10 +178,12 @@ def test_write_phase_stats_no_overlap_empty_file_and_warning(tiled_store, tmp_pa
     later = ph.with_columns(
         pl.col("start") + dt.timedelta(days=10), pl.col("end") + dt.timedelta(days=10)
     )
-    with pytest.warns(UserWarning, match="falls in the run's phases"):
+    with pytest.warns(UserWarning, match="falls in the run's phases") as rec:
         ref = telemetry.phase_stats(data, later, level="gpu")
-    with pytest.warns(UserWarning, match="falls in the run's phases"):
+    assert rec[0].filename == __file__
+    with pytest.warns(UserWarning, match="falls in the run's phases") as rec:
         out = telemetry.write_phase_stats(data, later, tmp_path / "e.parquet")
+    assert rec[0].filename == __file__  # the warning names the caller's line
     got = pl.read_parquet(out)
     assert ref.height == 0 and got.height == 0
     assert got.schema == ref.schema

@@ -374,7 +374,7 @@ def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
             None,
             "no_overlap",
         ),
-        stacklevel=3,
+        stacklevel=4,  # the caller of phase_stats / write_phase_stats (via _phase_stats)
     )
 
 
