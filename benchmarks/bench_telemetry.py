@@ -6,12 +6,15 @@ and analysis in a fresh subprocess whose peak RSS (imports included) is the memo
 times the main job's synthetic-store step, regenerated against reused (``ensure_parquet``).
 
 Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
-full run 1x, 4x, 16x (59 M rows), and 64x (237 M rows) with ``TRAINPERF_BENCH_64X=1``
-(about 20 minutes more on a 2-core machine), or the sizes in ``TRAINPERF_BENCH_SIZES``
-(e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x. ``TRAINPERF_BENCH_STORES=<folder>`` keeps the
-generated stores there and reuses them on the next run (same generator, config, phases, polars).
-Targets: 16x <= 1 GB peak; 64x <= 2 GB; CPU seconds (all threads) per million rows within 1.3x of
-the smallest size's (linear; wall time is in the notes: on a shared machine it follows the load).
+full run 1x, 4x, 16x (62 M rows) and 64x (237 M rows; its store took 192 s CPU, 849 s wall to
+generate on a shared 2-core machine, its analysis 233 s CPU), plus 256x (950 M rows, a 3.9 GB store,
+four times those) with ``TRAINPERF_BENCH_256X=1`` (opt-in for its length), or the sizes in
+``TRAINPERF_BENCH_SIZES`` (e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x and 2x.
+``TRAINPERF_BENCH_STORES=<folder>`` keeps the generated stores there and reuses them on the next run
+(same generator, config, phases, polars: the key of ``telemetry_scale._generated``).
+Targets: 16x <= 1 GB peak; 64x <= 2 GB; 256x <= 4 GB; CPU seconds (all threads) per million rows
+within 1.3x of the smallest size's (linear; wall time is in the notes: on a shared machine it
+follows the load).
 The per-GPU ``phase_stats`` result (12.5 M rows at 64x) has Categorical text columns
 (``trainperf.telemetry.GPU_STATS_CATEGORICAL``): 4-byte codes, not 16-byte String views.
 """
@@ -63,10 +66,20 @@ def _store_reuse(tmp: Path) -> harness.Row:
 LINEAR = 1.3
 """Issue 29: CPU seconds per million rows at every size within 1.3x of the smallest size's."""
 
+LIMIT_GB = {16: 1.0, 64: 2.0, 256: 4.0}
+"""Peak resident set of the analysis (GB) by size: issue 16 (16x), issue 29 (64x, 256x)."""
+
+SINK_FROM = 64
+"""From this size on the analysis also runs with the per-GPU result written to Parquet
+(``telemetry.write_phase_stats``, batch by batch): at 256x the in-memory result alone is about
+4 GB, so there the target row is that one and the in-memory row is information."""
+
 
 def run(quick: bool) -> list[harness.Row]:
     sizes = (
-        [1, 2] if quick else [1, 4, 16] + ([64] if os.environ.get("TRAINPERF_BENCH_64X") else [])
+        [1, 2]
+        if quick
+        else [1, 4, 16, 64] + ([256] if os.environ.get("TRAINPERF_BENCH_256X") else [])
     )
     if os.environ.get("TRAINPERF_BENCH_SIZES"):  # e.g. "1 4": a shorter full-size run
         sizes = [int(x) for x in os.environ["TRAINPERF_BENCH_SIZES"].split()]
@@ -76,7 +89,7 @@ def run(quick: bool) -> list[harness.Row]:
     try:
         rows.append(_store_reuse(tmp))
         base = telemetry_scale.run_child("baseline", tmp / "none", 1, nodes)["peak_rss"]
-        res = telemetry_scale.bench_files(sizes, nodes, tmp, idle=False)
+        res = telemetry_scale.bench_files(sizes, nodes, tmp, idle=False, sink_from=SINK_FROM)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     # linearity on CPU seconds (all threads) per M rows: the work done; wall time on a shared
@@ -87,7 +100,8 @@ def run(quick: bool) -> list[harness.Row]:
     for r in res:
         k = r["k"]
         peak_gb = r["analyse_peak_rss"] / 1e9
-        limit = 1.0 if k == 16 else 2.0 if k == 64 else None
+        limit = LIMIT_GB.get(k)
+        informational = "sink" in r and k == max(LIMIT_GB)
         rows.append(
             harness.Row(
                 f"telemetry analysis {k}x ({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
@@ -95,10 +109,13 @@ def run(quick: bool) -> list[harness.Row]:
                 f"peak {peak_gb:.2f} GB",
                 f"linear: {cpu_m[k0]:.2f} s CPU per M rows at {k0}x",
                 cpu_m[k] / cpu_m[k0],
-                f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
+                "(information: the result in memory; the target is the Parquet row's)"
+                if informational
+                else f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
                 if limit
                 else f"s CPU per M rows <= {LINEAR:g}x of {k0}x",
-                (peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] <= LINEAR,
+                informational
+                or ((peak_gb <= limit if limit else True) and cpu_m[k] / cpu_m[k0] <= LINEAR),
                 f"{cpu_m[k]:.2f} s CPU per M rows, {per_m[k]:.2f} s wall per M rows "
                 f"({per_m[k] / per_m[k0]:.2f}x of {k0}x); imports alone {base / 1e9:.2f} GB; generation "
                 f"{r['generate_s']:.0f} s{' (when made; store reused)' if r.get('reused') else ''}; "
@@ -106,10 +123,53 @@ def run(quick: bool) -> list[harness.Row]:
                 f"{r['result']['phase_stats_rows'] / 1e6:.2f} M rows, "
                 f"{r['result']['phase_stats_mb']:.0f} MB (polars estimated_size), at least "
                 f"{r['result']['phase_stats_resident_mb']:.0f} MB resident (numbers at their width, "
-                f"Categorical text columns 4-byte codes)",
+                f"Categorical text columns 4-byte codes)" + _beyond(r, k, sizes),
             )
         )
+        if "sink" in r:
+            rows.append(_sink_row(r, k, nodes, cpu_m[k0], k0))
     return rows
+
+
+def _sink_row(r: dict, k: int, nodes: int, cpu0: float, k0: int) -> harness.Row:
+    """The same analysis with the per-GPU result written to Parquet (write_phase_stats)."""
+    s = r["sink"]
+    peak_gb = s["peak_rss"] / 1e9
+    cpu = s["cpu_s"] / (r["rows"] / 1e6)
+    limit = LIMIT_GB.get(k)
+    return harness.Row(
+        f"telemetry analysis {k}x, per-GPU result written to Parquet "
+        f"({r['rows'] / 1e6:.1f} M rows, {nodes} nodes)",
+        f"{s['cpu_s']:.1f} s CPU ({s['seconds']:.1f} s wall), peak {peak_gb:.2f} GB",
+        f"linear: {cpu0:.2f} s CPU per M rows at {k0}x (in memory)",
+        cpu / cpu0,
+        f"<= {limit:g} GB peak, s CPU per M rows <= {LINEAR:g}x of {k0}x"
+        if limit
+        else f"s CPU per M rows <= {LINEAR:g}x of {k0}x",
+        (peak_gb <= limit if limit else True) and cpu / cpu0 <= LINEAR,
+        f"telemetry.write_phase_stats (each host batch's rows one row group of the file, then "
+        f"dropped) + link_throughput; {cpu:.2f} s CPU per M rows; "
+        f"{s['phase_stats_rows'] / 1e6:.2f} M rows, {s['phase_stats_file_mb']:.0f} MB of Parquet "
+        f"(the in-memory row's result: {r['result']['phase_stats_rows'] / 1e6:.2f} M rows)",
+    )
+
+
+def _beyond(r: dict, k: int, sizes: list[int]) -> str:
+    """For the largest size run, when 256x was not: its per-GPU result at 256x, extrapolated.
+
+    The result has one row per phase x GPU x metric and the tiled store has k times the phases,
+    so its size is linear in k; at 256x it alone is about the 4 GB target (what stands in the way
+    of an in-memory result there)."""
+    big = max(LIMIT_GB)
+    if k != max(sizes) or k >= big:
+        return ""
+    f = big / k
+    return (
+        f"; extrapolated to {big}x (the result grows with the phases, {f:g}x these): "
+        f"{r['result']['phase_stats_rows'] * f / 1e6:.1f} M rows, at least "
+        f"{r['result']['phase_stats_resident_mb'] * f / 1e3:.1f} GB resident for the result alone, "
+        f"against a {LIMIT_GB[big]:g} GB target for the whole analysis"
+    )
 
 
 if __name__ == "__main__":

@@ -76,6 +76,19 @@ elif mode in ("analyse", "analyse_stats", "analyse_link"):
     lf = dcgm.scan_parquet(store)
     st = telemetry.phase_stats(lf, ph, level="gpu") if mode != "analyse_link" else None
     lt = telemetry.link_throughput(lf, ph, kind="train") if mode != "analyse_stats" else None
+elif mode == "analyse_sink":  # the per-GPU result written to Parquet, batch by batch
+    import os, tempfile
+    lf = dcgm.scan_parquet(store)
+    fd, dest = tempfile.mkstemp(suffix=".parquet", prefix="phase_stats_")
+    os.close(fd)
+    telemetry.write_phase_stats(lf, ph, dest)
+    lt = telemetry.link_throughput(lf, ph, kind="train")
+    out["seconds_before_check"] = time.perf_counter() - t
+    out["cpu_before_check"] = cpu() - c
+    out["phase_stats_rows"] = pl.scan_parquet(dest).select(pl.len()).collect().item()
+    out["phase_stats_file_mb"] = os.path.getsize(dest) / 1e6
+    out["link_rows"] = lt.height
+    os.unlink(dest)
 if mode in ("analyse_stats", "analyse_link"):
     out["rows"] = (st if st is not None else lt).height
 elif mode == "analyse":
@@ -95,8 +108,8 @@ elif mode == "analyse":
     out["nvlink_mean_Bps"] = lt["nvlink_Bps"].mean()
 elif mode == "baseline":
     pass
-out["seconds"] = time.perf_counter() - t
-out["cpu_s"] = cpu() - c
+out["seconds"] = out.pop("seconds_before_check", time.perf_counter() - t)
+out["cpu_s"] = out.pop("cpu_before_check", cpu() - c)
 # VmHWM is this process' own peak; ru_maxrss would carry the parent's RSS over fork + exec on Linux
 try:
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
@@ -199,12 +212,19 @@ def _generated(store: Path, k: int, nodes: int, idle: bool, keep: bool) -> dict:
 
 
 def bench_files(
-    sizes: list[int], nodes: int, tmp: Path, idle: bool, keep: Path | None = None
+    sizes: list[int],
+    nodes: int,
+    tmp: Path,
+    idle: bool,
+    keep: Path | None = None,
+    sink_from: int | None = None,
 ) -> list[dict]:
     """Generate (or, with ``keep``, reuse from that folder) and analyse each size.
 
     ``keep`` defaults to the folder named by ``TRAINPERF_BENCH_STORES``; stores there are not
-    deleted (a 64x store takes about 9 minutes to generate on 2 cores and 1 GB of disk)."""
+    deleted (a 64x store takes about 9 minutes to generate on 2 cores and 1 GB of disk).
+    ``sink_from``: sizes from this one on are also analysed with the per-GPU result written to
+    Parquet (``telemetry.write_phase_stats``), its figures under ``"sink"``."""
     if keep is None and os.environ.get(STORES_ENV):
         keep = Path(os.environ[STORES_ENV])
     rows = []
@@ -221,6 +241,13 @@ def bench_files(
         row["analyse_cpu_s"] = a["cpu_s"]
         row["analyse_peak_rss"] = a["peak_rss"]
         row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle", "cpu_s")}
+        if sink_from is not None and k >= sink_from and not is_idle:
+            row["sink"] = run_child("analyse_sink", store, k, nodes, is_idle)
+            print(
+                f"  {row['size']:<9} write_phase_stats: analyse {row['sink']['seconds']:7.1f} s "
+                f"{row['sink']['peak_rss'] / 1e6:7.0f} MB, {row['sink']['cpu_s']:.1f} s CPU",
+                flush=True,
+            )
         rows.append(row)
         print(
             f"  {row['size']:<9} rows {g['rows']:>12,}  generate {g['seconds']:7.1f} s "

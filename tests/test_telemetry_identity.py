@@ -131,6 +131,64 @@ def test_phase_stats_same_frame_same_order_as_old(tiled_store, monkeypatch, leve
         assert telemetry.phase_stats(lf, ph, level=level).equals(store_ref)
 
 
+def test_write_phase_stats_same_rows_as_old_host_batch_by_host_batch(
+    tiled_store, monkeypatch, tmp_path
+):
+    """write_phase_stats (issue 29, the per-GPU result streamed to Parquet): the old
+    implementation's rows, with phase_stats' dtypes (Categorical text), each host batch in
+    phase_stats' order within it and the batches in host order (null host first)."""
+    data, lf, ph = tiled_store
+    ref = documented_order(old.phase_stats(data, ph, level="gpu"), ph)
+    monkeypatch.setattr(_common, "BATCH_ROWS", 15_000)
+    batches = _common._host_batches(data.lazy())
+    assert len(batches) > 3
+    out = telemetry.write_phase_stats(data, ph, tmp_path / "st.parquet")
+    assert out == tmp_path / "st.parquet"
+    assert [p.name for p in tmp_path.iterdir()] == ["st.parquet"]  # no temporary file left
+    got = pl.read_parquet(out)
+    assert got.schema == ref.schema
+    assert got.height == ref.height > 0
+    text = ["phase", "kind", "hostname", "metric", "unit"]
+    as_str = got.with_columns(pl.col(c).cast(pl.String) for c in text)
+    # every row of the old result, and in the documented order once sorted
+    assert documented_order(as_str, ph).equals(ref)
+    # the file's order: batch by batch (hosts in order), within a batch as phase_stats orders it
+    where = {h: i for i, b in enumerate(batches) for h in b}
+    b_of = as_str["hostname"].to_list()
+    pos = [where[h] for h in b_of]
+    assert pos == sorted(pos)
+    ref_str = ref.with_columns(pl.col(c).cast(pl.String) for c in text)
+    for i, hosts in enumerate(batches):
+        mine = as_str.filter(pl.Series(pos) == i)
+        theirs = ref_str.filter(
+            pl.col("hostname").is_in([h for h in hosts if h is not None])
+            | (pl.col("hostname").is_null() if None in hosts else pl.lit(False))
+        )
+        assert mine.equals(theirs), hosts
+    # from the store (lazy, partitioned) too; one batch: phase_stats' own order
+    monkeypatch.setattr(_common, "BATCH_ROWS", 10**9)
+    one = telemetry.write_phase_stats(lf, ph, tmp_path / "one.parquet")
+    assert pl.read_parquet(one).equals(telemetry.phase_stats(lf, ph, level="gpu"))
+
+
+def test_write_phase_stats_no_overlap_empty_file_and_warning(tiled_store, tmp_path):
+    """Phases ten days after the telemetry: an empty file with the result's columns, and the
+    same no_overlap warning as phase_stats."""
+    data, _, ph = tiled_store
+    later = ph.with_columns(
+        pl.col("start") + dt.timedelta(days=10), pl.col("end") + dt.timedelta(days=10)
+    )
+    with pytest.warns(UserWarning, match="falls in the run's phases") as rec:
+        ref = telemetry.phase_stats(data, later, level="gpu")
+    assert rec[0].filename == __file__
+    with pytest.warns(UserWarning, match="falls in the run's phases") as rec:
+        out = telemetry.write_phase_stats(data, later, tmp_path / "e.parquet")
+    assert rec[0].filename == __file__  # the warning names the caller's line
+    got = pl.read_parquet(out)
+    assert ref.height == 0 and got.height == 0
+    assert got.schema == ref.schema
+
+
 def test_link_throughput_same_as_old_in_batches(tiled_store, monkeypatch):
     data, lf, ph = tiled_store
     for kind in ("train", "eval", None):

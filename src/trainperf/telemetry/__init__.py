@@ -56,6 +56,7 @@ from trainperf.telemetry.activity import (
     quality_notes,
     select_job,
     unavailable,
+    write_phase_stats,
 )
 from trainperf.telemetry.mfu import (
     achieved_tflops,
@@ -107,4 +108,5 @@ __all__ = [
     "tflops_from_tensor_active",
     "unavailable",
     "with_phases",
+    "write_phase_stats",
 ]

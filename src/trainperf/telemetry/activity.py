@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -199,11 +201,20 @@ def phase_stats(
         first), gpu, metric (in the order of ``fields``), then phase (in the order phases start:
         several runs' phases of equal kind and index). Metrics absent from the data have no rows
         (see :func:`unavailable`). The number columns are slices of the host batches' results
-        (several chunks; ``rechunk()`` if one contiguous buffer is wanted).
+        (several chunks; ``rechunk()`` if one contiguous buffer is wanted). A result too large
+        for memory: :func:`write_phase_stats` writes it to Parquet, host batch by host batch.
 
     Raises:
         ValueError: unknown ``level``.
     """
+    out = _phase_stats(data, phases, level, fields, quantiles, None)
+    assert out is not None
+    return out
+
+
+def _phase_stats(data, phases, level, fields, quantiles, _sink) -> pl.DataFrame | None:
+    """:func:`phase_stats`; with ``_sink``, each host batch's rows (in the result order within
+    the batch) are passed to ``_sink(frame)`` instead of being held, and None is returned."""
     keys = {
         "gpu": ["phase", "kind", "index", "hostname", "gpu"],
         "phase": ["phase", "kind", "index"],
@@ -259,16 +270,81 @@ def phase_stats(
         hosts = pl.Series([h for b in batches for h in b if h is not None], dtype=pl.String)
     gr = _group_rank(groups)
     parts = []
+    rows = 0
     for hb in batches:
         part = attach(_only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
         part = _collect(part)
         if "hostname" in rest and hosts is None:  # one batch: its own hosts
             hosts = part["hostname"].drop_nulls().unique()
         parts.append(_encode(part, mt, hosts, gr, rest))
+        if _sink is not None:  # this batch's rows, in the result order, handed on and dropped
+            done = _assemble(parts, groups, mt, keys, rest, qcols, hosts)
+            rows += done.height
+            _sink(done)
+            del done
+    if _sink is not None:
+        if rows == 0 and phases.height:
+            _warn_no_overlap(data, phases, mt)
+        return None
     out = _assemble(parts, groups, mt, keys, rest, qcols, hosts)
     if out.height == 0 and phases.height:
         _warn_no_overlap(data, phases, mt)
     return out
+
+
+def write_phase_stats(
+    data: pl.DataFrame | pl.LazyFrame,
+    phases: pl.DataFrame,
+    path: str | os.PathLike,
+    *,
+    fields: Mapping[str, tuple[int, str]] | None = None,
+    quantiles: Sequence[float] = (0.05, 0.25, 0.5, 0.75, 0.95),
+) -> Path:
+    """:func:`phase_stats` at ``level="gpu"`` written to one Parquet file, host batch by host batch.
+
+    For stores whose per-GPU result does not fit in memory: the result has one row per phase x
+    GPU x metric, so it grows with the phases of a long store (256 tiled runs of 800 GPUs: 50 M
+    rows, about 4 GB resident even with Categorical text columns); here each host batch's rows
+    (:data:`BATCH_ROWS` input rows a batch) go to the file as one row group and are dropped, so the
+    memory is one batch's, whatever the length of the store. The file is written atomically
+    (a temporary file beside ``path``, then a rename).
+
+    Returns:
+        ``path``: the columns and dtypes of ``phase_stats(data, phases, level="gpu")`` (text
+        columns Categorical, Parquet dictionary columns), the same rows, ordered host batch by
+        host batch (hosts in sorted order) and within a batch as :func:`phase_stats` orders them;
+        read with ``pl.scan_parquet(path)``; sort by (kind, index, hostname, gpu, metric, phase)
+        for :func:`phase_stats`'s own order across hosts.
+
+    Raises:
+        OSError: ``path`` cannot be written (nothing is left at ``path`` then).
+    """
+    import pyarrow.parquet as pq
+
+    from trainperf.atomic import atomic_path
+
+    target = Path(path)
+    tmp = atomic_path(target)
+    state: dict[str, Any] = {}
+
+    def sink(frame: pl.DataFrame) -> None:  # called once a batch, at least once (empty result)
+        table = frame.to_arrow()
+        if "writer" not in state:
+            state["schema"] = table.schema
+            state["writer"] = pq.ParquetWriter(tmp, table.schema)
+        elif table.schema != state["schema"]:  # e.g. an all-null column of one batch
+            table = table.cast(state["schema"])
+        state["writer"].write_table(table)
+
+    try:
+        _phase_stats(data, phases, "gpu", fields, quantiles, sink)
+        state["writer"].close()
+        os.replace(tmp, target)
+    finally:
+        if "writer" in state and state["writer"].is_open:
+            state["writer"].close()
+        tmp.unlink(missing_ok=True)
+    return target
 
 
 def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
@@ -298,7 +374,7 @@ def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
             None,
             "no_overlap",
         ),
-        stacklevel=3,
+        stacklevel=4,  # the caller of phase_stats / write_phase_stats (via _phase_stats)
     )
 
 
