@@ -20,6 +20,7 @@ import polars as pl
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.loader import Results, _layout_from_path
 from trainperf.mlperf.rules import hyperparameter_rules
+from trainperf.tables import package_table
 
 __all__ = ["PARALLELISM_KEYS", "hyperparameters", "hyperparameters_long"]
 
@@ -59,7 +60,6 @@ LONG_SCHEMA = {
 
 @cache
 def _units() -> dict[str, str]:
-    from trainperf.tables import package_table
 
     return {r["key"]: (r["unit"] or "") for r in package_table("mlperf_hyperparameters")}
 

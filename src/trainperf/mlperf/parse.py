@@ -9,6 +9,7 @@ the grammar leaves open: ``time_ms`` finite and plausible, events in time order,
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import operator
@@ -29,6 +30,7 @@ from trainperf.mlperf.checks import (
     read_result_bytes,
 )
 from trainperf.quality import QualityLog
+from trainperf.tables import package_table
 
 __all__ = [
     "EVENT_SCHEMA",
@@ -388,7 +390,6 @@ class _Text:
 
 def _pieces(path: str | Path, data: bytes | None):
     """The file's bytes in pieces of whole lines (joined with ``\\n`` they give the file back)."""
-    import io
 
     with open(path, "rb") if data is None else io.BytesIO(data) as f:
         rest, offset = b"", 0
@@ -764,7 +765,6 @@ def _order_check_frame(events: pl.DataFrame, checks: FileChecks, lim: dict) -> p
 
 @cache
 def _rank_keys() -> frozenset[str]:
-    from trainperf.tables import package_table
 
     return frozenset(r["key"] for r in package_table("mlperf_rank_events"))
 

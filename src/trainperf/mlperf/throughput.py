@@ -7,6 +7,7 @@ import math
 
 import polars as pl
 
+from trainperf import flops as fl
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.loader import Results
 from trainperf.mlperf.rules import progress_key
@@ -245,7 +246,6 @@ def throughput(
         mfu_fp8_dense_step, mfu_bf16_dense_e2e, mfu_fp8_dense_e2e (Float64, fraction 0-1),
         hfu_bf16_dense_step, hfu_fp8_dense_step (Float64 or null), note (String).
     """
-    from trainperf import flops as fl
 
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
     bl = (

@@ -21,6 +21,7 @@ from trainperf.promsource._common import (
     _regex_of,
     _sec,
 )
+from trainperf.slurm import expand_nodelist
 
 
 class FetchMixin:
@@ -51,8 +52,6 @@ class FetchMixin:
         hosts: set[str] | None = None
         if hostnames is not None:
             if isinstance(hostnames, str):
-                from trainperf.slurm import expand_nodelist
-
                 hostnames = expand_nodelist(hostnames)
             hosts = set(hostnames)
         if job_id not in (None, ""):

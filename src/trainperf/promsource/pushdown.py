@@ -7,8 +7,9 @@ from typing import Any
 
 import polars as pl
 
-from trainperf import dcgm
+from trainperf import dcgm, telemetry
 from trainperf.promsource._common import _STAT_LABEL, HOST_LABELS, _ms
+from trainperf.telemetry import GPU_STATS_CATEGORICAL
 
 
 class PushdownMixin:
@@ -198,7 +199,6 @@ class PushdownMixin:
             ``level="node"``: phase, kind, index, hostname, metric, unit (String), n,
             mean, min, max, gpu_mean_p05... Sorted like ``telemetry.phase_stats``.
         """
-        from trainperf import telemetry
 
         fields = dict(fields or telemetry.ACTIVITY_FIELDS)
         if phases.height == 0:
@@ -265,7 +265,6 @@ class PushdownMixin:
         """``level="gpu"``: the text columns as ``telemetry.phase_stats`` types them."""
         if level != "gpu":
             return df
-        from trainperf.telemetry import GPU_STATS_CATEGORICAL
 
         return df.with_columns(pl.col(c).cast(pl.Categorical) for c in GPU_STATS_CATEGORICAL)
 

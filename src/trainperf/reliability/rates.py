@@ -35,6 +35,8 @@ import math
 
 import polars as pl
 
+from trainperf.jobs import size_bin
+
 __all__ = [
     "GPU_SIZE_BINS",
     "clopper_pearson",
@@ -84,7 +86,8 @@ def garwood_interval(k: int, confidence: float = 0.95) -> tuple[float, float]:
         )
     a = 1 - confidence
     try:
-        from scipy.stats import chi2
+        # deferred: scipy.stats costs seconds at import (-X importtime); only the intervals use it
+        from scipy.stats import chi2  # noqa: PLC0415
 
         lo = 0.0 if k == 0 else float(chi2.ppf(a / 2, 2 * k) / 2)
         hi = float(chi2.ppf(1 - a / 2, 2 * k + 2) / 2)
@@ -117,7 +120,8 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float | N
     """
     if n == 0:
         return None, None
-    from scipy.stats import beta
+    # deferred: scipy.stats costs seconds at import (-X importtime); only the intervals use it
+    from scipy.stats import beta  # noqa: PLC0415
 
     a = 1 - confidence
     lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
@@ -280,7 +284,6 @@ def mttf_by_size(
         ``enough``), ``expected_failures`` (``node_hours / mttf_node_h``: the independence
         model's count for the bin), ``enough`` (Boolean).
     """
-    from trainperf.jobs import size_bin
 
     if mttf_node_h is None:
         r = infra_failure_rate(classified, confidence).filter(pl.col("unit") == "node-days")

@@ -20,10 +20,13 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.atomic import write_text_atomic
+from trainperf.report import batch
 from trainperf.report.absent import write_absent_notebook
 from trainperf.report.batch.executors import _crashed
+from trainperf.report.charts import export as figure_export
 from trainperf.report.notebooks import NotebookError, NotebookSpec, execute_notebook
 from trainperf.report.preview import csv_outputs
+from trainperf.report.rerun import NotebookRun
 from trainperf.report.schedule import Work, run_work
 
 __all__ = ["write_table_csvs"]
@@ -55,7 +58,6 @@ def _execute_notebook_task(task: dict) -> dict:
     Raises:
         NotebookError: a cell failed.
     """
-    from trainperf.report.charts import export as figure_export
 
     t0 = time.monotonic()
     with figure_export.job_environment(task["figure_log"], task["langs"]):
@@ -107,7 +109,6 @@ class _Job:
         """Plan every notebook (stand-in page, unchanged, or to execute), then execute the batch
         runs and the notebooks to execute, ``jobs`` at a time (:func:`run_work`); the notebooks
         that read a batch's summary wait for its runs."""
-        from trainperf.report import batch
 
         self._plan = plan
         items: list[Work] = []
@@ -214,7 +215,6 @@ class _Job:
 
     def _check(self, source: Path, target: Path, params: dict):
         """The re-run check of one notebook (:class:`trainperf.report.rerun.NotebookRun`)."""
-        from trainperf.report.rerun import NotebookRun
 
         return NotebookRun(
             source,
@@ -256,7 +256,6 @@ class _Job:
                 f"  {work.group} [{n_done}/{len(planned.tasks)}]: {rec['run']} {rec['status']}{took}"
             )
             return
-        from trainperf.report.charts import export as figure_export
 
         pending = self._pending[work.key]
         spec, step, log = pending.spec, pending.step, self.log

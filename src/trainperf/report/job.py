@@ -31,7 +31,9 @@ Executing a notebook is :mod:`trainperf.report.notebooks`, the numbers for the p
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -39,17 +41,29 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
+import yaml
 
-from trainperf import project_root
+from trainperf import __version__, project_root
 from trainperf.atomic import write_text_atomic
-from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
+from trainperf.compare import round_warnings
+from trainperf.config import (
+    DEMO_CONFIG,
+    ClusterConfig,
+    config_values,
+    load_config,
+    report_overrides,
+)
 from trainperf.errors import ConfigError
+from trainperf.report import batch
 from trainperf.report.appendix import write_appendix_notebooks
+from trainperf.report.charts.fonts import figure_languages
+from trainperf.report.compare_cli import config_comparison
 from trainperf.report.execution import _Job, _rel, write_table_csvs
 from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
+from trainperf.report.outdir import claim_out, record_files
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
 from trainperf.report.values import merge_values
@@ -160,7 +174,8 @@ class ReportPlan:
 
 
 def _declared(root: Path, spec: NotebookSpec) -> dict[str, dict]:
-    import papermill as pm
+    # deferred: papermill costs 2-4 s at import (-X importtime); `trainperf compare` never needs it
+    import papermill as pm  # noqa: PLC0415
 
     path = root / "notebooks" / f"{spec.name}.ipynb"
     if not path.is_file():
@@ -238,8 +253,6 @@ def plan_report(
     plan = ReportPlan([])
     batch_params: dict[str, str] = {}
     if run_batches:
-        from trainperf.report import batch
-
         for grid_file, param in BATCH_GRIDS:
             if not any(param in declared[s.name] for s in specs):
                 continue
@@ -298,7 +311,6 @@ def plan_report(
 def batch_cache_dir() -> Path:
     """Where the reference batch runs are kept across ``--out`` folders: ``$TRAINPERF_CACHE``,
     else ``$XDG_CACHE_HOME/trainperf``, else ``~/.cache/trainperf``; then ``batch/``."""
-    import os
 
     base = os.environ.get("TRAINPERF_CACHE") or (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainperf"
@@ -311,9 +323,6 @@ def _grid_fingerprint(grid) -> str:
     every run's parameters, each input file's path, size and modification time (the files under
     each run's path parameters) and the trainperf version. Same inputs, same folder: the runs are
     reused (the batch runner skips a run whose done-marker matches)."""
-    import hashlib
-
-    from trainperf import __version__
 
     h = hashlib.sha256(__version__.encode())
     h.update(Path(grid.notebook).read_bytes())
@@ -336,7 +345,6 @@ def _grid_fingerprint(grid) -> str:
 def _rediscover(grid, folder: Path):
     """``grid`` with its runs discovered under ``folder`` (MLPerf result folders), the other
     parameters kept; unchanged when ``folder`` is where the grid already looks."""
-    from trainperf.report import batch
 
     param = "mlperf_path"
     current = {
@@ -374,7 +382,6 @@ def site_figures(figures: Path, language: str) -> Path:
 
 def _config(config, root: Path):
     """The cluster config to run with (see :func:`run_report`)."""
-    from trainperf.config import ClusterConfig
 
     if isinstance(config, ClusterConfig):
         return config
@@ -506,7 +513,6 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
-    from trainperf.report.outdir import claim_out, record_files
 
     claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
@@ -591,8 +597,6 @@ def _plan_with_config(
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     """``<out>/comparison.csv``: the evaluated system against the reference (atomically); a
     comparison across MLPerf rounds is said in one ``warning:`` line each."""
-    from trainperf.compare import round_warnings
-    from trainperf.report.compare_cli import config_comparison
 
     comparison = config_comparison(cfg)
     comparison_csv = out / "comparison.csv"
@@ -634,7 +638,6 @@ def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | N
 def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     """Figure languages (Japanese needs a CJK font; without one, said once and English only) and
     the export log of this run."""
-    from trainperf.report.charts.fonts import figure_languages
 
     figure_langs, _, font_note = figure_languages(warn=False)
     if font_note:
@@ -675,7 +678,6 @@ def stage_book(root: Path, out: Path, figures: Path, name: str) -> Path:
     Returns:
         The staging folder (``quarto render`` runs there; the book lands in its ``_book/``).
     """
-    import yaml
 
     stage = out / "quarto"
     stage.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ columns (:mod:`trainperf.slurm.columns` has the vectorised forms of the per-row 
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
@@ -514,7 +515,6 @@ def decode_utf8(data: bytes | str) -> tuple[str, list[int]]:
         if text.isascii() or not _SURROGATE_RE.search(text):
             return text, []
     newlines = [m.start() for m in re.finditer("\n", text)]
-    import bisect
 
     lines = sorted(
         {bisect.bisect_right(newlines, m.start()) + 1 for m in _SURROGATE_RE.finditer(text)}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from trainperf import dcgm
+from trainperf.errors import DataWarning, InputError
+from trainperf.quality import QUALITY_SCHEMA, empty_quality
+from trainperf.slurm import expand_nodelist
 from trainperf.telemetry._common import (
     ACTIVITY_FIELDS,
     NIC_RX,
@@ -86,8 +90,6 @@ def select_job(
     hosts: set[str] | None = None
     if hostnames is not None:
         if isinstance(hostnames, str):
-            from trainperf.slurm import expand_nodelist
-
             hostnames = expand_nodelist(hostnames)
         hosts = set(hostnames)
     if job_id is not None and str(job_id) != "":
@@ -105,8 +107,6 @@ def select_job(
             .to_list()
         )
         if not jh:
-            from trainperf.errors import InputError
-
             present = (
                 lf.select(pl.col("job_id").drop_nulls().unique().sort().head(6))
                 .pipe(_collect)["job_id"]
@@ -274,9 +274,6 @@ def phase_stats(
 def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
     """Telemetry and the run's phases that do not meet in time: say so (one extra pass, only when
     no statistic came out), with both spans, instead of an empty table without a word."""
-    import warnings
-
-    from trainperf.errors import DataWarning
 
     span = _collect(
         _gpu_rows(_lazy(data))
@@ -578,7 +575,6 @@ def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") 
         :data:`trainperf.quality.QUALITY_SCHEMA` rows (action ``flagged``), one per kind found; empty
         when every row is a whole-GPU row.
     """
-    from trainperf.quality import QUALITY_SCHEMA, empty_quality
 
     kind = (
         pl.when(pl.col("entity") == "GPU-I").then(pl.lit("mig_instance"))

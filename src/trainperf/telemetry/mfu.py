@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from trainperf import dcgm
+from trainperf import dcgm, flops, mlperf
+from trainperf.dcgm import DcgmWarning
+from trainperf.dcgm.checks import value_bounds
 from trainperf.telemetry._common import ACTIVITY_FIELDS, _collect
 from trainperf.telemetry.activity import phase_stats
 from trainperf.telemetry.phases import phases_from_log, with_phases
@@ -16,10 +19,6 @@ from trainperf.telemetry.phases import phases_from_log, with_phases
 
 def _ratio_in_range(data: pl.DataFrame | pl.LazyFrame, fid: int) -> pl.LazyFrame:
     """``data`` without the samples of field ``fid`` outside its range (warns with their count)."""
-    import warnings
-
-    from trainperf.dcgm import DcgmWarning
-    from trainperf.dcgm.checks import value_bounds
 
     lo, hi = value_bounds(fid)
     lf = data.lazy() if isinstance(data, pl.DataFrame) else data
@@ -59,7 +58,6 @@ def tflops_from_tensor_active(
     Raises:
         ValueError: unknown accelerator/precision (from ``peak_flops``) or a ratio outside 0-1.
     """
-    from trainperf import flops
 
     if not 0.0 <= tensor_active <= 1.0:
         raise ValueError(f"tensor_active is a ratio 0-1, got {tensor_active}")
@@ -86,7 +84,6 @@ def achieved_tflops(
         TFLOP/s), achieved_tflops (Float64, TFLOP/s per GPU = mean x peak). No row for a kind
         without tensor-activity samples.
     """
-    from trainperf import flops
 
     data = _ratio_in_range(data, ACTIVITY_FIELDS["tensor_active"][0])
     st = phase_stats(
@@ -137,7 +134,6 @@ def tflops_comparison(
         (Float64, TFLOP/s per GPU), fraction_of_peak (Float64: tensor activity or MFU against
         the dense peak of ``precision``; null where no peak applies).
     """
-    from trainperf import mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)
@@ -236,7 +232,6 @@ def mfu_cross_check(
         ValueError: the log has no step times, no FLOPs per token, or the telemetry no tensor
             activity inside the training blocks.
     """
-    from trainperf import flops, mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)
@@ -325,7 +320,6 @@ def allreduce_check(
     Raises:
         ValueError: the log has no parameter count or step times, or the run used one GPU.
     """
-    from trainperf import mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from trainperf import mlperf
 from trainperf.telemetry._common import _US, PHASE_SCHEMA, _lazy, _to_datetime
 
 _COUNT_KEYS = ("first_epoch_num", "epoch_num", "samples_count")
@@ -72,7 +73,6 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
             file and says what to do.
         TypeError: ``source`` of another type.
     """
-    from trainperf import mlperf
 
     if isinstance(source, (str, Path)):
         events = mlperf.parse_log(source)

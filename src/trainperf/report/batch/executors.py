@@ -9,6 +9,7 @@ from pathlib import Path
 from trainperf.atomic import write_text_atomic
 from trainperf.report.batch.execute import _error_text, _execute_run
 from trainperf.report.batch.grid import Grid, GridError
+from trainperf.report.schedule import Work, run_work
 
 # --------------------------------------------------------------------------------------------------
 # executors
@@ -18,7 +19,6 @@ def _run_local(tasks: list[dict], workers: int, bar, on_done) -> None:
     """Run ``tasks`` in ``workers`` worker processes (:func:`trainperf.report.schedule.run_work`:
     Ctrl-C and SIGTERM, a Slurm ``scancel`` or time limit, cancel the pending runs and terminate
     the workers, so none is left running)."""
-    from trainperf.report.schedule import Work, run_work
 
     def done(work: Work, rec, exc: BaseException | None) -> None:
         on_done(rec if exc is None else _crashed(work.arg, exc))  # a worker process died
@@ -50,7 +50,8 @@ def _crashed(task: dict, exc: BaseException) -> dict:
 
 def _submitit_executor(grid: Grid, executor: dict, workers: int):
     try:
-        import submitit
+        # deferred: the submitit executor only (a grid's local runs never load it)
+        import submitit  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise GridError(
             "executor 'slurm' needs submitit: pip install submitit (or conda install -c conda-forge submitit)"

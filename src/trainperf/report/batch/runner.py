@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+from tqdm.auto import tqdm
 
 from trainperf.report.batch.execute import _done_record, _execute_run
 from trainperf.report.batch.executors import _run_local, _run_submitit
@@ -114,8 +115,6 @@ def run_batch(
     kind = exec_spec.get("kind", "local")
     n_workers = workers or grid.workers or min(4, os.cpu_count() or 1)
     planned = plan_batch(grid, force)
-
-    from tqdm.auto import tqdm
 
     bar = tqdm(
         total=len(grid.runs),

@@ -20,6 +20,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
+from trainperf.report import charts
 from trainperf.topology import group_links
 
 __all__ = ["LABELS", "save_topology_chart", "topology_chart"]
@@ -234,7 +235,6 @@ def save_topology_chart(
     Returns:
         The written paths.
     """
-    from trainperf.report import charts
 
     out: list[Path] = []
     # the languages save_chart would write: $TRAINPERF_FIGURE_LANGS in the main job's kernels (a

@@ -6,8 +6,13 @@ import html
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pypandoc
+import yaml
+
+from trainperf.atomic import dir_mode
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
 from trainperf.report.preview.xref import (
@@ -21,6 +26,7 @@ from trainperf.report.preview.xref import (
     _to_html,
     release_data_uris,
 )
+from trainperf.report.schedule import default_jobs
 
 _STYLE = """
 :root { --tp-text: 50rem; --tp-accent: #1f4e79; }
@@ -118,7 +124,6 @@ def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
 
 
 def _markdown_inline_html(text: str) -> str:
-    import pypandoc
 
     return pypandoc.convert_text(
         text, "html5", format="markdown", extra_args=["--wrap=none"]
@@ -161,7 +166,6 @@ def build_preview_site(
     Raises:
         FileNotFoundError: ``_quarto.yml`` is missing.
     """
-    import yaml
 
     root, notebooks_dir, figures_dir = Path(root), Path(notebooks_dir), Path(figures_dir)
     site_dir = Path(site_dir)
@@ -181,7 +185,6 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
     index, local = _number_pages(pages, problems)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
-    from trainperf.atomic import dir_mode
 
     os.chmod(tmp, dir_mode())  # mkdtemp makes 0700: the site follows the umask like any folder
     try:
@@ -205,7 +208,6 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
 
 def _bibliography(root: Path) -> Path | None:
     """The ``bibliography:`` file of ``_quarto.yml`` (the preview renders citations with it)."""
-    import yaml
 
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
     bib = cfg.get("bibliography")
@@ -216,9 +218,6 @@ def _bibliography(root: Path) -> Path | None:
 def _pandoc_map(fn, items: list) -> list:
     """``[fn(x) for x in items]`` with the pandoc processes side by side, one per CPU (pandoc
     takes 0.2-1 s a page, most of the preview's time; the threads only wait on it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from trainperf.report.schedule import default_jobs
 
     if len(items) <= 1:
         return [fn(x) for x in items]

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pypandoc
+
 #: a notebook output shown as an image is a data URI (``data:image/svg+xml;base64,...``): 95 % of
 #: the Markdown of the book's pages, which pandoc parsed and wrote out again for nothing (half of
 #: its time). Pandoc sees a short token instead; the URI is put back into the HTML it writes.
@@ -30,7 +32,6 @@ def release_data_uris() -> None:
 
 
 def _to_ast(markdown: str) -> dict:
-    import pypandoc
 
     markdown = _DATA_URI.sub(_stash, markdown)
     return json.loads(pypandoc.convert_text(markdown, "json", format="markdown"))
@@ -67,7 +68,6 @@ def _to_html(doc: dict, bibliography: Path | None = None) -> str:
     ``[@key]`` are rendered by pandoc's citeproc, as Quarto renders them, after the
     cross-references were resolved (citeproc would take ``@tbl-x`` for a missing citation); a
     page's ``nocite`` metadata (the references page: ``@*``) lists every entry."""
-    import pypandoc
 
     doc = {**doc, "blocks": _plain_code_blocks(doc["blocks"])}
     args = ["--mathml", "--wrap=none"]

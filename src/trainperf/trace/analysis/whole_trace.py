@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from trainperf.trace import hta
 from trainperf.trace.analysis.sweep import BIT, BREAKDOWN_CATEGORIES, mask_durations, window_stats
 from trainperf.trace.schema import TraceSet
 
@@ -45,7 +46,6 @@ def _hta_kernels(traces: TraceSet) -> pl.DataFrame:
 
 
 def _engine(engine: str, traces: TraceSet) -> str:
-    from trainperf.trace import hta
 
     if engine not in ("auto", "hta", "frames"):
         raise ValueError(f"engine {engine!r}: expected 'auto', 'hta' or 'frames'")
@@ -79,8 +79,6 @@ def temporal_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataFram
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return _temporal_frame(hta.temporal_breakdown_rows(traces), "hta")
     k = _hta_kernels(traces)
     rows = []
@@ -131,8 +129,6 @@ def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         frames = comm_comp_overlap(traces, engine="frames").select("rank", "communication_s")
         return (
             hta.comm_comp_overlap(traces)
@@ -182,8 +178,6 @@ def kernel_type_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataF
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return hta.kernel_type_breakdown(traces)
     k = _hta_kernels(traces).filter(pl.col("category") != "other")
     total = np.zeros(1 << len(BREAKDOWN_CATEGORIES), dtype=np.int64)
@@ -226,8 +220,6 @@ def idle_breakdown(
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return hta.idle_breakdown(traces, consecutive_kernel_delay_us)
     k = (
         _hta_kernels(traces)
