@@ -62,8 +62,8 @@ CLUSTER = "synthone"
 NODE_FMT = "gpu{:03d}"
 
 #: The SAKURAONE paper's published marginals (shares 0-1) that the generator reproduces, keyed by the
-#: metric names of :func:`trainperf.slurm.workload_marginals` (a copy of
-#: :data:`trainperf.slurm.SAKURAONE_MARGINALS`).
+#: metric names of :func:`trainperf.jobs.workload_marginals` (a copy of
+#: :data:`trainperf.jobs.SAKURAONE_MARGINALS`).
 CALIBRATION_TARGETS: dict[str, float] = dict(SAKURAONE_MARGINALS)
 
 _BINS = ("1", "2", "3-4", "5-16", "17-32", ">32")

@@ -75,8 +75,7 @@ import polars as pl
 from trainperf import dcgm, project_root, telemetry
 from trainperf.atomic import write_text_atomic
 from trainperf.dcgm import store as dcgm_store
-from trainperf.dcgm.series import normalise_series as _normalise_series
-from trainperf.dcgm.series import series_frame as _series_frame
+from trainperf.dcgm.series import normalise_series, series_frame
 from trainperf.tables import PACKAGE_TABLES
 
 __all__ = [
@@ -388,8 +387,8 @@ def _blocks(
 def _series_table(cfg: SyntheticConfig, host_i: int) -> tuple[pl.DataFrame, list[str]]:
     """Reader-schema series attributes (via dcgm's own label normalisation) and exposition keys."""
     ser = _series(cfg, host_i)
-    rows = [_normalise_series(name, lab) for name, lab, _ in ser]
-    table = _series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
+    rows = [normalise_series(name, lab) for name, lab, _ in ser]
+    table = series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
     keys = []
     for name, lab, _ in ser:
         body = ",".join(f'{k}="{v}"' for k, v in lab.items())
