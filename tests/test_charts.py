@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf import compare, flops
 from trainperf.report import charts

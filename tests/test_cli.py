@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 
 def _run(*args):

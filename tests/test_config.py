@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf import compare
 from trainperf.config import (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.report import appendix, display
 

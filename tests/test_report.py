@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.errors import ConfigError
 from trainperf.report import cli, preview

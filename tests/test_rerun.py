@@ -9,7 +9,7 @@ import re
 import shutil
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.report import job as report
 from trainperf.report import rerun

@@ -19,7 +19,7 @@ from trainperf.config.yamlfile import load_yaml_file
 from trainperf.errors import ConfigError
 from trainperf.flops import load_accelerators, resolve_accelerator
 from trainperf.mlperf import find_result_files
-from trainperf.mlperf.loader import _layout_from_path  # the loader's own rule, so both agree
+from trainperf.mlperf.loader import layout_from_path  # the loader's own rule, so both agree
 
 __all__ = [
     "LANGUAGES",
@@ -287,7 +287,7 @@ def log_rounds(folder: str | Path) -> list[str]:
         found = find_result_files(folder)
     except FileNotFoundError:
         return []
-    rounds = {_layout_from_path(p)["round"] for p in found} - {None}
+    rounds = {layout_from_path(p)["round"] for p in found} - {None}
     return sorted(rounds, key=lambda r: tuple(int(x) for x in r.lstrip("v").split(".")))
 
 

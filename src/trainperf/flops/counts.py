@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from trainperf.flops.models import ModelSpec, _linear_weights_per_layer
+from trainperf.flops.models import ModelSpec, linear_weights_per_layer
 from trainperf.flops.units import TFLOP, Recompute
 
 # --------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ def narayanan_flops_per_token(spec: ModelSpec, recompute: bool = False) -> float
 
 def _layer_forward_flops(spec: ModelSpec, causal: bool) -> tuple[float, float]:
     """Forward FLOP per token of one layer, split into (linear GEMMs, attention core)."""
-    linear = sum(2.0 * d_in * d_out for d_in, d_out in _linear_weights_per_layer(spec).values())
+    linear = sum(2.0 * d_in * d_out for d_in, d_out in linear_weights_per_layer(spec).values())
     q_width = spec.n_heads * spec.head_dim  # = h
     # QK^T and softmax(.)V: 2·s·q_width FLOP each per token (dense); causal masks half.
     attn = 4.0 * spec.seq_len * q_width
@@ -132,7 +132,7 @@ def lora_param_count(
     Raises:
         ValueError: unknown target module.
     """
-    mats = _linear_weights_per_layer(spec)
+    mats = linear_weights_per_layer(spec)
     unknown = [m for m in target_modules if m not in mats]
     if unknown:
         raise ValueError(f"unknown LoRA target modules {unknown}; known: {sorted(mats)}")

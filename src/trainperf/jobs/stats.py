@@ -55,7 +55,7 @@ def size_bin(n_nodes: pl.Expr | str = "n_nodes") -> pl.Expr:
     return expr.otherwise(pl.lit(SIZE_BINS[-1])).cast(SIZE_BIN_DTYPE)
 
 
-def _finished(jobs: pl.DataFrame) -> pl.DataFrame:
+def finished_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
     return jobs.filter(pl.col("state").is_in(list(FINAL_STATES)))
 
 
@@ -73,7 +73,7 @@ def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
         One row: ``n_jobs`` (UInt32/Int64, finished job rows), ``n_successful`` (Int64),
         ``successful_share`` (Float64, 0–1), ``successful_gpu_hours`` (Float64, GPU·h).
     """
-    f = _finished(jobs)
+    f = finished_jobs(jobs)
     n = f.height
     ok = f.filter(_successful_expr())
     return pl.DataFrame(
@@ -159,7 +159,7 @@ def longest_successful_job(jobs: pl.DataFrame) -> pl.DataFrame:
         At most one row, the columns of :func:`longest_job_and_task` with ``what`` =
         ``"successful job"``; no row when no job succeeded.
     """
-    ok = _finished(jobs).filter(_successful_expr() & pl.col("elapsed_s").is_not_null())
+    ok = finished_jobs(jobs).filter(_successful_expr() & pl.col("elapsed_s").is_not_null())
     if ok.height == 0:
         return pl.DataFrame(schema=_LONGEST_SCHEMA)
     best = ok.sort(["elapsed_s", "start"], descending=[True, False], nulls_last=True).head(1)
@@ -181,7 +181,7 @@ def runtime_distribution(
         Columns ``size_bin`` (Enum, only with ``by_size``), ``quantile`` (Float64, 0–1), ``n_jobs``
         (Int64), ``elapsed_s`` (Float64 seconds), ``elapsed_h`` (Float64 hours).
     """
-    df = _finished(jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").is_not_null())
     if successful_only:
         df = df.filter(_successful_expr())
     keys = ["size_bin"] if by_size else []
@@ -221,7 +221,7 @@ def runtime_histogram(
         ``n_jobs`` (Int64), ``job_share`` (Float64, 0–1 of the counted jobs).
     """
     edges = sorted(float(e) for e in edges_s)
-    df = _finished(jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").is_not_null())
     if successful_only:
         df = df.filter(_successful_expr())
     vals = df.get_column("elapsed_s").to_list()
@@ -277,7 +277,7 @@ def share_by_state(jobs: pl.DataFrame, *, final_only: bool = True) -> pl.DataFra
         ``gpu_hours_share`` (Float64, 0–1), ``n_unknown_gpu_hours`` (Int64, rows whose GPU-hours are
         unknown).
     """
-    df = _finished(jobs) if final_only else jobs
+    df = finished_jobs(jobs) if final_only else jobs
     out = _shares(df, "state")
     return out.select(
         "state", "n_jobs", "job_share", "gpu_hours", "gpu_hours_share", "n_unknown_gpu_hours"
@@ -294,7 +294,7 @@ def share_by_size(jobs: pl.DataFrame, *, final_only: bool = True) -> pl.DataFram
         jobs with ≤ 4 nodes is ``cum_job_share`` at ``"3-4"``), ``n_unknown_gpu_hours`` (Int64).
         Rows without a node count are left out.
     """
-    df = (_finished(jobs) if final_only else jobs).with_columns(size_bin=size_bin("n_nodes"))
+    df = (finished_jobs(jobs) if final_only else jobs).with_columns(size_bin=size_bin("n_nodes"))
     df = df.filter(pl.col("size_bin").is_not_null())
     agg = _shares(df, "size_bin")
     full = pl.DataFrame({"size_bin": pl.Series(SIZE_BINS, dtype=SIZE_BIN_DTYPE)}).join(
@@ -334,7 +334,7 @@ def runtime_tails_by_size(
         ``share_over_{d}d`` (Float64, 0–1: share of the bin's jobs with ``elapsed_s`` **strictly
         greater** than ``d`` days, e.g. ``share_over_7d`` = "ran for more than a week").
     """
-    df = (_finished(jobs) if final_only else jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = (finished_jobs(jobs) if final_only else jobs).filter(pl.col("elapsed_s").is_not_null())
     df = df.with_columns(size_bin=size_bin("n_nodes")).filter(pl.col("size_bin").is_not_null())
     aggs = [pl.len().cast(pl.Int64).alias("n_jobs")]
     for q in quantiles:
@@ -373,7 +373,7 @@ def gpu_hours_over_time(
         Columns ``period_start`` (Datetime UTC), ``size_bin`` (Enum, with ``by_size``),
         ``gpu_hours`` (Float64, GPU·h), ``n_jobs`` (Int64, jobs overlapping the period), sorted.
     """
-    df = _finished(jobs) if final_only else jobs
+    df = finished_jobs(jobs) if final_only else jobs
     df = df.with_columns(
         _end=pl.coalesce(pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s")))
     ).filter(
@@ -418,7 +418,7 @@ def runtime_ecdf(
         a group), ``elapsed_h`` (Float64 hours), ``ecdf`` (Float64, share of the group's jobs with a run
         time <= ``elapsed_s``), ``n_jobs`` (Int64, jobs in the group).
     """
-    df = _finished(jobs).filter(pl.col("elapsed_s").fill_null(0) > 0)
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").fill_null(0) > 0)
     if successful_only:
         df = df.filter(_successful_expr())
     df = df.select(pl.col("elapsed_s").cast(pl.Float64), size_bin=size_bin("n_nodes"))

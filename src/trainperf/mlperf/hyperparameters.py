@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.mlperf.checks import as_count
-from trainperf.mlperf.loader import Results, _layout_from_path
+from trainperf.mlperf.loader import Results, layout_from_path
 from trainperf.mlperf.rules import hyperparameter_rules
 from trainperf.tables import package_table
 
@@ -152,7 +152,7 @@ def hyperparameters_long(results: Results) -> pl.DataFrame:
 
 
 def _system_json_parallelism(result_file: str) -> dict[str, int]:
-    layout = _layout_from_path(Path(result_file))
+    layout = layout_from_path(Path(result_file))
     if layout["submitter_dir"] is None:
         return {}
     js = layout["submitter_dir"] / "systems" / f"{layout['system']}.json"

@@ -159,7 +159,7 @@ def find_result_files(path: str | Path) -> list[Path]:
     return sorted(found)
 
 
-def _layout_from_path(path: Path) -> dict:
+def layout_from_path(path: Path) -> dict:
     parts = path.parts
     out = {
         "round": None,
@@ -260,7 +260,7 @@ def _first(parsed: ParsedLog, key: str, what: str, checks: FileChecks, lo: int =
 
 def _base_row(path: Path, parsed: ParsedLog | None, sys_cache: dict, checks: FileChecks) -> dict:
     """Layout, system description and logged sizes of one file (status parse_error until timed)."""
-    layout = _layout_from_path(path)
+    layout = layout_from_path(path)
     desc = {}
     if parsed is not None and (parsed.n_events or layout["submitter_dir"]):
         desc = _system_desc(layout, parsed, sys_cache, checks)

@@ -22,7 +22,7 @@ import polars as pl
 from trainperf.atomic import write_text_atomic
 from trainperf.report import batch
 from trainperf.report.absent import write_absent_notebook
-from trainperf.report.batch.executors import _crashed
+from trainperf.report.batch.executors import crashed
 from trainperf.report.charts import export as figure_export
 from trainperf.report.notebooks import NotebookError, NotebookSpec, execute_notebook
 from trainperf.report.preview import csv_outputs
@@ -32,7 +32,7 @@ from trainperf.report.schedule import Work, run_work
 __all__ = ["write_table_csvs"]
 
 
-def _rel(path: str | Path, root: Path) -> str:
+def rel_path(path: str | Path, root: Path) -> str:
     path = Path(path)
     try:
         return str(path.relative_to(root))
@@ -78,7 +78,7 @@ class _Pending:
 
 
 @dataclass
-class _Job:
+class ReportJob:
     """The notebooks (and batch runs) of one run of the main job and what became of each."""
 
     root: Path
@@ -119,7 +119,7 @@ class _Job:
             group = f"batch {grid_file}"
             self._batches[group] = (grid_file, planned)
             self.log(
-                f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, self.root)}"
+                f"batch {grid_file}: {len(grid.runs)} runs into {rel_path(grid.output, self.root)}"
                 + (
                     f" ({len(planned.records)} reused, {len(planned.tasks)} to execute)"
                     if planned.records
@@ -247,7 +247,7 @@ class _Job:
 
     def _done(self, work: Work, result, exc: BaseException | None) -> None:
         if work.group:  # a batch run: recorded; its failure is the batch's (see _batch_done)
-            rec = result if exc is None else _crashed(work.arg, exc)  # its worker died
+            rec = result if exc is None else crashed(work.arg, exc)  # its worker died
             planned = self._batches[work.group][1]
             planned.done(rec)
             n_done = sum(1 for t in planned.tasks if t["slug"] in planned.records)
@@ -269,7 +269,7 @@ class _Job:
             self.failed[spec.name] = str(exc)
             log(f"{step} failed: {exc}")
             why = (
-                f"{exc} (the executed copy is {_rel(exc.executed, self.root)})"
+                f"{exc} (the executed copy is {rel_path(exc.executed, self.root)})"
                 if exc.executed
                 else str(exc)
             )

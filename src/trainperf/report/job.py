@@ -58,7 +58,7 @@ from trainperf.report import batch
 from trainperf.report.appendix import write_appendix_notebooks
 from trainperf.report.charts.fonts import figure_languages
 from trainperf.report.compare_cli import config_comparison
-from trainperf.report.execution import _Job, _rel, write_table_csvs
+from trainperf.report.execution import ReportJob, rel_path, write_table_csvs
 from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
@@ -517,7 +517,7 @@ def run_report(
     claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
     _reset_values(out, plan, cfg, comparison)
-    job = _Job(
+    job = ReportJob(
         root,
         out,
         figures,
@@ -536,7 +536,7 @@ def run_report(
     )
     summary = {
         "notebooks": [str(p) for _, p in job.executed],
-        "tables": [_rel(p, root) for p in job.tables],
+        "tables": [rel_path(p, root) for p in job.tables],
         "quarto": False,
         "problems": [],
         "executed": job.ran,
@@ -546,7 +546,7 @@ def run_report(
     }
     summary.update(_build_book(root, out, figures, cfg, values, use_quarto, log))
     summary["figures"] = sorted(
-        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+        rel_path(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
     )
     summary["seconds"] = round(time.monotonic() - t0, 1)
     write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
@@ -554,7 +554,7 @@ def run_report(
     counts = _counts(job.ran, job.not_given, job.skipped, job.failed)
     log(
         f"done in {summary['seconds']} s: {counts}; "
-        f"{len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+        f"{len(summary['figures'])} figure files in {rel_path(figures, root)}/, site {rel_path(summary['site'], root)}"
     )
     return summary
 
@@ -601,7 +601,7 @@ def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     comparison = config_comparison(cfg)
     comparison_csv = out / "comparison.csv"
     write_text_atomic(comparison.write_csv(), comparison_csv)
-    log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
+    log(f"comparison: {_comparison_line(comparison, cfg)} into {rel_path(comparison_csv, root)}")
     for line in round_warnings(comparison):
         log(f"warning: {line}")
     return comparison
@@ -717,7 +717,7 @@ def _build_book(
     )
     if quarto:
         stage = stage_book(root, out, figures, cfg.name)
-        log(f"rendering the book with quarto render in {_rel(stage, root)}")
+        log(f"rendering the book with quarto render in {rel_path(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)
         book = stage / "_book"
         if out.resolve() == (root / "_output").resolve():
@@ -727,7 +727,7 @@ def _build_book(
             book = root / "_book"
         problems = []
         for page, urls in network_loads(book).items():
-            line = f"{_rel(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
+            line = f"{rel_path(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
             problems.append(line)
             log(f"warning: {line}")
         return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
@@ -747,6 +747,6 @@ def _build_book(
     )
     if use_quarto is None:
         log(
-            f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
+            f"Quarto not found on PATH: skipped `quarto render`; preview site at {rel_path(index, root)}; {QUARTO_INSTALL_HINT}"
         )
     return {"quarto": False, "site": str(index), "problems": problems}

@@ -36,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from trainperf.slurm.fields import _INFINITE, _NO_VAL
+from trainperf.slurm.fields import INFINITE, NO_VAL
 
 __all__ = [
     "WHITESPACE",
@@ -430,7 +430,7 @@ def epoch_or_iso_times(
         pl.coalesce(
             c("naive1"), c("other").str.strptime(pl.Datetime("us"), _ISO_FORMAT, strict=False)
         ).alias(f"{prefix}naive"),
-        (epoch_ok & ~c("epoch").is_in([0, _NO_VAL, _INFINITE])).alias(f"{prefix}use_epoch"),
+        (epoch_ok & ~c("epoch").is_in([0, NO_VAL, INFINITE])).alias(f"{prefix}use_epoch"),
         epoch_ok.alias(f"{prefix}epoch_ok"),
     )
     p.at(

@@ -89,11 +89,11 @@ JOB_STATES = frozenset(
 ZERO_EXIT_UNKNOWN = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL")
 
 # 32-bit sentinels: NO_VAL (0xfffffffe) and INFINITE (0xffffffff) from slurm/slurm.h
-_NO_VAL = 4294967294
-_INFINITE = 4294967295
-_UNSET_EPOCHS = frozenset({0, _NO_VAL, _INFINITE})
+NO_VAL = 4294967294
+INFINITE = 4294967295
+_UNSET_EPOCHS = frozenset({0, NO_VAL, INFINITE})
 # step ids that older JSON gives as numbers (slurm/slurm.h: SLURM_PENDING_STEP ... SLURM_INTERACTIVE_STEP)
-_SPECIAL_STEPS = {
+SPECIAL_STEPS = {
     4294967290: "interactive",
     4294967291: "batch",
     4294967292: "extern",
@@ -101,14 +101,14 @@ _SPECIAL_STEPS = {
 }
 
 # sacct fields whose text is free (user supplied) and may contain the delimiter
-_FREE_TEXT_FIELDS = frozenset(
+FREE_TEXT_FIELDS = frozenset(
     f.lower()
     for f in (
         "JobName AdminComment Comment SystemComment WCKey Reason SubmitLine WorkDir Constraints "
         "Container Extra Licenses StdOut StdErr StdIn FailedNode"
     ).split()
 )
-_CPU_TIME_FIELDS = {
+CPU_TIME_FIELDS = {
     "totalcpu": "total_cpu_s",
     "usercpu": "user_cpu_s",
     "systemcpu": "system_cpu_s",
@@ -192,7 +192,7 @@ def parse_duration(text: str | None) -> float | None:
     return days * 86400 + hours * 3600 + minutes * 60 + seconds
 
 
-_LIMIT_FLAGS = {
+LIMIT_FLAGS = {
     "UNLIMITED": "UNLIMITED",
     "PARTITION_LIMIT": "Partition_Limit",
     "INVALID": "INVALID",
@@ -211,7 +211,7 @@ def parse_timelimit(text: str | None) -> tuple[int | None, str | None]:
     """
     if text is None or text.strip() == "":
         return None, None
-    flag = _LIMIT_FLAGS.get(text.strip().upper())
+    flag = LIMIT_FLAGS.get(text.strip().upper())
     if flag is not None:
         return None, flag
     secs = parse_duration(text)
@@ -253,7 +253,7 @@ def parse_exit_code(text: str | None) -> tuple[int | None, int | None]:
     return int(m.group(1)), int(m.group(2))
 
 
-_JOBID_RE = re.compile(
+JOBID_RE = re.compile(
     r"^(?P<id>\d+)"
     r"(?:_(?P<task>\d+|\[[^\]]*\]))?"
     r"(?:\+(?P<het>\d+))?"
@@ -275,7 +275,7 @@ def parse_job_id(text: str) -> dict[str, Any]:
     Raises:
         ValueError: for any other form.
     """
-    m = _JOBID_RE.match(text.strip())
+    m = JOBID_RE.match(text.strip())
     if not m:
         raise ValueError(f"not a Slurm JobID: {text!r}")
     task = m.group("task")
@@ -409,7 +409,7 @@ def expand_nodelist(text: str | None) -> list[str]:
         ) from None
 
 
-def _parse_epoch(value: Any) -> _dt.datetime | None:
+def parse_epoch(value: Any) -> _dt.datetime | None:
     """Epoch seconds → aware UTC datetime; 0, NO_VAL, INFINITE, None → None.
 
     Raises:

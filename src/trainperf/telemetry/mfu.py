@@ -12,7 +12,7 @@ import polars as pl
 from trainperf import dcgm, flops, mlperf
 from trainperf.dcgm import DcgmWarning
 from trainperf.dcgm.checks import value_bounds
-from trainperf.telemetry._common import ACTIVITY_FIELDS, _collect
+from trainperf.telemetry._common import ACTIVITY_FIELDS, collect
 from trainperf.telemetry.activity import phase_stats
 from trainperf.telemetry.phases import phases_from_log, with_phases
 
@@ -26,7 +26,7 @@ def _ratio_in_range(data: pl.DataFrame | pl.LazyFrame, fid: int) -> pl.LazyFrame
         return lf
     v = pl.col("value")
     bad = (pl.col("field_id") == fid) & ((v < lo) | (v > hi)).fill_null(False)
-    n = lf.select(bad.sum()).pipe(_collect).item()
+    n = lf.select(bad.sum()).pipe(collect).item()
     if n:
         warnings.warn(
             DcgmWarning(
@@ -255,7 +255,7 @@ def mfu_cross_check(
     phases = phases_from_log(results)
     tensor_id, clock_id = ACTIVITY_FIELDS["tensor_active"][0], ACTIVITY_FIELDS["sm_clock"][0]
     lf = with_phases(_ratio_in_range(data, tensor_id), phases).filter(pl.col("kind") == "train")
-    wide = _collect(
+    wide = collect(
         lf.filter(pl.col("field_id").is_in([tensor_id, clock_id]))
         .group_by("gpu", "field_id")
         .agg(pl.col("value").mean().alias("mean"), pl.len().alias("n"))
@@ -340,7 +340,7 @@ def allreduce_check(
         dcgm.field_id("DCGM_FI_PROF_NVLINK_TX_BYTES"),
         dcgm.field_id("DCGM_FI_PROF_NVLINK_RX_BYTES"),
     )
-    got = _collect(
+    got = collect(
         with_phases(data, phases)
         .filter((pl.col("kind") == "train") & pl.col("field_id").is_in([tx, rx]))
         .group_by("gpu")

@@ -158,11 +158,11 @@ def discover_mlperf(path: str | Path, parameter: str = "mlperf_path") -> list[di
 _DISCOVERERS = {"mlperf_results": discover_mlperf}
 
 
-def _is_path_param(key: str) -> bool:
+def is_path_param(key: str) -> bool:
     return key.endswith("_path") or key.endswith("_dir")
 
 
-def _resolve(value, base: Path):
+def resolve_path_value(value, base: Path):
     if isinstance(value, str) and value and not os.path.isabs(value):
         return str((base / value).resolve())
     return value

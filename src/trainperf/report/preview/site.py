@@ -16,15 +16,15 @@ from trainperf.atomic import dir_mode
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
 from trainperf.report.preview.xref import (
-    _callouts,
-    _local_images,
-    _number_page,
-    _Page,
-    _resolve,
-    _Target,
-    _to_ast,
-    _to_html,
+    Page,
+    Target,
+    callouts,
+    local_images,
+    number_page,
     release_data_uris,
+    resolve_xrefs,
+    to_ast,
+    to_html,
 )
 from trainperf.report.schedule import default_jobs
 
@@ -89,11 +89,11 @@ _PAGE = """<!DOCTYPE html>
 """
 
 
-def _page_label(page: _Page) -> str:
+def _page_label(page: Page) -> str:
     return page.number or ""
 
 
-def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
+def _nav_html(pages: list[Page], current: str, book_title: str) -> str:
     parts = [
         f'<div class="tp-book-title"><a href="index.html">{html.escape(book_title)}</a></div>',
         "<ol>",
@@ -112,8 +112,8 @@ def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
     return "\n".join(parts)
 
 
-def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
-    def a(p: _Page, arrow: str, first: bool) -> str:
+def _pager(pages: list[Page], i: int) -> tuple[str, str]:
+    def a(p: Page, arrow: str, first: bool) -> str:
         label = (f"{p.number} " if p.number else "") + p.title
         text = f"{arrow} {html.escape(label)}" if first else f"{html.escape(label)} {arrow}"
         return f'<a href="{p.name}.html">{text}</a>'
@@ -225,7 +225,7 @@ def _pandoc_map(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
-def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[_Page]:
+def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[Page]:
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
@@ -259,13 +259,13 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             found.append((f"notebook-{nb.stem}", nb, True, files, md))
         else:
             found.append((nb.stem, nb, True, {}, chapter_markdown(nb, notebooks_dir, values)))
-    docs = _pandoc_map(_to_ast, [f[4] for f in found])
+    docs = _pandoc_map(to_ast, [f[4] for f in found])
     return [
-        _Page(
+        Page(
             name,
             source,
             appendix,
-            _callouts(doc["blocks"]),
+            callouts(doc["blocks"]),
             doc.get("meta", {}),
             csv_files=files,
             part=part_of.get(source, ""),
@@ -275,8 +275,8 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
 
 
 def _number_pages(
-    pages: list[_Page], problems: list[str]
-) -> tuple[dict[str, _Target], dict[str, dict[str, _Target]]]:
+    pages: list[Page], problems: list[str]
+) -> tuple[dict[str, Target], dict[str, dict[str, Target]]]:
     """Chapters 1.. (unless ``{.unnumbered}``), appendices A..; then sections, figures and tables
     per page. Returns the book-wide index of ids and each page's own."""
     n_chapter, n_appendix = 0, 0
@@ -293,12 +293,12 @@ def _number_pages(
         else:
             n_chapter += 1
             p.number = str(n_chapter)
-    index: dict[str, _Target] = {}
-    local: dict[str, dict[str, _Target]] = {}
+    index: dict[str, Target] = {}
+    local: dict[str, dict[str, Target]] = {}
     for p in pages:
         before = set(index)
-        page_index: dict[str, _Target] = {}
-        _number_page(p, page_index, problems)
+        page_index: dict[str, Target] = {}
+        number_page(p, page_index, problems)
         local[p.name] = page_index
         for k, v in page_index.items():
             if k not in before:
@@ -310,9 +310,9 @@ def _number_pages(
 
 def _write_pages(
     tmp: Path,
-    pages: list[_Page],
-    index: dict[str, _Target],
-    local: dict[str, dict[str, _Target]],
+    pages: list[Page],
+    index: dict[str, Target],
+    local: dict[str, dict[str, Target]],
     figures_dir: Path,
     book_title: str,
     note: str,
@@ -323,7 +323,7 @@ def _write_pages(
     full-detail CSV files into ``tmp``."""
     copied: dict[Path, str] = {}
 
-    def figure_src(src: str, page: _Page) -> str:
+    def figure_src(src: str, page: Page) -> str:
         if src.startswith(("data:", "tpdata:", "http://", "https://", "#")):
             return src
         # an exported figure (../figures/x.svg) is taken from this run's figures folder
@@ -342,14 +342,14 @@ def _write_pages(
 
     banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
     for p in pages:
-        _resolve(p, index, problems, local[p.name])
+        resolve_xrefs(p, index, problems, local[p.name])
         if not p.appendix:
-            _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+            local_images(p.blocks, lambda src, p=p: figure_src(src, p))
     bib = bibliography
 
-    def html_of(p: _Page) -> str:
+    def html_of(p: Page) -> str:
         meta = {k: v for k, v in p.meta.items() if k == "nocite"}  # the references page's @*
-        return _to_html(
+        return to_html(
             {"pandoc-api-version": [1, 23, 1, 1], "meta": meta, "blocks": p.blocks},
             bib if not p.appendix else None,
         )
