@@ -166,8 +166,16 @@ def parse_duration(text: str | None) -> float | None:
 
     Grammars (``secs2time_str`` in ``src/common/parse_time.c`` and ``_elapsed_time`` in
     ``src/sacct/print.c``): ``D-HH:MM:SS`` (≥ 1 day), ``HH:MM:SS``, ``MM:SS.mmm`` (CPU-time fields
-    below one hour carry milliseconds) and ``D-HH`` (accepted as input by Slurm). Examples:
-    ``"2-03:04:05"`` → 183845.0, ``"17:18.067"`` → 1038.067.
+    below one hour carry milliseconds) and ``D-HH`` (accepted as input by Slurm).
+
+    >>> parse_duration("2-03:04:05")  # 2 × 86400 + 3 × 3600 + 4 × 60 + 5
+    183845.0
+    >>> parse_duration("17:18.067")  # 17 × 60 + 18.067
+    1038.067
+    >>> parse_duration("1-02")  # D-HH
+    93600.0
+    >>> parse_duration("") is None
+    True
 
     Raises:
         ValueError: for anything else, including ``UNLIMITED``/``Partition_Limit``/``INVALID``
@@ -206,6 +214,11 @@ def parse_timelimit(text: str | None) -> tuple[int | None, str | None]:
     partition's applies) → ``(None, "Partition_Limit")``; ``INVALID`` → ``(None, "INVALID")``;
     ``""`` (steps have no limit) → ``(None, None)``; ``"1-00:00:00"`` → ``(86400, None)``.
 
+    >>> parse_timelimit("1-00:00:00")
+    (86400, None)
+    >>> parse_timelimit("Partition_Limit")
+    (None, 'Partition_Limit')
+
     Raises:
         ValueError: when the value is neither a duration nor one of these words.
     """
@@ -227,6 +240,11 @@ def parse_state(text: str | None) -> tuple[str | None, int | None, bool]:
     ``"CANCELLED by 0"`` → ``("CANCELLED", 0, False)``; ``"CANCELLED+"`` (fixed-width output cut the
     text) → ``("CANCELLED", None, True)``; ``"COMPLETED"`` → ``("COMPLETED", None, False)``.
 
+    >>> parse_state("CANCELLED by 0")
+    ('CANCELLED', 0, False)
+    >>> parse_state("CANCELLED+")
+    ('CANCELLED', None, True)
+
     Raises:
         ValueError: when the text is not ``STATE``, ``STATE+`` or ``STATE by <uid>``.
     """
@@ -241,6 +259,9 @@ def parse_state(text: str | None) -> tuple[str | None, int | None, bool]:
 
 def parse_exit_code(text: str | None) -> tuple[int | None, int | None]:
     """``(exit code, signal)`` for an ``ExitCode`` value ``"<code>:<signal>"`` (``"0:15"`` → ``(0, 15)``).
+
+    >>> parse_exit_code("0:15")
+    (0, 15)
 
     Raises:
         ValueError: when the text is not two colon-separated integers.
@@ -271,6 +292,15 @@ def parse_job_id(text: str) -> dict[str, Any]:
     ``"array_pending"``, ``"het_component"`` or ``"step"``).
 
     Examples: ``"39889258_1426.batch"``, ``"1853+0.0"``, ``"123_[5-10]"``.
+
+    >>> p = parse_job_id("39889258_1426.batch")
+    >>> p["id"], p["array_task_id"], p["step"], p["parent"], p["kind"]
+    (39889258, 1426, 'batch', '39889258_1426', 'step')
+    >>> p = parse_job_id("1853+0.0")
+    >>> p["het_offset"], p["step"], p["kind"]
+    (0, '0', 'step')
+    >>> parse_job_id("123_[5-10]")["array_pending"]
+    '[5-10]'
 
     Raises:
         ValueError: for any other form.
@@ -308,6 +338,11 @@ def parse_tres(text: str | None) -> dict[str, str]:
 
     The empty string gives ``{}``; ``None`` gives ``{}``.
 
+    >>> parse_tres("cpu=4,mem=32G,gres/gpu=8,gres/gpu:h100=8")
+    {'cpu': '4', 'mem': '32G', 'gres/gpu': '8', 'gres/gpu:h100': '8'}
+    >>> parse_tres("")
+    {}
+
     Raises:
         ValueError: when an item is not ``key=value``.
     """
@@ -330,6 +365,13 @@ def gpus_from_tres(text: str | None) -> tuple[int | None, str | None]:
     the total and typed counts are never added to it. Without an untyped entry the typed counts are
     summed (different types). No ``gres/gpu`` key at all → ``(0, None)``; ``None`` → ``(None, None)``.
     The type is the typed key's suffix (several types joined by ``,`` in sorted order).
+
+    >>> gpus_from_tres("cpu=64,gres/gpu=8,gres/gpu:h100=8")  # the same 8 GPUs, recorded twice
+    (8, 'h100')
+    >>> gpus_from_tres("gres/gpu:a100=2,gres/gpu:h100=4")  # no untyped entry: typed counts summed
+    (6, 'a100,h100')
+    >>> gpus_from_tres("cpu=4,mem=16G")
+    (0, None)
 
     Raises:
         ValueError: when a GPU count is not an integer.
@@ -387,6 +429,13 @@ def expand_nodelist(text: str | None) -> list[str]:
 
     ``"None assigned"`` (job never started) and ``""`` give ``[]``. Uses python-hostlist (the plain
     and single-bracket forms are expanded the same way without it, for speed).
+
+    >>> expand_nodelist("gpu[001-003,007]")
+    ['gpu001', 'gpu002', 'gpu003', 'gpu007']
+    >>> expand_nodelist("a[1-2],b3")  # several items: python-hostlist
+    ['a1', 'a2', 'b3']
+    >>> expand_nodelist("None assigned")
+    []
 
     Raises:
         ValueError: when the text is not a valid host list.
