@@ -100,7 +100,7 @@ def built_site(main_job, tmp_path_factory):
     from trainperf.report import job as report
 
     if _sh.which("quarto") is None:
-        return Path(main_job[1]["site"]).parent
+        return Path(main_job[1].site).parent
     work = tmp_path_factory.mktemp("book") / "repo"
     _sh.copytree(
         ROOT, work, ignore=_sh.ignore_patterns(".venv", ".git", "_book", "_output", "figures")

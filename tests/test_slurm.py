@@ -991,7 +991,7 @@ def test_header_missing_a_column_is_an_error_not_a_shift(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# issue 16: the vectorised reader gives the frames of the line-by-line reader it replaced
+# the vectorised reader gives the frames of the line-by-line reader it replaced
 # ------------------------------------------------------------------------------------------------
 
 BUNDLED = Path(__file__).parents[1] / "data" / "slurm" / "synthetic" / "sacct_parsable2.txt"
@@ -1051,7 +1051,7 @@ def test_vectorised_reader_matches_the_reference(path, kw):
 
 
 def test_ten_copies_of_the_bundled_dump_read_as_the_dump_once(tmp_path):
-    """The benchmark's 10x file (issue 16): every record after the first copy repeats one of it,
+    """The benchmark's 10x file (benchmarks/bench_slurm.py): every record after the first copy repeats one of it,
     so the frames are those of the dump read once (which the test above checks against the
     reference reader), and one quality row counts the repeats: 9 copies x 8,358 records =
     75,222, the first at line 8,360 (header line 1, first copy lines 2-8,359). The other quality
@@ -1389,7 +1389,7 @@ def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
 
 
 # ------------------------------------------------------------------------------------------------
-# trainperf.jobs: the split (issue 17) and the new results (issue 18)
+# trainperf.jobs: the job statistics (documented under trainperf.slurm in 0.1.0) and their results
 # ------------------------------------------------------------------------------------------------
 
 

@@ -3,7 +3,7 @@
 The grammar is mlperf-logging's (``compliance_checker/mlp_parser/ruleset_*.py``): after the token, one
 JSON object with ``time_ms`` (Unix epoch milliseconds), ``key``, ``value`` and ``metadata``. This
 module decodes each event's JSON once (mlperf-logging's ``string_to_logline`` plus a second
-``json.loads`` and two ``json.dumps`` cost 3.5x one ``json.loads`` per line, issue 16) and checks what
+``json.loads`` and two ``json.dumps`` cost 3.5x one ``json.loads`` per line) and checks what
 the grammar leaves open: ``time_ms`` finite and plausible, events in time order, field types.
 """
 
@@ -18,6 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -311,10 +312,25 @@ def _template_ok(seg: str, s0: int, s1: int, obj: dict) -> bool:
     )
 
 
-def _event(seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, hi: float):
-    """Decode and check one event: (time, event_type, key, value text, value_num, metadata text,
-    value, metadata, clean (no check fired), decoded object), or None when the event is skipped
-    (check recorded)."""
+class DecodedEvent(NamedTuple):
+    """One decoded and checked event of a log line (:func:`_event`); lines of one template share it."""
+
+    time_ms: float | None  # None: the time was excluded (out of range)
+    event_type: str | None
+    key: str
+    value_text: str | None  # the value as JSON text (EVENT_SCHEMA's ``value``)
+    value_num: float | None
+    metadata_text: str  # the metadata object as JSON text
+    value: Any  # the decoded value
+    metadata: dict | None  # the decoded metadata (None: damaged)
+    clean: bool  # no check fired while decoding it
+    obj: dict  # the decoded line
+
+
+def _event(
+    seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, hi: float
+) -> DecodedEvent | None:
+    """Decode and check one event, or None when the event is skipped (check recorded)."""
     loads, dumps, vcache, mcache = caches
     obj = _decode(seg, lineno, checks, loads)
     if obj is None:
@@ -362,7 +378,7 @@ def _event(seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, 
             lineno,
         )
         etype = None
-    return t, etype, key, vtext, vnum, mtext, value, meta, clean, obj
+    return DecodedEvent(t, etype, key, vtext, vnum, mtext, value, meta, clean, obj)
 
 
 # Lines as mllog writes them, recognised in one native pass (polars string expressions): the token at
@@ -552,7 +568,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     # each template decoded once, from its first line (checks there go to a scratch record: a
     # template that is not clean sends all its lines through the per-line path, which records them)
     first = simple.filter(pl.col("tid").is_first_distinct()).sort("tid")
-    cached: dict[int, tuple] = {}
+    cached: dict[int, DecodedEvent] = {}
     first_line: dict[int, int] = {}  # template -> its first line (for messages)
     scratch = FileChecks(src)
     for tid, ln, d in zip(first["tid"].to_list(), first["line"].to_list(), first["d"].to_list(),
@@ -564,8 +580,8 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
             ev = _event(seg, ln, scratch, caches, lo, hi)
             if not (
                 ev is not None
-                and ev[8]
-                and _template_ok(seg, _HEAD_LEN, _HEAD_LEN + len(ds), ev[9])
+                and ev.clean
+                and _template_ok(seg, _HEAD_LEN, _HEAD_LEN + len(ds), ev.obj)
             ):
                 continue
             memo.head[tpls[tid]] = ev
@@ -594,7 +610,11 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     ev_cols = ("event_type", "key", "value", "value_num", "metadata")
     tmpl = {c: [None] * len(tpls) for c in ev_cols}
     for tid, ev in cached.items():
-        for c, v in zip(ev_cols, ev[1:6], strict=True):
+        for c, v in zip(
+            ev_cols,
+            (ev.event_type, ev.key, ev.value_text, ev.value_num, ev.metadata_text),
+            strict=True,
+        ):
             tmpl[c][tid] = v
     check_encodable(src, {"line": [first_line.get(t) for t in range(len(tpls))], **tmpl})
     tmpl_frame = pl.DataFrame(tmpl, schema={c: EVENT_SCHEMA[c] for c in ev_cols})
@@ -733,18 +753,18 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                 ev = _event(seg, lineno, checks, caches, lo, hi)
                 if ev is None:
                     continue
-                t = ev[0]
-                if tpl is not None and ev[8] and _template_ok(seg, s0, s1, ev[9]):
+                t = ev.time_ms
+                if tpl is not None and ev.clean and _template_ok(seg, s0, s1, ev.obj):
                     cache[tpl] = ev
             c_line.append(lineno)
             c_prefix.append(prefix)
             c_time.append(t)
-            c_type.append(ev[1])
-            c_key.append(ev[2])
-            c_value.append(ev[3])
-            c_num.append(ev[4])
-            c_meta.append(ev[5])
-            objects.append((ev[6], ev[7]))
+            c_type.append(ev.event_type)
+            c_key.append(ev.key)
+            c_value.append(ev.value_text)
+            c_num.append(ev.value_num)
+            c_meta.append(ev.metadata_text)
+            objects.append((ev.value, ev.metadata))
             prefix = ""
     out["objects"], out["repeated"] = objects, repeated
     return out

@@ -8,7 +8,7 @@ result summarizer's own functions.
 
 Why the summarizer's functions are taken from its source rather than by ``import``: importing
 ``mlperf_logging.result_summarizer.result_summarizer`` pulls in pandas and (through the RCP checker)
-scipy, +2.1 s and +185 MB measured (issue 16), for two functions of a few lines that use neither.
+scipy, +2.1 s and +185 MB measured, for two functions of a few lines that use neither.
 :func:`summarizer_function` compiles just those functions from the installed package's source file,
 so the rule stays the package's code; when the source cannot be read that way it imports the module.
 """

@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs=args.jobs,
                 force_out=args.force,
             )
-            failed = (summary or {}).get("failed") or {}
+            failed = summary.failed
             if failed:
                 n = len(failed)
                 print(

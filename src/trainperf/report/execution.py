@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.atomic import write_text_atomic
+from trainperf.errors import BatchRunError
 from trainperf.report import batch
 from trainperf.report.absent import write_absent_notebook
 from trainperf.report.batch.executors import crashed
@@ -302,7 +303,7 @@ class ReportJob:
         summary_df = planned.summarize()
         failed = summary_df.filter(pl.col("status") == "failed")
         if failed.height:
-            raise RuntimeError(
+            raise BatchRunError(
                 f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
             )
         if planned.tasks:

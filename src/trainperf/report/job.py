@@ -37,7 +37,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
@@ -73,6 +73,7 @@ __all__ = [
     "NOTEBOOKS",
     "NotebookSpec",
     "ReportPlan",
+    "ReportSummary",
     "plan_report",
     "quarto_available",
     "run_report",
@@ -433,6 +434,40 @@ def _counts(ran: list, not_given: list, skipped: list, failed: dict) -> str:
     return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class ReportSummary:
+    """What one run of the main job made (:func:`run_report`); also written, as JSON, to
+    ``<out>/report_summary.json`` (:meth:`to_dict`). Paths are strings; ``tables`` and
+    ``figures`` relative to the repository root."""
+
+    #: executed notebooks (paths of the copies in ``<out>/notebooks``)
+    notebooks: list[str] = field(default_factory=list)
+    #: full-detail CSV files the notebooks wrote
+    tables: list[str] = field(default_factory=list)
+    #: files in the figures folder
+    figures: list[str] = field(default_factory=list)
+    #: the index page of the site built (the Quarto book or the preview site)
+    site: str = ""
+    #: the book was rendered by Quarto (else the pandoc preview site was built)
+    quarto: bool = False
+    #: preview cross-references that did not resolve, pages left out, pages that load from the network
+    problems: list[str] = field(default_factory=list)
+    #: wall time of the run, seconds (one decimal)
+    seconds: float = 0.0
+    #: notebooks executed in this run, in the job's order
+    executed: list[str] = field(default_factory=list)
+    #: notebooks not executed again (their inputs unchanged)
+    skipped: list[str] = field(default_factory=list)
+    #: notebooks not executed (their input not given)
+    not_given: list[str] = field(default_factory=list)
+    #: ``{notebook: one-line error}`` of the notebooks that failed
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (what ``report_summary.json`` holds)."""
+        return asdict(self)
+
+
 def run_report(
     out: str | Path = "_output",
     figures: str | Path = "figures",
@@ -448,8 +483,8 @@ def run_report(
     fail_fast: bool = False,
     jobs: int | None = None,
     force_out: bool = False,
-) -> dict:
-    """Run the main job (see the module docstring) and return a summary.
+) -> ReportSummary:
+    """Run the main job (see the module docstring) and return what it made.
 
     Args:
         out: output folder for executed notebooks and the preview site (relative to ``root``).
@@ -486,14 +521,9 @@ def run_report(
             repository root, and never over a file trainperf did not write).
 
     Returns:
-        dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
-        ``figures`` (files in the figures folder), ``site`` (index page of the site built),
-        ``quarto`` (bool: the book was rendered), ``problems`` (preview cross-references that
-        did not resolve, pages left out, pages that would load from the network), ``seconds``,
-        ``skipped`` (names of the notebooks not executed again, their inputs unchanged),
-        ``not_given`` (names of the notebooks not executed, their input not given),
-        ``failed`` (``{name: one-line error}`` of the notebooks that failed), ``executed``
-        (names of the notebooks executed in this run).
+        :class:`ReportSummary`: the executed notebooks, tables, figures, the site, whether Quarto
+        rendered it, its problems, the seconds taken and which notebooks were executed, skipped,
+        not given or failed.
 
     Raises:
         ConfigError: a parameter refused before the run, a ``#|`` cell-option block that is
@@ -534,27 +564,30 @@ def run_report(
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures
     )
-    summary = {
-        "notebooks": [str(p) for _, p in job.executed],
-        "tables": [rel_path(p, root) for p in job.tables],
-        "quarto": False,
-        "problems": [],
-        "executed": job.ran,
-        "skipped": job.skipped,
-        "not_given": job.not_given,
-        "failed": job.failed,
-    }
-    summary.update(_build_book(root, out, figures, cfg, values, use_quarto, log))
-    summary["figures"] = sorted(
-        rel_path(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+    book = _build_book(root, out, figures, cfg, values, use_quarto, log)
+    summary = ReportSummary(
+        notebooks=[str(p) for _, p in job.executed],
+        tables=[rel_path(p, root) for p in job.tables],
+        figures=sorted(
+            rel_path(p, root)
+            for p in figures.rglob("*")
+            if p.is_file() and not p.name.startswith(".")
+        ),
+        site=book["site"],
+        quarto=book["quarto"],
+        problems=book["problems"],
+        seconds=round(time.monotonic() - t0, 1),
+        executed=job.ran,
+        skipped=job.skipped,
+        not_given=job.not_given,
+        failed=job.failed,
     )
-    summary["seconds"] = round(time.monotonic() - t0, 1)
-    write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
+    write_text_atomic(json.dumps(summary.to_dict(), indent=2), out / "report_summary.json")
     record_files(out)
     counts = _counts(job.ran, job.not_given, job.skipped, job.failed)
     log(
-        f"done in {summary['seconds']} s: {counts}; "
-        f"{len(summary['figures'])} figure files in {rel_path(figures, root)}/, site {rel_path(summary['site'], root)}"
+        f"done in {summary.seconds} s: {counts}; "
+        f"{len(summary.figures)} figure files in {rel_path(figures, root)}/, site {rel_path(summary.site, root)}"
     )
     return summary
 

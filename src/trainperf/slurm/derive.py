@@ -182,7 +182,7 @@ class Derive:
         the full parsers on every row.
 
         One lazy query does it all (each query and each eager step has a fixed cost of its own
-        that dominated a dump of a few thousand records, issue 16): the per-row parsers (JobID,
+        that dominated a dump of a few thousand records): the per-row parsers (JobID,
         JobIDRaw, counts; times and durations too, or in a large dump once per distinct value
         and joined back) and the per-value tables of the low-cardinality fields, joined on the
         value."""

@@ -399,7 +399,7 @@ def _expand_simple(t: str) -> list[str] | None:
     """The two common forms expanded as python-hostlist does, or None to ask the library.
 
     Why not always the library: it costs about 30 µs per host list, the largest per-value cost
-    of the reader (issue 16); this path gives the same names (tests/test_slurm.py compares both on
+    of the reader; this path gives the same names (tests/test_slurm.py compares both on
     generated lists) and leaves every other form, duplicates and huge ranges to the library.
     """
     if "[" not in t and "]" not in t and "," not in t:
@@ -418,7 +418,7 @@ def _expand_simple(t: str) -> list[str] | None:
         a, b = int(lo), int(hi)
         if b < a or b - a > 10_000:
             return None
-        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost (issue 16)
+        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost
         out.extend([prefix + str(i).zfill(w) for i in range(a, b + 1)])
     # one number or one range cannot repeat a name
     return out if len(parts) == 1 or len(set(out)) == len(out) else None

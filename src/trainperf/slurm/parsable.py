@@ -64,7 +64,7 @@ def read_sacct_parsable(
     """
     p = Path(path)
     data = p.read_bytes()
-    try:  # UTF-8 checked in polars: no Python str of the whole file (issue 16)
+    try:  # UTF-8 checked in polars: no Python str of the whole file
         text: str | pl.Series = pl.Series("text", [data], dtype=pl.Binary).cast(pl.Utf8)
         bad_utf8: list[int] = []
     except pl.exceptions.ComputeError:  # not UTF-8: find the lines in Python
