@@ -12,6 +12,9 @@ from collections.abc import Sequence
 import polars as pl
 
 __all__ = [
+    "LONGEST_SCHEMA",
+    "RUNTIME_HISTOGRAM_SCHEMA",
+    "SUCCESSFUL_JOBS_SCHEMA",
     "FINAL_STATES",
     "RUNTIME_EDGES_LOG_S",
     "SIZE_BINS",
@@ -63,6 +66,15 @@ def _successful_expr() -> pl.Expr:
     return (pl.col("state") == "COMPLETED") & (pl.col("exit_code").fill_null(0) == 0)
 
 
+SUCCESSFUL_JOBS_SCHEMA: dict[str, pl.DataType] = {
+    "n_jobs": pl.Int64,
+    "n_successful": pl.Int64,
+    "successful_share": pl.Float64,
+    "successful_gpu_hours": pl.Float64,
+}
+"""Columns of :func:`successful_jobs`."""
+
+
 def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
     """Total number of successful jobs.
 
@@ -70,6 +82,7 @@ def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
     exit code is 0 (or unknown). Only finished records count (state in ``FINAL_STATES``).
 
     Returns:
+        :data:`SUCCESSFUL_JOBS_SCHEMA`.
         One row: ``n_jobs`` (UInt32/Int64, finished job rows), ``n_successful`` (Int64),
         ``successful_share`` (Float64, 0–1), ``successful_gpu_hours`` (Float64, GPU·h).
     """
@@ -83,16 +96,11 @@ def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
             "successful_share": [ok.height / n if n else None],
             "successful_gpu_hours": [float(ok.get_column("gpu_hours").sum() or 0.0)],
         },
-        schema={
-            "n_jobs": pl.Int64,
-            "n_successful": pl.Int64,
-            "successful_share": pl.Float64,
-            "successful_gpu_hours": pl.Float64,
-        },
+        schema=SUCCESSFUL_JOBS_SCHEMA,
     )
 
 
-_LONGEST_SCHEMA = {
+LONGEST_SCHEMA: dict[str, pl.DataType] = {
     "what": pl.Utf8,
     "JobID": pl.Utf8,
     "name": pl.Utf8,
@@ -104,6 +112,7 @@ _LONGEST_SCHEMA = {
     "elapsed_s": pl.Int64,
     "elapsed_days": pl.Float64,
 }
+"""Columns of :func:`longest_job_and_task` and :func:`longest_successful_job`."""
 
 
 def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -114,6 +123,7 @@ def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) 
     with the largest ``elapsed_s``. Ties: the earliest start.
 
     Returns:
+        :data:`LONGEST_SCHEMA`.
         Up to two rows with columns ``what`` ("job" / "task"), ``JobID``, ``name``, ``state``,
         ``n_nodes``, ``n_gpus``, ``start``, ``end`` (Datetime UTC), ``elapsed_s`` (Int64),
         ``elapsed_days`` (Float64, ``elapsed_s / 86400``).
@@ -129,7 +139,7 @@ def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) 
             continue
         best = df.sort(["elapsed_s", "start"], descending=[True, False], nulls_last=True).head(1)
         out.append(_longest_row(best, what))
-    return pl.concat(out) if out else pl.DataFrame(schema=_LONGEST_SCHEMA)
+    return pl.concat(out) if out else pl.DataFrame(schema=LONGEST_SCHEMA)
 
 
 def _longest_row(best: pl.DataFrame, what: str) -> pl.DataFrame:
@@ -144,7 +154,7 @@ def _longest_row(best: pl.DataFrame, what: str) -> pl.DataFrame:
         end=pl.col("end"),
         elapsed_s=pl.col("elapsed_s"),
         elapsed_days=pl.col("elapsed_s") / 86400.0,
-    ).cast(_LONGEST_SCHEMA)
+    ).cast(LONGEST_SCHEMA)
 
 
 def longest_successful_job(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -156,12 +166,13 @@ def longest_successful_job(jobs: pl.DataFrame) -> pl.DataFrame:
     start.
 
     Returns:
+        :data:`LONGEST_SCHEMA`.
         At most one row, the columns of :func:`longest_job_and_task` with ``what`` =
         ``"successful job"``; no row when no job succeeded.
     """
     ok = finished_jobs(jobs).filter(_successful_expr() & pl.col("elapsed_s").is_not_null())
     if ok.height == 0:
-        return pl.DataFrame(schema=_LONGEST_SCHEMA)
+        return pl.DataFrame(schema=LONGEST_SCHEMA)
     best = ok.sort(["elapsed_s", "start"], descending=[True, False], nulls_last=True).head(1)
     return _longest_row(best, "successful job")
 
@@ -208,6 +219,15 @@ def runtime_distribution(
 _DEFAULT_EDGES_S = (0, 60, 600, 3600, 6 * 3600, 86400, 3 * 86400, 7 * 86400, 14 * 86400, 30 * 86400)
 
 
+RUNTIME_HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
+    "bin_lo_s": pl.Float64,
+    "bin_hi_s": pl.Float64,
+    "n_jobs": pl.Int64,
+    "job_share": pl.Float64,
+}
+"""Columns of :func:`runtime_histogram`."""
+
+
 def runtime_histogram(
     jobs: pl.DataFrame,
     edges_s: Sequence[float] = _DEFAULT_EDGES_S,
@@ -217,6 +237,7 @@ def runtime_histogram(
     """Counts of job run times in bins ``[lo, hi)`` (seconds); the last bin is ``[last edge, ∞)``.
 
     Returns:
+        :data:`RUNTIME_HISTOGRAM_SCHEMA`.
         Columns ``bin_lo_s`` (Float64), ``bin_hi_s`` (Float64, null for the open last bin),
         ``n_jobs`` (Int64), ``job_share`` (Float64, 0–1 of the counted jobs).
     """
@@ -240,12 +261,7 @@ def runtime_histogram(
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "bin_lo_s": pl.Float64,
-            "bin_hi_s": pl.Float64,
-            "n_jobs": pl.Int64,
-            "job_share": pl.Float64,
-        },
+        schema=RUNTIME_HISTOGRAM_SCHEMA,
     )
 
 

@@ -97,7 +97,7 @@ def hyperparameters_long(results: Results) -> pl.DataFrame:
         results: :func:`~trainperf.mlperf.loader.load_results` output.
 
     Returns:
-        polars frame: round, submitter, system, benchmark, key (String); value (String, JSON text of
+        :data:`LONG_SCHEMA`: round, submitter, system, benchmark, key (String); value (String, JSON text of
         the first run's value; null when no run logged the key); value_num (Float64, the value when a
         number); unit (String: samples, tokens, steps, micro-batches, GPUs, "1" for dimensionless, ""
         when not a quantity or unknown); n_runs (Int64, runs that logged it); varies (Boolean, the

@@ -13,6 +13,7 @@ from trainperf.mlperf.loader import Results
 from trainperf.mlperf.rules import progress_key
 
 __all__ = [
+    "STEP_TIMES_SCHEMA",
     "THROUGHPUT_SCHEMA",
     "blocks",
     "eval_curve",
@@ -20,6 +21,15 @@ __all__ = [
     "step_times",
     "throughput",
 ]
+
+
+STEP_TIMES_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String,
+    "step": pl.Int64,
+    "time_ms": pl.Float64,
+    "step_time_s": pl.Float64,
+}
+"""Columns of :func:`step_times`."""
 
 
 def step_times(events: pl.DataFrame) -> pl.DataFrame:
@@ -34,6 +44,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         events: an events frame (:func:`parse_log` or ``Results.events``).
 
     Returns:
+        :data:`STEP_TIMES_SCHEMA`.
         polars frame: file (String), step (Int64, the metadata ``step``), time_ms (Float64),
         step_time_s (Float64, seconds). Empty when the log has no step timing.
     """
@@ -60,12 +71,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "file": pl.String,
-            "step": pl.Int64,
-            "time_ms": pl.Float64,
-            "step_time_s": pl.Float64,
-        },
+        schema=STEP_TIMES_SCHEMA,
     )
 
 
@@ -238,7 +244,7 @@ def throughput(
         causal: the causal-attention FLOP convention.
 
     Returns:
-        polars frame, one row per successful run: result_file, round, system, benchmark (String),
+        :data:`THROUGHPUT_SCHEMA`, one row per successful run: result_file, round, system, benchmark (String),
         n_accelerators, global_batch_size (Int64), accelerator_model (String), step_source (String:
         "tracked_stats", "blocks" or null), step_time_s (Float64, s), tokens_per_s_per_gpu_step,
         tokens_per_s_per_gpu_e2e (Float64, tokens/s/GPU), flops_per_token (Float64, FLOP),
