@@ -21,7 +21,6 @@ INLINE: frozenset[str] = frozenset(
         "trainperf.telemetry.mfu.achieved_tflops",
         "trainperf.telemetry.mfu.tflops_comparison",
         "trainperf.trace.analysis.joins.match_telemetry",
-        "trainperf.trace.analysis.whole_trace.comm_comp_overlap",
         "trainperf.trace.hta.comm_comp_overlap",
     }
 )

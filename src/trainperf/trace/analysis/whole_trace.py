@@ -18,7 +18,13 @@ from trainperf.trace import hta
 from trainperf.trace.analysis.sweep import BIT, BREAKDOWN_CATEGORIES, mask_durations, window_stats
 from trainperf.trace.schema import TraceSet
 
-__all__ = ["comm_comp_overlap", "idle_breakdown", "kernel_type_breakdown", "temporal_breakdown"]
+__all__ = [
+    "OVERLAP_SCHEMA",
+    "comm_comp_overlap",
+    "idle_breakdown",
+    "kernel_type_breakdown",
+    "temporal_breakdown",
+]
 
 _COMPUTE, _COMM, _MEM = (BIT[c] for c in ("compute", "communication", "memory"))
 
@@ -119,10 +125,20 @@ def _temporal_frame(rows: list[dict], engine: str) -> pl.DataFrame:
     ).sort("rank")
 
 
+OVERLAP_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32,
+    "communication_s": pl.Float64,
+    "comm_comp_overlap": pl.Float64,
+    "engine": pl.String,
+}
+"""Columns of :func:`comm_comp_overlap`."""
+
+
 def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame:
     """HTA's communication/computation overlap per rank over the traced span.
 
     Returns:
+        :data:`OVERLAP_SCHEMA`.
         one row per rank with GPU activity: ``rank`` (Int32), ``communication_s`` (Float64, union of
         communication kernels), ``comm_comp_overlap`` (0-1: time with communication and compute /
         communication time; null without communication kernels), ``engine``.
@@ -148,20 +164,10 @@ def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame
                 "rank": rank,
                 "communication_s": comm,
                 "comm_comp_overlap": st["overlap_s"][0] / comm if comm > 0 else None,
+                "engine": "frames",
             }
         )
-    return (
-        pl.DataFrame(
-            rows,
-            schema={
-                "rank": pl.Int32,
-                "communication_s": pl.Float64,
-                "comm_comp_overlap": pl.Float64,
-            },
-        )
-        .with_columns(pl.lit("frames").alias("engine"))
-        .sort("rank")
-    )
+    return pl.DataFrame(rows, schema=OVERLAP_SCHEMA).sort("rank")
 
 
 def kernel_type_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame:
