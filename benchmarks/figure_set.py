@@ -128,22 +128,23 @@ def _telemetry(charts, figs, scratch: Path):
 
 
 def _slurm(charts, figs):
+    from trainperf import jobs as jobstats
     from trainperf import slurm
 
     data = slurm.read_sacct_dumps([ROOT / "data/slurm/synthetic/sacct_parsable2.txt"], tz="UTC")
     jobs = data.jobs
     figs["slurm_share_by_state"] = charts.slurm_share_by_state(
-        slurm.share_by_state(jobs), synthetic=True
+        jobstats.share_by_state(jobs), synthetic=True
     )
     figs["slurm_share_by_size"] = charts.slurm_share_by_size(
-        slurm.share_by_size(jobs), synthetic=True
+        jobstats.share_by_size(jobs), synthetic=True
     )
-    hist = slurm.runtime_histogram(jobs, slurm.RUNTIME_EDGES_LOG_S)
+    hist = jobstats.runtime_histogram(jobs, jobstats.RUNTIME_EDGES_LOG_S)
     figs["slurm_runtime_distribution"] = charts.slurm_runtime_distribution(
-        hist, slurm.runtime_ecdf(jobs), synthetic=True
+        hist, jobstats.runtime_ecdf(jobs), synthetic=True
     )
     figs["slurm_gpu_hours_over_time"] = charts.slurm_gpu_hours_over_time(
-        slurm.gpu_hours_over_time(jobs, "1mo"), every="1mo", synthetic=True
+        jobstats.gpu_hours_over_time(jobs, "1mo"), every="1mo", synthetic=True
     )
 
 

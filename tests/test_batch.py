@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 from slurm_cluster import slurm_cluster  # noqa: F401 (fixture)
 
 from trainperf.report import batch

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.config import load_config
 from trainperf.report import parts

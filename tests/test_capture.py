@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import DATA, mllog
+from helpers import DATA, mllog
 
 from trainperf import dcgm, mlperf, telemetry
 

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf import compare, flops
 from trainperf.report import charts
@@ -341,7 +341,7 @@ def test_chart_display_in_a_kernel_is_svg_only():
 def test_executed_notebooks_have_no_html_or_javascript_chart_outputs(main_job):
     _, summary = main_job
     n_charts = 0
-    for path in summary["notebooks"]:
+    for path in summary.notebooks:
         for cell in json.loads(open(path).read())["cells"]:
             if "label: fig-" not in "".join(cell.get("source", [])):
                 continue

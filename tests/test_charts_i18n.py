@@ -158,7 +158,7 @@ def test_font_choice_prefers_a_japanese_sans_face(monkeypatch):
 
 @pytest.mark.slow
 def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
-    from conftest import ROOT
+    from helpers import ROOT
 
     from trainperf.report import job
 
@@ -246,7 +246,7 @@ def test_main_job_exports_the_figure_set_in_both_languages(main_job):
         "slurm_runtime_distribution",
         "cluster_job_layout",
     }
-    from conftest import main_job_languages
+    from helpers import main_job_languages
 
     # the languages the job wrote when it ran, not whether a font is installed now
     if "ja" not in main_job_languages(main_job):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 
 def _run(*args):
@@ -85,6 +85,6 @@ def test_report_jobs_reaches_the_job(monkeypatch):
     from trainperf.report import cli, job
 
     seen = {}
-    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or {})
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or job.ReportSummary())
     cli.main(["report", "--jobs", "3"])
     assert seen["jobs"] == 3

@@ -15,6 +15,7 @@ import pytest
 
 from trainperf.capture import collect
 from trainperf.capture.collect import Collector, Sample, format_exposition, format_value
+from trainperf.capture.fields import BY_NAME
 
 H200 = "NVIDIA H200"
 UUID0 = "GPU-11111111-2222-3333-4444-555555555555"
@@ -145,10 +146,10 @@ def test_format_empty_and_errors():
     assert format_exposition([Sample(1, 0, "u", "d", "m", "", {})], "h") == ""
     with pytest.raises(KeyError, match="unknown field"):
         format_exposition([Sample(1, 0, "u", "d", "m", "", {"DCGM_FI_NOPE": 1})], "h")
-    spec = collect._BY_NAME["DCGM_FI_DEV_POWER_USAGE"]
+    spec = BY_NAME["DCGM_FI_DEV_POWER_USAGE"]
     with pytest.raises(ValueError, match="not finite"):
         format_value(spec, float("nan"))
-    assert format_value(collect._BY_NAME["DCGM_FI_DEV_FB_USED"], 12.6) == "13"
+    assert format_value(BY_NAME["DCGM_FI_DEV_FB_USED"], 12.6) == "13"
 
 
 def test_fields_agree_with_the_dcgm_field_table():

@@ -10,7 +10,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 from trainperf import compare, mlperf
 from trainperf.compare import PUBLISHED_SCHEMA, consistency_checks, ratio_candidates

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf import compare, flops
 from trainperf.config import parse_config

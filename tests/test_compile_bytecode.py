@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from helpers import ROOT
 
 SCRIPT = ROOT / "scripts" / "compile_bytecode.py"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf import compare
 from trainperf.config import (
@@ -240,7 +240,7 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
         run_batches=False,  # the comparison notebook recomputes the reference's throughput
         config=load_config(cfg),
     )
-    assert summary["problems"] == [], summary["problems"]
+    assert summary.problems == [], summary.problems
     # comparison.csv: the copy of Eos v3.1 n96 against Eos v3.1 n96 (see the ratio test)
     csv = pl.read_csv(out / "comparison.csv")
     for col in ("benchmark", "n_nodes", "evaluated_system", "evaluated_min", "reference_system",
@@ -255,7 +255,7 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(tm
         "[7/9] notebooks/slurm_jobs.ipynb not executed: input not given",
         "[8/9] notebooks/reliability.ipynb not executed: input not given",
     ]
-    site = Path(summary["site"]).parent
+    site = Path(summary.site).parent
     # the book carries the cluster's name in its title, and no demo material
     assert "Copycat: LLM training performance" in (site / "index.html").read_text()
     tel = (site / "telemetry_cluster.html").read_text()
@@ -411,7 +411,7 @@ def test_report_config_on_the_command_line(tmp_path, monkeypatch):
     from trainperf.report import job
 
     seen = {}
-    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or job.ReportSummary())
     cfg = _write(tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path))})
     monkeypatch.chdir(tmp_path)  # --out is taken from the current folder
     assert cli.main(["report", "--config", str(cfg), "--out", "mybook"]) == 0

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf.mlperf import load_results
 

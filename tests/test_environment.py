@@ -6,7 +6,7 @@ import re
 import tomllib
 
 import yaml
-from conftest import ROOT
+from helpers import ROOT
 
 
 def _name_spec(req: str) -> tuple[str, str]:

@@ -256,3 +256,12 @@ def test_modelspec_validation():
         ModelSpec("bad", 2, 100, 3, 3, 400, "gelu", 10, 10, 8)
     with pytest.raises(ValueError):
         replace(GPT3_175B, activation="relu")
+
+
+def test_reference_table_loader_under_its_old_flops_name_warns_naming_trainperf_tables():
+    from trainperf import flops, tables
+
+    with pytest.warns(DeprecationWarning, match=r"use trainperf\.tables\.read_table"):
+        old = flops.read_reference
+    assert old is tables.read_table
+    assert "read_reference" not in flops.__all__

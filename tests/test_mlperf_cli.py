@@ -11,7 +11,7 @@ import tomllib
 
 import polars as pl
 import pytest
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 
 def _run(*args):

@@ -13,7 +13,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 from trainperf import mlperf
 

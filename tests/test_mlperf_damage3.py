@@ -10,7 +10,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import MLPERF, gpt3_run, mllog
+from helpers import MLPERF, gpt3_run, mllog
 
 from trainperf import mlperf, telemetry
 from trainperf.errors import InputError

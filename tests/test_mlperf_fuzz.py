@@ -14,7 +14,7 @@ import warnings
 
 import mlperf_reference as old
 import polars as pl
-from conftest import gpt3_run
+from helpers import gpt3_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal

@@ -6,7 +6,7 @@ import shutil
 
 import polars as pl
 import pytest
-from conftest import MLPERF, gpt3_run, mllog
+from helpers import MLPERF, gpt3_run, mllog
 
 from trainperf import mlperf
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mlperf_reference as old
 import polars as pl
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 from polars.testing import assert_frame_equal
 
 from trainperf import mlperf

@@ -12,7 +12,7 @@ import dataclasses
 
 import mlperf_parse_reference as old
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 from polars.testing import assert_frame_equal
 
 from trainperf import mlperf

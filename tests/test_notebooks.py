@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.errors import format_error, print_error
 from trainperf.report import notebooks as nbmod

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf.config import load_config, report_overrides
 from trainperf.errors import ConfigError

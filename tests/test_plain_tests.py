@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import COMPONENT_FIXTURES, ROOT
+from conftest import COMPONENT_FIXTURES  # conftest's own grouping, which this file checks
+from helpers import ROOT
 
 SCRIPT = ROOT / "scripts" / "plain_tests.sh"
 

@@ -23,7 +23,7 @@ def _pandoc_html(markdown: str) -> str:
 
 def _ours(markdown: str) -> str:
     try:
-        return xref._to_html(xref._to_ast(markdown))
+        return xref.to_html(xref.to_ast(markdown))
     finally:
         xref.release_data_uris()
 
@@ -58,10 +58,10 @@ def test_data_uris_come_back_byte_for_byte():
         f"# A page\n\n![](data:image/svg+xml;base64,{b64})\n\ntext\n\n"
         f"![a chart](data:image/png;base64,{png})\n\n![](data:image/svg+xml;base64,{b64})\n"
     )
-    ast = xref._to_ast(markdown)
+    ast = xref.to_ast(markdown)
     # pandoc never saw the payloads: the AST holds short tokens
     assert b64 not in json.dumps(ast) and png not in json.dumps(ast)
-    html = xref._to_html(ast)
+    html = xref.to_html(ast)
     xref.release_data_uris()
     assert html == _pandoc_html(markdown)
     assert html.count(f"data:image/svg+xml;base64,{b64}") == 2

@@ -15,7 +15,7 @@ import threading
 import polars as pl
 import promserver
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from polars.testing import assert_frame_equal
 
 from trainperf import dcgm, promsource, telemetry

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.report import appendix, display
 
@@ -241,7 +241,7 @@ def _ids(html: str) -> set[str]:
 @pytest.mark.slow
 def test_every_label_is_defined_on_one_page_and_xrefs_cite_the_page_shown(main_job):
     tmp, summary = main_job
-    site = Path(summary["site"]).parent
+    site = Path(summary.site).parent
     pages = {p.name: p.read_text(encoding="utf-8") for p in site.glob("*.html")}
     owner: dict[str, list[str]] = {}
     for name, html in pages.items():
@@ -276,7 +276,7 @@ def test_every_label_is_defined_on_one_page_and_xrefs_cite_the_page_shown(main_j
 @pytest.mark.slow
 def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
     tmp, summary = main_job
-    site = Path(summary["site"]).parent
+    site = Path(summary.site).parent
     for page in site.glob("*.html"):
         html = page.read_text(encoding="utf-8")
         assert str(ROOT) not in html and str(tmp) not in html, page.name

@@ -10,8 +10,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import polars as pl
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.errors import ConfigError
 from trainperf.report import cli, preview
@@ -24,7 +25,7 @@ slow = pytest.mark.slow
 
 def _nb(summary, name) -> dict:
     return json.loads(
-        Path(next(p for p in summary["notebooks"] if p.endswith(f"{name}.ipynb"))).read_text()
+        Path(next(p for p in summary.notebooks if p.endswith(f"{name}.ipynb"))).read_text()
     )
 
 
@@ -74,7 +75,7 @@ def test_notebooks_have_parameters_cell_and_no_outputs():
 @slow
 def test_notebook_executed_with_tables_and_charts(main_job):
     tmp, summary = main_job
-    assert [Path(p).stem for p in summary["notebooks"]] == [s.name for s in report.NOTEBOOKS]
+    assert [Path(p).stem for p in summary.notebooks] == [s.name for s in report.NOTEBOOKS]
     nb = _nb(summary, "mlperf_runs")
     assert nb["metadata"]["papermill"]["parameters"]["figures_dir"] == str(tmp / "figures")
     assert not [
@@ -125,7 +126,7 @@ QUARTO_CDN_MIME_TYPES = ("text/html", "application/javascript")
 
 def _cdn_outputs(summary, charts: bool):
     bad = []
-    for path in summary["notebooks"]:
+    for path in summary.notebooks:
         nb = json.loads(Path(path).read_text())
         for label, out in _labelled_outputs(nb):
             if label.startswith("fig-") != charts:
@@ -154,7 +155,7 @@ def test_executed_notebooks_pass_quartos_cdn_rule_in_chart_cells(main_job):
 def test_book_tables_read_as_a_publication(main_job):
     _, summary = main_job
     shown: set[tuple[str, str]] = set()  # (notebook, label): a cell may show two outputs
-    for path in summary["notebooks"]:
+    for path in summary.notebooks:
         nb = json.loads(Path(path).read_text())
         for label, out in _labelled_outputs(nb):
             if not label.startswith("tbl-"):
@@ -198,7 +199,7 @@ def test_full_detail_csv_next_to_the_executed_notebook(main_job):
         assert col in header
     # one row per bundled result file
     assert len(rows) - 1 == len(list((ROOT / "data" / "mlperf").rglob("result_*.txt")))
-    assert len(summary["tables"]) == _source_table_cells()
+    assert len(summary.tables) == _source_table_cells()
 
 
 @slow
@@ -295,7 +296,7 @@ def test_the_run_prints_nothing_unexplained(main_job):
     assert "Traceback" not in text
     assert "Parent appears to have exited" not in text
     assert not [ln for ln in text.splitlines() if "warning" in ln.lower()], text[-3000:]
-    assert summary["problems"] == []
+    assert summary.problems == []
     # the lines it does print: the batch, one per notebook, the site
     n = len(report.NOTEBOOKS)
     pattern = rf"\[\d/{n}\] executing notebooks/"
@@ -379,7 +380,7 @@ def test_an_invalid_cell_option_block_is_refused_before_anything_runs(tmp_path):
 
 
 def _site(summary) -> Path:
-    return Path(summary["site"]).parent
+    return Path(summary.site).parent
 
 
 def _page_ids(page: Path) -> set[str]:
@@ -537,7 +538,7 @@ def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
     )
     # captions carry the numbers
     assert "Table 4.1:" in pages["mlperf_results.html"] and "Figure 2.1:" in pages["workload.html"]
-    assert summary["problems"] == []
+    assert summary.problems == []
 
 
 @slow
@@ -683,7 +684,7 @@ def test_quarto_not_found_message(tmp_path, monkeypatch):
         log=lines.append,
         progress=False,
     )
-    assert summary["quarto"] is False
+    assert summary.quarto is False
     msg = [line for line in lines if "Quarto not found" in line]
     assert len(msg) == 1 and "preview site at" in msg[0] and "quarto.org" in msg[0]
     # the chapters whose notebooks did not run are left out, each with one line saying so
@@ -743,14 +744,14 @@ def test_quarto_render_book_and_talk_offline(tmp_path):
     )
     summary = report.run_report(root=work, use_quarto=True, log=lambda *_: None, progress=False)
     index = work / "_book" / "index.html"
-    assert summary["quarto"] and index.is_file()
+    assert summary.quarto and index.is_file()
     chapter = (work / "_book" / "chapters" / "mlperf_results.html").read_text()
     assert "<table" in chapter and "eos_efficiency_ratio_by_scale.svg" in chapter
     assert re.search(r"Table(&nbsp;|\s)4\.1", chapter) and "<math" in chapter
     assert "?@" not in chapter
     # zero network loads in every page of the book (tags and the stylesheets they link)
     assert preview.network_loads(work / "_book") == {}
-    assert summary["problems"] == []
+    assert summary.problems == []
     # the talk: `make talk`
     shutil.copytree(work / "figures", work / "talk" / "figures")
     subprocess.run(["quarto", "render"], cwd=work / "talk", check=True)
@@ -783,18 +784,18 @@ def test_a_failing_notebook_costs_only_its_own_page(tmp_path):
     )
     lines: list[str] = []
     summary = report.run_report(out=tmp_path / "o", log=lines.append, **kw)
-    assert list(summary["failed"]) == ["telemetry"]
-    assert summary["failed"]["telemetry"].startswith("notebooks/telemetry.ipynb, cell ")
-    assert summary["executed"] == ["cluster"]
+    assert list(summary.failed) == ["telemetry"]
+    assert summary.failed["telemetry"].startswith("notebooks/telemetry.ipynb, cell ")
+    assert summary.executed == ["cluster"]
     failed_lines = [ln for ln in lines if "failed:" in ln]
     assert len(failed_lines) == 1 and "telemetry.ipynb" in failed_lines[0]
     page = json.loads((tmp_path / "o" / "notebooks" / "telemetry.ipynb").read_text())
     assert page["metadata"]["trainperf"]["executed"] is False
     note = "".join(page["cells"][1]["source"])
     assert note.startswith("**Not executed: the notebook failed.** notebooks/telemetry.ipynb, cell")
-    assert Path(summary["site"]).is_file()
+    assert Path(summary.site).is_file()
     on_disk = json.loads((tmp_path / "o" / "report_summary.json").read_text())
-    assert on_disk["failed"] == summary["failed"]
+    assert on_disk["failed"] == summary.failed
     assert lines[-1].startswith("done in ") and "1 executed" in lines[-1]
     assert "1 failed (telemetry)" in lines[-1]
     with pytest.raises(NotebookError, match=r"^notebooks/telemetry\.ipynb, cell "):
@@ -805,7 +806,9 @@ def test_report_exits_non_zero_naming_the_failed_notebooks(monkeypatch, capsys):
     from trainperf.report import job
 
     monkeypatch.setattr(
-        job, "run_report", lambda **kw: {"failed": {"telemetry": "x", "slurm_jobs": "y"}}
+        job,
+        "run_report",
+        lambda **kw: job.ReportSummary(failed={"telemetry": "x", "slurm_jobs": "y"}),
     )
     assert cli.main(["report"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -814,5 +817,39 @@ def test_report_exits_non_zero_naming_the_failed_notebooks(monkeypatch, capsys):
         "(the rest of the book was built)"
     ]
     seen = {}
-    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or {})
+    monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or job.ReportSummary())
     assert cli.main(["report", "--fail-fast"]) == 0 and seen["fail_fast"] is True
+
+
+def test_report_summary_is_a_frozen_record_with_the_json_fields():
+    import dataclasses
+
+    s = report.ReportSummary(executed=["cluster"], failed={"telemetry": "x"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.failed = {}  # type: ignore[misc]
+    assert list(s.to_dict()) == [
+        "notebooks", "tables", "figures", "site", "quarto", "problems", "seconds",
+        "executed", "skipped", "not_given", "failed",
+    ]  # fmt: skip
+    assert s.to_dict()["failed"] == {"telemetry": "x"}
+
+
+def test_a_failed_batch_is_a_product_error_naming_the_grid_and_first_run():
+    from trainperf.errors import BatchRunError, TrainperfError
+    from trainperf.report.execution import ReportJob
+
+    class Planned:
+        tasks: list = []
+
+        def summarize(self):
+            return pl.DataFrame(
+                {"run": ["a", "b"], "status": ["failed", "success"], "error": ["OSError: x", None]}
+            )
+
+    rj = object.__new__(ReportJob)
+    rj._batches = {"g": ("grids/x.yaml", Planned())}
+    with pytest.raises(
+        BatchRunError, match=r"^batch grids/x\.yaml: 1 run\(s\) failed, first: a: OSError: x$"
+    ) as e:
+        rj._batch_done("g")
+    assert isinstance(e.value, TrainperfError)

@@ -9,7 +9,7 @@ import re
 import shutil
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from trainperf.report import job as report
 from trainperf.report import rerun
@@ -69,13 +69,13 @@ def test_unchanged_notebook_is_skipped_and_a_changed_input_runs_again(tmp_path):
     lines: list[str] = []
     first = _run(tmp_path, systems, lines)
     executed = tmp_path / "o" / "notebooks" / "cluster.ipynb"
-    assert first["skipped"] == [] and executed.is_file()
+    assert first.skipped == [] and executed.is_file()
     mtime = executed.stat().st_mtime_ns
     values = json.loads((tmp_path / "o" / "values" / "cluster.json").read_text())
 
     lines.clear()
     second = _run(tmp_path, systems, lines)
-    assert second["skipped"] == ["cluster"]
+    assert second.skipped == ["cluster"]
     assert executed.stat().st_mtime_ns == mtime  # not executed again
     assert any("cluster.ipynb unchanged" in line and "skipped" in line for line in lines)
     # the skipped notebook's numbers are still in values.yml and its page in the site
@@ -85,13 +85,13 @@ def test_unchanged_notebook_is_skipped_and_a_changed_input_runs_again(tmp_path):
     # an input changed: "Compute nodes,100" -> 101 (the notebook's nodes value follows)
     systems.write_text(systems.read_text().replace("Compute nodes,100,", "Compute nodes,101,", 1))
     third = _run(tmp_path, systems, lines)
-    assert third["skipped"] == []
+    assert third.skipped == []
     assert json.loads((tmp_path / "o" / "values" / "cluster.json").read_text())["nodes"] == 101
 
     # a deleted output runs it again; --force runs it whatever
     (tmp_path / "o" / "values" / "cluster.json").unlink()
-    assert _run(tmp_path, systems, lines)["skipped"] == []
-    assert _run(tmp_path, systems, lines, force=True)["skipped"] == []
+    assert _run(tmp_path, systems, lines).skipped == []
+    assert _run(tmp_path, systems, lines, force=True).skipped == []
 
 
 def test_url_inputs_are_never_skipped(tmp_path):
@@ -146,7 +146,7 @@ def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
     )
     lines: list[str] = []
     first = report.run_report(log=lines.append, **kw)
-    assert first["executed"] == ["memory_model", "mlperf_runs"]  # in the job's order
+    assert first.executed == ["memory_model", "mlperf_runs"]  # in the job's order
     assert "executing 2 notebooks, 2 at a time, each with its own kernel" in lines
     # each notebook's record names the figures that notebook exported (the two ran into one
     # folder at the same time), in every language it exported
@@ -172,10 +172,10 @@ def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
         assert stems == exported and exported, (name, stems)
     # nothing changed: both skipped; one figure of one notebook removed: only that one runs
     lines.clear()
-    assert report.run_report(log=lines.append, **kw)["skipped"] == ["memory_model", "mlperf_runs"]
+    assert report.run_report(log=lines.append, **kw).skipped == ["memory_model", "mlperf_runs"]
     (tmp_path / "f" / "memory_wall.png").unlink()
     again = report.run_report(log=lines.append, **kw)
-    assert again["executed"] == ["memory_model"] and again["skipped"] == ["mlperf_runs"]
+    assert again.executed == ["memory_model"] and again.skipped == ["mlperf_runs"]
     assert (tmp_path / "f" / "memory_wall.png").is_file()
 
 
@@ -201,7 +201,7 @@ def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path)
     kw = _side_by_side(tmp_path, specs, config=cfg)
     lines: list[str] = []
     first = report.run_report(log=lines.append, **kw)
-    assert first["executed"] == ["eos_comparison"]
+    assert first.executed == ["eos_comparison"]
     # Eos v3.1 holds two GPT-3 result folders (64 and 96 nodes): two batch runs, then the notebook
     assert "executing 1 notebook and 2 batch runs, 2 at a time, each with its own kernel" in lines
     order = [ln for ln in lines if "batch" in ln or "eos_comparison" in ln]
@@ -217,7 +217,7 @@ def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path)
     )
     lines.clear()
     second = report.run_report(log=lines.append, **kw)
-    assert second["skipped"] == ["eos_comparison"] and second["executed"] == []
+    assert second.skipped == ["eos_comparison"] and second.executed == []
     # the batch's line says both runs are reused (whatever the job said before it: without a CJK
     # font, "Japanese figures skipped: ..." comes first)
     batch_lines = [ln for ln in lines if ln.startswith("batch grids/mlperf_systems.yaml: ")]

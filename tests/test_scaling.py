@@ -6,7 +6,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import MLPERF, ROOT
+from helpers import MLPERF, ROOT
 
 from trainperf import compare, mlperf
 from trainperf.compare import scaling

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from trainperf import jobs as jobstats
 from trainperf import slurm
 from trainperf.errors import InputError
 from trainperf.quality import QUALITY_SCHEMA
@@ -631,19 +632,19 @@ def stats() -> slurm.SacctData:
 
 def test_size_bins():
     df = pl.DataFrame({"n": [1, 2, 3, 4, 5, 16, 17, 32, 33, None, 0]})
-    got = df.select(slurm.size_bin("n")).to_series().cast(pl.Utf8).to_list()
+    got = df.select(jobstats.size_bin("n")).to_series().cast(pl.Utf8).to_list()
     assert got == ["1", "2", "3-4", "3-4", "5-16", "5-16", "17-32", "17-32", ">32", None, None]
 
 
 def test_successful_jobs(stats):
-    r = slurm.successful_jobs(stats.jobs).to_dicts()[0]
+    r = jobstats.successful_jobs(stats.jobs).to_dicts()[0]
     assert r["n_jobs"] == 6 and r["n_successful"] == 3  # jobs 1, 2, 7
     assert r["successful_share"] == pytest.approx(0.5)
     assert r["successful_gpu_hours"] == pytest.approx(8 + 32 + 24)
 
 
 def test_longest_job_and_task(stats):
-    out = slurm.longest_job_and_task(stats.jobs, stats.steps)
+    out = jobstats.longest_job_and_task(stats.jobs, stats.steps)
     assert out.get_column("what").to_list() == ["job", "task"]
     assert out.get_column("JobID").to_list() == ["4", "4.0"]  # .batch is not a task
     assert out.get_column("elapsed_s").to_list() == [8 * 86400, 7 * 86400]  # 691200, 604800
@@ -651,7 +652,7 @@ def test_longest_job_and_task(stats):
 
 
 def test_runtime_distribution(stats):
-    out = slurm.runtime_distribution(stats.jobs, quantiles=(0.0, 0.25, 0.5, 1.0))
+    out = jobstats.runtime_distribution(stats.jobs, quantiles=(0.0, 0.25, 0.5, 1.0))
     # successful run times 3600, 7200, 10800; q0.25 by linear interpolation: 3600 + 0.5*3600 = 5400
     assert out.get_column("elapsed_s").to_list() == [3600.0, 5400.0, 7200.0, 10800.0]
     assert out.get_column("elapsed_h").to_list() == [1.0, 1.5, 2.0, 3.0]
@@ -659,14 +660,14 @@ def test_runtime_distribution(stats):
 
 
 def test_runtime_histogram(stats):
-    out = slurm.runtime_histogram(stats.jobs, edges_s=(0, 3600, 7200))
+    out = jobstats.runtime_histogram(stats.jobs, edges_s=(0, 3600, 7200))
     # [0,3600): none; [3600,7200): 3600; [7200, inf): 7200, 10800
     assert out.get_column("n_jobs").to_list() == [0, 1, 2]
     assert out.get_column("bin_hi_s").to_list() == [3600.0, 7200.0, None]
 
 
 def test_share_by_state(stats):
-    out = slurm.share_by_state(stats.jobs)
+    out = jobstats.share_by_state(stats.jobs)
     d = {r["state"]: r for r in out.to_dicts()}
     assert set(d) == {"CANCELLED", "TIMEOUT", "COMPLETED", "FAILED"}  # RUNNING is not final
     assert out.get_column("state").to_list()[0] == "CANCELLED"  # most GPU-hours first
@@ -678,7 +679,7 @@ def test_share_by_state(stats):
 
 
 def test_share_by_size(stats):
-    out = slurm.share_by_size(stats.jobs)
+    out = jobstats.share_by_size(stats.jobs)
     assert out.get_column("size_bin").cast(pl.Utf8).to_list() == [
         "1",
         "2",
@@ -697,7 +698,7 @@ def test_share_by_size(stats):
 
 
 def test_runtime_tails_by_size(stats):
-    out = slurm.runtime_tails_by_size(stats.jobs, quantiles=(0.5,), over_days=(1, 7))
+    out = jobstats.runtime_tails_by_size(stats.jobs, quantiles=(0.5,), over_days=(1, 7))
     d = {r["size_bin"]: r for r in out.to_dicts()}
     assert d["1"]["elapsed_p50_s"] == pytest.approx(7200)  # median of 3600 and 10800
     assert d["17-32"]["share_over_7d"] == 1.0  # 8 days > 7 days
@@ -712,7 +713,7 @@ def test_gpu_hours_over_time():
         "1|COMPLETED|2024-06-01T23:30:00|2024-06-02T00:30:00|01:00:00|1|gres/gpu=8,node=1\n"
         "2|RUNNING|2024-06-02T12:00:00|Unknown|02:00:00|2|gres/gpu=16,node=2\n"
     )
-    out = slurm.gpu_hours_over_time(slurm.parse_sacct_parsable(text).jobs, every="1d")
+    out = jobstats.gpu_hours_over_time(slurm.parse_sacct_parsable(text).jobs, every="1d")
     got = [(r["period_start"], str(r["size_bin"]), r["gpu_hours"]) for r in out.to_dicts()]
     # job 1: 30 min on each day * 8 GPUs = 4 GPU-h per day; job 2 (running): 2 h * 16 = 32 on 06-02
     assert got == [
@@ -813,9 +814,9 @@ def test_read_sacct_dumps_mixed_formats():
 
 def test_workload_marginals_by_hand(stats):
     # the SAKURAONE paper's shares (arXiv 2604.13600 section 4.1; data/reference/workload_marginals.csv)
-    out = slurm.workload_marginals(stats.jobs, published=slurm.published_marginals("SAKURAONE"))
+    out = jobstats.workload_marginals(stats.jobs, published=jobstats.published_marginals("SAKURAONE"))
     m = {r["metric"]: r for r in out.to_dicts()}
-    assert list(m) == list(slurm.MARGINAL_METRICS)
+    assert list(m) == list(jobstats.MARGINAL_METRICS)
     # finished jobs 1,2,3,4,5,7 (GPU-h 8, 32, 16, 30720, 7680, 24; total 38480)
     assert m["cancelled_gpu_hours_share"]["value"] == pytest.approx(30720 / 38480)
     assert m["failed_job_share"]["value"] == pytest.approx(1 / 6)  # job 3
@@ -826,15 +827,15 @@ def test_workload_marginals_by_hand(stats):
     assert m["nodes_17_32_over_7d_share"]["value"] == 1.0  # job 4: 8 days
     # difference in percentage points: 100 * (1/6 - 0.169) = -0.2333...
     assert m["failed_job_share"]["difference_pp"] == pytest.approx(100 * (1 / 6 - 0.169))
-    none = slurm.workload_marginals(stats.jobs, published={})
+    none = jobstats.workload_marginals(stats.jobs, published={})
     assert none["published"].null_count() == none.height
     # no case-study default: without published values, none
-    default = slurm.workload_marginals(stats.jobs)
+    default = jobstats.workload_marginals(stats.jobs)
     assert default["published"].null_count() == default.height
 
 
 def test_accounting_summary(stats):
-    s = slurm.accounting_summary(stats.jobs, stats.steps).to_dicts()[0]
+    s = jobstats.accounting_summary(stats.jobs, stats.steps).to_dicts()[0]
     assert (s["n_job_records"], s["n_finished"], s["n_successful"]) == (7, 6, 3)
     assert s["gpu_hours"] == pytest.approx(38480)
     assert s["n_steps"] == 2 and s["n_users"] is None  # no User column in the fixture
@@ -842,7 +843,7 @@ def test_accounting_summary(stats):
 
 
 def test_runtime_ecdf(stats):
-    out = slurm.runtime_ecdf(stats.jobs)
+    out = jobstats.runtime_ecdf(stats.jobs)
     # successful run times: 3600 (1 node), 7200 (2 nodes), 10800 (1 node)
     all_ = out.filter(pl.col("group") == "all sizes")
     assert all_["elapsed_s"].to_list() == [3600.0, 7200.0, 10800.0]
@@ -857,7 +858,7 @@ def test_cluster_occupancy():
         "JobID|State|Start|End|Elapsed|NNodes|AllocTRES\n"
         "1|COMPLETED|2024-06-01T00:00:00|2024-06-01T12:00:00|12:00:00|2|gres/gpu=16,node=2\n"
     )
-    out = slurm.cluster_occupancy(
+    out = jobstats.cluster_occupancy(
         slurm.parse_sacct_parsable(text).jobs, cluster_nodes=4, gpus_per_node=8, every="1d"
     )
     r = out.to_dicts()[0]
@@ -865,13 +866,13 @@ def test_cluster_occupancy():
     assert r["gpu_hours"] == pytest.approx(192) and r["capacity_gpu_hours"] == 768
     assert r["occupancy"] == pytest.approx(0.25)
     with pytest.raises(ValueError):
-        slurm.cluster_occupancy(
+        jobstats.cluster_occupancy(
             slurm.parse_sacct_parsable(text).jobs, cluster_nodes=0, gpus_per_node=8
         )
 
 
 def test_runtime_edges_are_log_spaced():
-    e = slurm.RUNTIME_EDGES_LOG_S
+    e = jobstats.RUNTIME_EDGES_LOG_S
     assert e[0] == 10 and e[4] == pytest.approx(100) and e[-1] == pytest.approx(10**6.75)
 
 
@@ -919,7 +920,7 @@ def util_frame() -> pl.DataFrame:
 
 def test_job_gpu_utilisation_by_hand():
     jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
-    out = {r["JobID"]: r for r in slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
+    out = {r["JobID"]: r for r in jobstats.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
     # job 13 has no samples: absent, not 0 %
     assert set(out) == {"10", "11", "12"}
     # job 10: window [0, 4) min on n1, n2 -> minutes 0..3 of 4 GPUs = 16 samples:
@@ -944,7 +945,8 @@ def test_job_gpu_utilisation_by_hand():
 def test_gpu_utilisation_by_size_by_hand():
     jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
     out = {
-        str(r["size_bin"]): r for r in slurm.gpu_utilisation_by_size(jobs, util_frame()).to_dicts()
+        str(r["size_bin"]): r
+        for r in jobstats.gpu_utilisation_by_size(jobs, util_frame()).to_dicts()
     }
     # 1-node jobs 11 and 12: samples 5 15 0 0 | 30 30 10 10 -> sorted 0 0 5 10 10 15 30 30
     #   median (10 + 10) / 2 = 10; below 20: 6 of 8 = 0.75
@@ -961,7 +963,7 @@ def test_job_gpu_utilisation_shared_nodes_use_the_interval_join():
         + "14|COMPLETED|2024-06-01T00:00:00|2024-06-01T00:02:00|00:02:00|1|n1|gres/gpu=8,node=1\n"
     )
     jobs = slurm.parse_sacct_parsable(text).jobs
-    out = {r["JobID"]: r for r in slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
+    out = {r["JobID"]: r for r in jobstats.job_gpu_utilisation(jobs, util_frame()).to_dicts()}
     # job 14: n1/0 100 90, n1/1 100 100 -> median (100 + 100) / 2 = 100, mean 390 / 4 = 97.5
     assert (out["14"]["n_samples"], out["14"]["util_median"]) == (4, 100.0)
     assert out["14"]["util_mean"] == pytest.approx(97.5)
@@ -971,9 +973,9 @@ def test_job_gpu_utilisation_shared_nodes_use_the_interval_join():
 def test_job_gpu_utilisation_needs_the_columns():
     jobs = slurm.parse_sacct_parsable(UTIL_JOBS).jobs
     with pytest.raises(ValueError, match="hostname"):
-        slurm.job_gpu_utilisation(jobs, util_frame().drop("hostname"))
+        jobstats.job_gpu_utilisation(jobs, util_frame().drop("hostname"))
     with pytest.raises(ValueError, match="nodes"):
-        slurm.job_gpu_utilisation(jobs.drop("nodes"), util_frame())
+        jobstats.job_gpu_utilisation(jobs.drop("nodes"), util_frame())
 
 
 def test_header_missing_a_column_is_an_error_not_a_shift(tmp_path):
@@ -993,7 +995,7 @@ def test_header_missing_a_column_is_an_error_not_a_shift(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# issue 16: the vectorised reader gives the frames of the line-by-line reader it replaced
+# the vectorised reader gives the frames of the line-by-line reader it replaced
 # ------------------------------------------------------------------------------------------------
 
 BUNDLED = Path(__file__).parents[1] / "data" / "slurm" / "synthetic" / "sacct_parsable2.txt"
@@ -1053,7 +1055,7 @@ def test_vectorised_reader_matches_the_reference(path, kw):
 
 
 def test_ten_copies_of_the_bundled_dump_read_as_the_dump_once(tmp_path):
-    """The benchmark's 10x file (issue 16): every record after the first copy repeats one of it,
+    """The benchmark's 10x file (benchmarks/bench_slurm.py): every record after the first copy repeats one of it,
     so the frames are those of the dump read once (which the test above checks against the
     reference reader), and one quality row counts the repeats: 9 copies x 8,358 records =
     75,222, the first at line 8,360 (header line 1, first copy lines 2-8,359). The other quality
@@ -1391,11 +1393,11 @@ def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
 
 
 # ------------------------------------------------------------------------------------------------
-# trainperf.jobs: the split (issue 17) and the new results (issue 18)
+# trainperf.jobs: the job statistics (documented under trainperf.slurm in 0.1.0) and their results
 # ------------------------------------------------------------------------------------------------
 
 
-def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm():
+def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm_with_a_warning():
     from trainperf import jobs
 
     for name in (
@@ -1409,7 +1411,8 @@ def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm():
         "FINAL_STATES",
         "SIZE_BINS",
     ):
-        assert getattr(slurm, name) is getattr(jobs, name), name
+        with pytest.warns(DeprecationWarning, match=f"trainperf.jobs.{name}"):
+            assert getattr(slurm, name) is getattr(jobs, name), name
         if callable(getattr(jobs, name)):
             assert getattr(jobs, name).__module__.startswith("trainperf.jobs."), name
 
@@ -1434,7 +1437,9 @@ def test_longest_successful_job(stats):
             "elapsed_days": 10800 / 86400,
         }
     ]
-    assert slurm.longest_job_and_task(stats.jobs)["JobID"].to_list() == ["4"]  # the cancelled one
+    assert jobstats.longest_job_and_task(stats.jobs)["JobID"].to_list() == [
+        "4"
+    ]  # the cancelled one
     none = jobs.longest_successful_job(stats.jobs.filter(pl.col("state") != "COMPLETED"))
     assert none.height == 0 and none.columns == out.columns
 
@@ -1446,7 +1451,7 @@ def test_job_gpu_utilisation_coverage_by_hand():
         "15|COMPLETED|2024-06-01T00:00:00|2024-06-01T00:10:00|00:10:00|1|n3|gres/gpu=8,node=1\n"
     )
     jobs = slurm.parse_sacct_parsable(text).jobs
-    r = slurm.job_gpu_utilisation(jobs, util_frame()).to_dicts()[0]
+    r = jobstats.job_gpu_utilisation(jobs, util_frame()).to_dicts()[0]
     # samples every 60 s from 00:00 to 00:06: span 360 s + one interval 60 s = 420 s of 600 s
     assert (r["first_sample"], r["last_sample"]) == (utc(2024, 6, 1, 0, 0), utc(2024, 6, 1, 0, 6))
     assert (r["interval_s"], r["window_s"]) == (60.0, 600.0)
@@ -1454,7 +1459,7 @@ def test_job_gpu_utilisation_coverage_by_hand():
     # jobs 10, 11 and 12 of UTIL_JOBS are covered for their whole window: 4, 2 and 2 minutes
     full = {
         x["JobID"]: x["coverage"]
-        for x in slurm.job_gpu_utilisation(
+        for x in jobstats.job_gpu_utilisation(
             slurm.parse_sacct_parsable(UTIL_JOBS).jobs, util_frame()
         ).to_dicts()
     }
@@ -1576,3 +1581,13 @@ def test_list_columns_with_separator_characters_in_names():
         got = _list_series("nodes", vals)
         assert got.dtype == pl.List(pl.Utf8)
         assert got.to_list() == vals
+
+
+def test_job_statistics_under_their_old_slurm_name_warn_naming_trainperf_jobs():
+    # trainperf.slurm documented the job statistics as its own in 0.1.0; they live in trainperf.jobs
+    with pytest.warns(DeprecationWarning, match=r"import it from trainperf\.jobs"):
+        old = slurm.share_by_state
+    assert old is jobstats.share_by_state
+    assert "share_by_state" not in slurm.__all__
+    with pytest.raises(AttributeError):
+        slurm.no_such_name  # noqa: B018

@@ -205,7 +205,7 @@ def test_notebook_runs_on_synthetic_default(main_job):
     # the main job executes telemetry.ipynb on its default input, the synthetic default
     # (conftest.main_job, which also asks for its results_path): read that run
     tmp, summary = main_job
-    assert "telemetry" in summary["executed"]
+    assert "telemetry" in summary.executed
     params = json.loads((tmp / "out" / "notebooks" / "telemetry.ipynb").read_text())["metadata"][
         "papermill"
     ]["parameters"]

@@ -13,8 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from trainperf import jobs as jobstats
 from trainperf import slurm
 from trainperf.synthetic import slurm as synthetic_slurm
+from trainperf.synthetic.slurm_history import USERS
 
 # the bundled dump's NODE_FAIL records warn (exit code 0:0 is not a clean exit); test_slurm.py checks it
 pytestmark = pytest.mark.filterwarnings("ignore::trainperf.slurm.SacctWarning")
@@ -73,7 +75,7 @@ def test_other_seed_differs_but_keeps_the_calibration():
     a = synthetic_slurm.format_parsable2(synthetic_slurm.generate_jobs(1))
     assert a != TEXT.read_text(encoding="utf-8")
     d = slurm.parse_sacct_parsable(a)
-    m = {r["metric"]: r["value"] for r in slurm.workload_marginals(d.jobs).iter_rows(named=True)}
+    m = {r["metric"]: r["value"] for r in jobstats.workload_marginals(d.jobs).iter_rows(named=True)}
     for key, pct in PAPER_PCT.items():
         assert 100 * m[key] == pytest.approx(pct, abs=0.1), key
 
@@ -108,7 +110,7 @@ def test_calibration_tables_add_up():
 @pytest.mark.parametrize("which", ["text", "js"])
 def test_marginals_recovered_from_the_dump(which, request):
     d = request.getfixturevalue(which)
-    m = {r["metric"]: r["value"] for r in slurm.workload_marginals(d.jobs).iter_rows(named=True)}
+    m = {r["metric"]: r["value"] for r in jobstats.workload_marginals(d.jobs).iter_rows(named=True)}
     for key, pct in PAPER_PCT.items():
         assert 100 * m[key] == pytest.approx(pct, abs=0.1), key
     # 8 of the 59 jobs of 17-32 nodes ran longer than a week: 8 / 59 = 0.1356 (published 13.6 %)
@@ -133,7 +135,7 @@ def test_both_formats_give_the_same_jobs(text, js):
     for c in ("n_nodes", "n_cpus"):
         assert a.filter(started)[c].equals(b.filter(started)[c]), c
     assert set(b.filter(~started)["n_nodes"].to_list()) == {0}
-    uid_of = {"root": 0, **{u: uid for u, uid in synthetic_slurm._USERS}}
+    uid_of = {"root": 0, **{u: uid for u, uid in USERS}}
     canc = (
         a.drop("cancelled_by_user")
         .join(b.select("JobID", "cancelled_by_user"), on="JobID")
@@ -147,8 +149,8 @@ def test_both_formats_give_the_same_jobs(text, js):
 
 
 def test_gpu_hours_identical_in_both_formats(text, js):
-    a = slurm.share_by_state(text.jobs).sort("state")
-    b = slurm.share_by_state(js.jobs).sort("state")
+    a = jobstats.share_by_state(text.jobs).sort("state")
+    b = jobstats.share_by_state(js.jobs).sort("state")
     assert a.select("state", "n_jobs", "gpu_hours").equals(b.select("state", "n_jobs", "gpu_hours"))
 
 
@@ -156,7 +158,7 @@ def test_hostile_names_survive_both_formats(probe_dumps):
     names = set(synthetic_slurm.HOSTILE_NAMES) | {synthetic_slurm.XSS_NAME}
     for d in (slurm.read_sacct(probe_dumps["parsable2"]), slurm.read_sacct(probe_dumps["json"])):
         assert names <= set(d.jobs["JobName"].to_list())
-        longest = slurm.longest_job_and_task(d.jobs, d.steps)
+        longest = jobstats.longest_job_and_task(d.jobs, d.steps)
         assert longest.filter(pl.col("what") == "job")["name"][0] == synthetic_slurm.XSS_NAME
 
 
@@ -282,5 +284,5 @@ def test_job_telemetry_covers_one_whole_node_job_on_the_first_hosts(text):
     assert tele["labels"].str.contains('"synthetic":"true"', literal=True).all()
     # inside the job's window: from its start (plus the 120 s idle margin) for one MLPerf run
     assert tele["timestamp"].min() >= best["start"] and tele["timestamp"].max() < best["end"]
-    u = slurm.job_gpu_utilisation(text.jobs, tele)
+    u = jobstats.job_gpu_utilisation(text.jobs, tele)
     assert u["JobID"].to_list() == [job_id] and 0 < u["coverage"][0] < 1

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import ROOT
+from helpers import ROOT
 
 TALK = ROOT / "talk"
 DECKS = {"ja": TALK / "index.qmd", "en": TALK / "en.qmd"}

@@ -7,7 +7,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import mllog
+from helpers import mllog
 
 from trainperf import dcgm, telemetry
 

@@ -37,7 +37,7 @@ def test_phase_stats_and_links_identical_to_old(tmp_path, monkeypatch):
     assert_frame_equal(lt, ref, check_exact=False, rel_tol=1e-12, abs_tol=0.0)
     one = telemetry.phase_stats(lf, ph, level="gpu")
     monkeypatch.setattr(_common, "BATCH_ROWS", 20_000)  # several host batches
-    assert len(_common._host_batches(lf)) > 1
+    assert len(_common.host_batches(lf)) > 1
     assert telemetry.phase_stats(lf, ph, level="gpu").equals(one)
 
 
@@ -125,7 +125,7 @@ def test_phase_stats_same_frame_same_order_as_old(tiled_store, monkeypatch, leve
         monkeypatch.setattr(
             _common, "BATCH_ROWS", 15_000
         )  # several host batches, null host among them
-        assert len(_common._host_batches(data.lazy())) > 3
+        assert len(_common.host_batches(data.lazy())) > 3
         assert telemetry.phase_stats(data, ph, level=level).equals(ref)
         store_ref = documented_order(old.phase_stats(lf, ph, level=level), ph)
         assert telemetry.phase_stats(lf, ph, level=level).equals(store_ref)
@@ -232,7 +232,7 @@ def interval_cases():
 
 def test_interval_table_same_as_old():
     for ph in interval_cases():
-        b_new, t_new = phases_mod._interval_table(ph)
+        b_new, t_new = phases_mod.interval_table(ph)
         b_old, t_old = old._interval_table(ph)
         assert b_new == b_old
         assert t_new.equals(t_old), ph

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 from trainperf import mlperf
 

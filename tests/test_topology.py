@@ -12,7 +12,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import MLPERF
+from helpers import MLPERF
 
 from trainperf import mlperf, topology
 from trainperf.report.charts import topology as topology_chart

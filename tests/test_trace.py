@@ -13,7 +13,7 @@ import warnings
 
 import polars as pl
 import pytest
-from conftest import DATA
+from helpers import DATA
 
 from trainperf import dcgm, mlperf, trace
 from trainperf.trace import read as trace_read

@@ -12,6 +12,7 @@ import sys
 import traceback
 
 __all__ = [
+    "BatchRunError",
     "ConfigError",
     "DataWarning",
     "InputError",
@@ -46,6 +47,11 @@ class InputError(TrainperfError, ValueError):
 
 class ConfigError(TrainperfError, ValueError):
     """A configuration or parameter the product refuses before running (the message names the key)."""
+
+
+class BatchRunError(TrainperfError):
+    """A batch grid's runs failed where the main job needs their results (the message names the
+    grid, how many runs failed, and the first one's error)."""
 
 
 class DataWarning(UserWarning):

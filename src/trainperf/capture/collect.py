@@ -53,7 +53,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from trainperf.capture.fields import BY_NAME as _BY_NAME  # noqa: F401  (old private name; tests)
 from trainperf.capture.fields import FIELDS, FieldSpec
 from trainperf.capture.nvml import Backend, NvmlBackend, NvmlUnavailableError
 from trainperf.capture.render import Sample, format_exposition, format_value

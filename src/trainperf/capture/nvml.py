@@ -43,6 +43,7 @@ class Backend(Protocol):
 
 def _import_pynvml():
     try:
+        # deferred: nvidia-ml-py is the optional [gpu] extra; without it the backend says so
         import pynvml
     except ImportError as exc:
         raise NvmlUnavailableError(

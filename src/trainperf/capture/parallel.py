@@ -179,6 +179,7 @@ def traffic_per_step(
         ``pp_rank``, ``dp_rank`` (Int64), ``collective`` (String: AllReduce or SendRecv),
         ``parallelism`` (String: tp, pp or dp), ``bytes_sent`` (Float64, per step).
     """
+    # deferred: polars (~0.7 s, -X importtime) only for this table; torchrun ranks never load it
     import polars as pl
 
     b, sl, h = cfg.micro_batch_size, cfg.seq_len, cfg.hidden
@@ -229,6 +230,7 @@ def _build(torch: Any, cfg: Any, lay: Layout, groups: dict, device: Any) -> tupl
 
 def _tp_ops(torch: Any, lay: Layout, tp_group: Any) -> tuple[Any, Any, Any]:
     """Megatron-LM's tensor-parallel autograd functions over ``tp_group``: f, g, vocab-parallel CE."""
+    # deferred: torch is the optional [gpu] extra (this module's parser runs without it)
     import torch.distributed as dist
 
     class _CopyToTP(torch.autograd.Function):  # f: identity forward, all-reduce backward
@@ -290,6 +292,7 @@ def _tp_ops(torch: Any, lay: Layout, tp_group: Any) -> tuple[Any, Any, Any]:
 
 def _stage_class(torch: Any, cfg: Any, lay: Layout, ops: tuple, sharded: list) -> Any:
     """The module class of this rank's pipeline stage; its tp-split parameters go to ``sharded``."""
+    # deferred: torch is the optional [gpu] extra (this module's parser runs without it)
     import torch.nn.functional as F
     from torch import nn
 
@@ -358,6 +361,7 @@ def _stage_class(torch: Any, cfg: Any, lay: Layout, ops: tuple, sharded: list) -
 
 def _init_weights(torch: Any, model: Any, *, first: bool) -> None:
     """GPT-2 initialisation; the first stage's embeddings from one seed on all tp ranks."""
+    # deferred: torch is the optional [gpu] extra (this module's parser runs without it)
     from torch import nn
 
     for m in model.modules():
@@ -382,6 +386,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ValueError: a layout that does not fit the world size or the model.
     """
     os.environ.update(NVLS_OFF)
+    # deferred: smoke imports torch (and NCCL reads its environment), so only after NVLS_OFF is set
     from trainperf.capture import smoke
     from trainperf.flops import narayanan_flops_per_token
 
@@ -523,6 +528,7 @@ def _log_header(
     layout: dict,
 ) -> None:
     """The events before the model exists: system, submission, hyperparameters, layout, FLOPs."""
+    # deferred: trainperf.flops loads polars (~1.4 s, -X importtime); only rank 0 logs these events
     from trainperf.flops import model_flops_per_token, narayanan_flops_per_token
 
     m = layout["micro_batches"]
@@ -679,6 +685,7 @@ class _Pipeline:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # deferred: smoke imports torch, which NCCL's environment (NVLS_OFF, set in main) must precede
     from trainperf.capture import smoke
     from trainperf.capture.profile import add_profiler_arguments
 
@@ -712,6 +719,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point (``python -m trainperf.capture.parallel`` under torchrun); the exit status."""
     os.environ.update(NVLS_OFF)
+    # deferred: smoke imports torch (and NCCL reads its environment), so only after NVLS_OFF is set
     from trainperf.capture import smoke
 
     args = _parser().parse_args(argv)

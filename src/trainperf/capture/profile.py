@@ -92,6 +92,7 @@ class StepProfiler:
     def __enter__(self) -> StepProfiler:
         if self.path is None:
             return self
+        # deferred: torch is the optional [gpu] extra; a run without --profile never loads it here
         import torch.profiler as tp
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +120,7 @@ class StepProfiler:
         return self
 
     def _tag(self) -> None:
+        # deferred: torch is the optional [gpu] extra; a run without --profile never loads it here
         import torch.profiler as tp
 
         if self._prof.current_action in (

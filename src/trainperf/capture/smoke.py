@@ -232,6 +232,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     use_cuda, device = select_device(torch, args.device, local_rank)
     dist = None
     if world > 1:
+        # deferred: torch.distributed only for a multi-process run
         import torch.distributed as dist
 
         dist.init_process_group(
@@ -365,6 +366,7 @@ class _Run:
         if args.compile:
             train_model = torch.compile(model)
         if self.dist is not None:
+            # deferred: DDP only for a multi-process run
             from torch.nn.parallel import DistributedDataParallel as DDP
 
             train_model = DDP(train_model, device_ids=[self.local_rank] if use_cuda else None)

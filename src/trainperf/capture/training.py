@@ -90,6 +90,7 @@ class ResultLog:
     """An ``mlperf_logging.mllog.MLLogger`` writing to one result file (rank 0 only)."""
 
     def __init__(self, path: Path) -> None:
+        # deferred: mlperf_logging.mllog (~0.4-1 s, -X importtime) only when a run writes a log
         from mlperf_logging.mllog import mllog
 
         self._logger = logging.getLogger(f"trainperf.capture.smoke.{id(self)}")

@@ -43,7 +43,11 @@ __all__ = [
 
 
 def gpu_minutes(minutes: float, n_gpus: int) -> float:
-    """GPU-minutes = time to train (min) × GPUs."""
+    """GPU-minutes = time to train (min) × GPUs.
+
+    >>> gpu_minutes(49.795, 512)  # Eos v4.1 GPT-3, 64 nodes × 8 GPUs
+    25495.04
+    """
     return minutes * n_gpus
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainperf.config.schema import ClusterConfig
+from trainperf.markup import md_code, md_text
 
 __all__ = ["DEMO_CONFIG", "ReportInputs", "config_values", "report_overrides"]
 
@@ -122,7 +123,6 @@ def config_values(cfg: ClusterConfig) -> dict:
         "sacct": ", ".join(cfg.sacct),
         "reference_mlperf": cfg.reference.mlperf,
     }
-    from trainperf.markup import md_code, md_text
 
     shown = {
         "name": cfg.name,

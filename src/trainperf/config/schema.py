@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from trainperf import project_root
+from trainperf.config.yamlfile import load_yaml_file
 from trainperf.errors import ConfigError
+from trainperf.flops import load_accelerators, resolve_accelerator
+from trainperf.mlperf import find_result_files
+from trainperf.mlperf.loader import layout_from_path  # the loader's own rule, so both agree
 
 __all__ = [
     "LANGUAGES",
@@ -167,9 +174,6 @@ class ClusterConfig:
     def accelerator_table(self):
         """The accelerator table with the config's own accelerator (:class:`AcceleratorSpec`)
         in place of any row of the same name: what MFU and the memory model read."""
-        import polars as pl
-
-        from trainperf.flops import load_accelerators
 
         table = load_accelerators()
         if self.accelerator_spec is None:
@@ -180,7 +184,6 @@ class ClusterConfig:
     @property
     def gpu_memory_gb(self) -> float:
         """Memory per GPU of the config's accelerator, decimal GB."""
-        import polars as pl
 
         t = self.accelerator_table()
         return float(t.filter(pl.col("accelerator") == self.accelerator)["memory_gb"][0])
@@ -274,7 +277,6 @@ def _path(value: Any, key: str, base: Path, url_ok: bool = False) -> str:
 
 
 def _results(value: Any, key: str, base: Path) -> str:
-    from trainperf.mlperf import find_result_files
 
     path = _path(value, key, base)
     try:
@@ -290,14 +292,12 @@ def log_rounds(folder: str | Path) -> list[str]:
     """The MLPerf rounds (``v4.1``) of the result files under ``folder``, as
     :func:`trainperf.mlperf.load_results` assigns them (a folder named like ``v4.1`` or
     ``training_results_v4.1`` above ``<submitter>/results/``), sorted as version numbers."""
-    from trainperf.mlperf import find_result_files
-    from trainperf.mlperf.loader import _layout_from_path  # the loader's own rule, so both agree
 
     try:
         found = find_result_files(folder)
     except FileNotFoundError:
         return []
-    rounds = {_layout_from_path(p)["round"] for p in found} - {None}
+    rounds = {layout_from_path(p)["round"] for p in found} - {None}
     return sorted(rounds, key=lambda r: tuple(int(x) for x in r.lstrip("v").split(".")))
 
 
@@ -347,7 +347,6 @@ def _accelerator_spec(value: dict) -> AcceleratorSpec:
 
 
 def _accelerator(value: Any) -> str:
-    from trainperf.flops import load_accelerators, resolve_accelerator
 
     name = _text(value, "accelerator")
     try:
@@ -373,7 +372,6 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
             the wrong type, a path that does not exist, an accelerator not in
             ``data/reference/accelerators.csv``.
     """
-    from trainperf import project_root
 
     base = Path(base)
     if data is None:
@@ -469,7 +467,6 @@ def load_config(path: str | Path) -> ClusterConfig:
             (:func:`trainperf.config.yamlfile.load_yaml_file`), or :func:`parse_config` refuses
             it; the message is one line and names the key (and the file, and the line).
     """
-    from trainperf.config.yamlfile import load_yaml_file
 
     path = Path(path)
     data = load_yaml_file(path, "config")

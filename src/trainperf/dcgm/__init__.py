@@ -105,8 +105,6 @@ from trainperf.dcgm.fields import (
 from trainperf.dcgm.load import detect_format, load, read
 from trainperf.dcgm.promapi import read_prometheus_api, read_prometheus_api_reading
 from trainperf.dcgm.series import Reading
-from trainperf.dcgm.series import normalise_series as _normalise_series  # noqa: F401 (old private name)
-from trainperf.dcgm.series import series_frame as _series_frame  # noqa: F401 (old private name)
 from trainperf.dcgm.store import scan_parquet, store_quality, write_parquet_partitioned
 
 __all__ = [

@@ -34,6 +34,7 @@ and, except ``blank_value``, a :class:`~trainperf.dcgm.DcgmWarning` naming the f
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import re
 from functools import cache
@@ -41,9 +42,11 @@ from typing import Any
 
 import polars as pl
 
+from trainperf import flops
 from trainperf.dcgm.fields import FIELDS, FP_BLANK, INT_BLANK_CMP, DcgmWarning
 from trainperf.dcgm.series import Reading
 from trainperf.quality import QualityLog
+from trainperf.tables import read_table
 
 __all__ = [
     "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "across_sources", "finish", "range_table",
@@ -66,7 +69,6 @@ _DEVICE_RE = re.compile(r"nvidia(\d+)$")
 def range_table() -> pl.DataFrame:
     """The unit ranges (``trainperf/tables/dcgm_ranges.csv``): scope, key, min, max, max_from,
     max_factor, source."""
-    from trainperf.tables import read_table
 
     return read_table(
         "dcgm_ranges",
@@ -80,8 +82,6 @@ def range_table() -> pl.DataFrame:
 @cache
 def _power_limit(model: str) -> float | None:
     """Maximum board power (W) of a GPU model name (``modelName`` label), or None if unknown."""
-    from trainperf import flops
-    from trainperf.tables import read_table
 
     try:
         acc = flops.resolve_accelerator(model)
@@ -219,7 +219,6 @@ def _check_times(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
 
 
 def _dt_text(us: int | None) -> str:
-    import datetime as _dt
 
     if us is None:
         return "?"

@@ -8,6 +8,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -71,8 +72,6 @@ def _parse_time_column(s: pl.Series, tz: str, name: str, line_offset: int, col: 
                 name, i + line_offset, f"a time in column {col!r} (epoch s/ms/us or ISO 8601)", v
             ) from None
         if not z and d.tzinfo is None:
-            from zoneinfo import ZoneInfo
-
             d = d.replace(tzinfo=ZoneInfo(tz))
         out.append(int(round(d.timestamp() * 1_000_000)))
     return pl.Series(out, dtype=pl.Int64)

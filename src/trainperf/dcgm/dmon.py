@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -45,8 +46,6 @@ def _local_us(s: str, tz: str, name: str, lineno: int) -> int:
     except ValueError:
         raise DcgmFormatError(name, lineno, "an ISO-8601 or epoch-seconds line prefix", s) from None
     if d.tzinfo is None:
-        from zoneinfo import ZoneInfo
-
         d = d.replace(tzinfo=ZoneInfo(tz))
     return int(round(d.timestamp() * 1_000_000))
 

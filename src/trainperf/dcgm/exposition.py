@@ -15,7 +15,9 @@ it stays as ``engine="prometheus_client"`` for cross-checking.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
+import gzip
 import io
 import os
 import warnings
@@ -23,9 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
+from tqdm.auto import tqdm
 
 from trainperf.dcgm.checks import finish
 from trainperf.dcgm.fields import DcgmFormatError, DcgmWarning
+from trainperf.dcgm.promclient import exposition_prometheus_client
 from trainperf.dcgm.series import (
     Reading,
     empty_frame,
@@ -35,6 +39,7 @@ from trainperf.dcgm.series import (
     series_frame,
     src_name,
 )
+from trainperf.dcgm.store import write_parquet_partitioned, write_store_quality
 from trainperf.dcgm.text import (
     EXPECT_LABELS as _EXPECT_LABELS,
 )
@@ -96,8 +101,6 @@ def read_exposition_reading(
     if engine == "fast":
         return _exposition_fast(data, name, default_us)
     if engine == "prometheus_client":
-        from trainperf.dcgm.promclient import exposition_prometheus_client
-
         return exposition_prometheus_client(data, name, default_us)
     raise ValueError(f"engine must be 'fast' or 'prometheus_client', not {engine!r}")
 
@@ -199,9 +202,6 @@ def ingest_exposition(
         DcgmFormatError: as :func:`read_exposition`, naming the file and the absolute line.
         FileNotFoundError: missing file.
     """
-    import gzip
-
-    from trainperf.dcgm.store import write_parquet_partitioned, write_store_quality
 
     name = src_name(source)
     path = Path(source)
@@ -218,8 +218,6 @@ def ingest_exposition(
     failed: list[DcgmFormatError] = []
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"ingest {path.name}")
 
     def flush(buf: list[bytes], first_line: int) -> None:
@@ -511,7 +509,6 @@ def _failed_scrapes(
         note_truncated()
         return []
     bounds = sorted(m_line)
-    import bisect
 
     def scrape(ln: int) -> int:
         return bisect.bisect_right(bounds, ln)
@@ -579,7 +576,7 @@ def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 def _sid_of_kid(kid: pl.Series, kid_sid: dict[int, int]) -> pl.Expr:
     """``kid`` (the key codes of :func:`_keyed`) -> series id (UInt32, null for a kid not in
     ``kid_sid``): a table lookup where the codes form one range (as a read's new Categorical codes
-    do), else ``replace_strict`` (a hash per row: 4 ms of 320k samples, issue 29)."""
+    do), else ``replace_strict`` (a hash per row: 4 ms of 320k samples)."""
     if kid_sid and kid.len():
         lo, hi = min(kid_sid), max(kid_sid)
         if hi - lo + 1 == len(kid_sid) and lo <= kid.min() and kid.max() <= hi:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from trainperf.errors import DataWarning, InputError
+from trainperf.tables import read_table
 
 __all__ = [
     "ALIASES",
@@ -89,8 +90,6 @@ class FieldInfo:
 
 
 def _load_fields() -> dict[int, FieldInfo]:
-    from trainperf.tables import read_table
-
     schema = {
         "field_id": pl.Int64, "name": pl.String, "dtype": pl.String, "unit": pl.String,
         "kind": pl.String, "si_unit": pl.String, "si_scale": pl.Float64,
@@ -101,7 +100,6 @@ def _load_fields() -> dict[int, FieldInfo]:
 
 
 def _load_aliases() -> dict[str, int]:
-    from trainperf.tables import read_table
 
     rows = read_table(
         "dcgm_aliases", schema={"alias": pl.String, "field_id": pl.Int64, "source": pl.String}

@@ -7,16 +7,21 @@ data-quality row carrying its message, and every other file still loads.
 
 from __future__ import annotations
 
+import gzip
 import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from trainperf.dcgm import csvfiles, dmon, exposition, promapi
+from trainperf.dcgm.checks import across_sources
 from trainperf.dcgm.fields import DcgmFormatError, DcgmWarning
 from trainperf.dcgm.series import Reading, src_name
 from trainperf.errors import TrainperfError
-from trainperf.quality import QualityLog
+from trainperf.quality import QUALITY_SCHEMA, QualityLog
 
 __all__ = ["FORMATS", "detect_format", "load", "read"]
 
@@ -39,8 +44,6 @@ def detect_format(source: str | os.PathLike | bytes) -> str:
     else:
         name = str(source).lower()
         if name.endswith(".gz"):
-            import gzip
-
             try:
                 with gzip.open(source, "rb") as fh:
                     head = fh.read(4096)
@@ -75,7 +78,6 @@ def read(source: str | os.PathLike | bytes, format: str | None = None, **kwargs:
         DcgmFormatError: as the chosen reader; ValueError: unknown ``format``;
         FileNotFoundError: missing file.
     """
-    from trainperf.dcgm import csvfiles, dmon, exposition, promapi
 
     fmt = format or detect_format(source)
     readers = {
@@ -142,15 +144,9 @@ def load(
             log.add(name, "parse_error", "parse_error", msg, first_line=line)
     out = Reading.concat(readings, source=", ".join(str(s) for s in sources))
     if len(readings) > 1:
-        from trainperf.dcgm.checks import across_sources
-
         # two exporters of one GPU in two files: the same identity checks as inside one file
         files = [r.source for r in readings for _ in range(r.series.height)]
         out = across_sources(out, log, files)
     if log.rows:
-        import polars as pl
-
-        from trainperf.quality import QUALITY_SCHEMA
-
         out.quality = pl.concat([out.quality, log.frame()]).cast(QUALITY_SCHEMA)
     return out

@@ -124,7 +124,7 @@ def normalise_series(
         labels: its labels.
         cache: a dict kept by the caller over many series: what depends on the labels alone is
             worked out once per label set (dcgm-exporter gives every field of a GPU the same
-            labels: 20 series per set; issue 29), the same result as without.
+            labels: 20 series per set), the same result as without.
 
     Returns:
         a dict with the keys of :data:`SERIES_SCHEMA`.

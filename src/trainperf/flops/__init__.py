@@ -35,6 +35,9 @@ Modules: :mod:`~trainperf.flops.models` (model specifications, parameter counts)
 
 from __future__ import annotations
 
+import warnings
+
+from trainperf import tables as _tables
 from trainperf.flops.accelerators import (
     load_accelerators,
     mfu_both_peaks,
@@ -83,11 +86,6 @@ from trainperf.flops.units import GB as GB
 from trainperf.flops.units import TB as TB
 from trainperf.flops.units import TFLOP as TFLOP
 from trainperf.flops.units import Recompute as Recompute
-from trainperf.tables import default_reference_dir, read_table
-
-read_reference = (
-    read_table  # the name this module exported before the tables moved to trainperf.tables
-)
 
 __all__ = [
     "BENCHMARK_TRAINING",
@@ -103,8 +101,6 @@ __all__ = [
     "activation_bytes_per_gpu",
     "activation_bytes_per_layer",
     "bytes_per_gpu",
-    "default_reference_dir",
-    "read_reference",
     "flops_per_step",
     "load_accelerators",
     "lora_flops_per_token",
@@ -129,3 +125,23 @@ __all__ = [
     "tflops_from_tokens_per_s",
     "with_mfu_columns",
 ]
+
+
+# The reference tables' loader lives in trainperf.tables; trainperf.flops exported it in 0.1.0
+# (read_reference was trainperf.tables.read_table). An old name warns naming its home.
+_MOVED_TO_TABLES = {
+    "default_reference_dir": "default_reference_dir",
+    "read_reference": "read_table",
+}
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_TABLES:
+        new = _MOVED_TO_TABLES[name]
+        warnings.warn(
+            f"trainperf.flops.{name} is deprecated: use trainperf.tables.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_tables, new)
+    raise AttributeError(f"module 'trainperf.flops' has no attribute {name!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from trainperf.flops.models import ModelSpec, _linear_weights_per_layer
+from trainperf.flops.models import ModelSpec, linear_weights_per_layer
 from trainperf.flops.units import TFLOP, Recompute
 
 # --------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ def narayanan_flops_per_token(spec: ModelSpec, recompute: bool = False) -> float
 
 def _layer_forward_flops(spec: ModelSpec, causal: bool) -> tuple[float, float]:
     """Forward FLOP per token of one layer, split into (linear GEMMs, attention core)."""
-    linear = sum(2.0 * d_in * d_out for d_in, d_out in _linear_weights_per_layer(spec).values())
+    linear = sum(2.0 * d_in * d_out for d_in, d_out in linear_weights_per_layer(spec).values())
     q_width = spec.n_heads * spec.head_dim  # = h
     # QK^T and softmax(.)V: 2·s·q_width FLOP each per token (dense); causal masks half.
     attn = 4.0 * spec.seq_len * q_width
@@ -132,7 +132,7 @@ def lora_param_count(
     Raises:
         ValueError: unknown target module.
     """
-    mats = _linear_weights_per_layer(spec)
+    mats = linear_weights_per_layer(spec)
     unknown = [m for m in target_modules if m not in mats]
     if unknown:
         raise ValueError(f"unknown LoRA target modules {unknown}; known: {sorted(mats)}")
@@ -184,6 +184,9 @@ def tflops_from_tokens_per_s(tokens_per_s_per_gpu: float, flops_per_token: float
 
     Example (SAKURAONE paper, 32 nodes): 707.62 × 1.07644e12 / 1e12 = 761.7 TFLOP/s/GPU
     (the paper prints 757.13, 0.6% lower; see :func:`trainperf.compare.consistency_checks`).
+
+    >>> round(tflops_from_tokens_per_s(707.62, 1.07644e12), 1)
+    761.7
     """
     return tokens_per_s_per_gpu * flops_per_token / TFLOP
 
@@ -198,6 +201,9 @@ def model_tflops_per_gpu(total_flops: float, seconds: float, n_gpus: int) -> flo
 
     Returns:
         TFLOP/s per GPU. Eos v4.1 n32: 4.5149e18 / (256 × 18.419 s) / 1e12 = 957.5.
+
+        >>> round(model_tflops_per_gpu(4.5149e18, 18.419, 256), 1)
+        957.5
 
     Raises:
         ValueError: non-positive ``seconds`` or ``n_gpus``.
@@ -221,6 +227,9 @@ def mfu(tokens_per_s_per_gpu: float, flops_per_token: float, peak_flops: float) 
 
     Raises:
         ValueError: non-positive ``peak_flops``.
+
+    >>> round(mfu(707.62, 1.07644e12, 989.4e12), 3)  # 761.7 TFLOP/s of H100 SXM's BF16 dense 989.4
+    0.77
     """
     if peak_flops <= 0:
         raise ValueError("peak_flops must be positive (FLOP/s)")

@@ -171,7 +171,7 @@ def narayanan_param_count(spec: ModelSpec, vocab: int | Literal["raw", "padded"]
     return 12 * n_l * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * n_l * h))
 
 
-def _linear_weights_per_layer(spec: ModelSpec) -> dict[str, tuple[int, int]]:
+def linear_weights_per_layer(spec: ModelSpec) -> dict[str, tuple[int, int]]:
     """(d_in, d_out) of every linear layer in one transformer block."""
     h, kv, f = spec.hidden, spec.kv_dim, spec.ffn_hidden
     mats = {
@@ -205,7 +205,7 @@ def param_count(spec: ModelSpec, vocab: int | Literal["raw", "padded"] = "raw") 
     h = spec.hidden
     v = _vocab(spec, vocab)
     per_layer = 0
-    for d_in, d_out in _linear_weights_per_layer(spec).values():
+    for d_in, d_out in linear_weights_per_layer(spec).values():
         per_layer += d_in * d_out + (d_out if spec.bias else 0)
     norm_params = 2 * h if spec.norm == "layernorm" else h
     per_layer += 2 * norm_params

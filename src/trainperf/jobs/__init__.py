@@ -17,9 +17,12 @@ from trainperf.jobs.marginals import (
 )
 from trainperf.jobs.stats import (
     FINAL_STATES,
+    LONGEST_SCHEMA,
     RUNTIME_EDGES_LOG_S,
+    RUNTIME_HISTOGRAM_SCHEMA,
     SIZE_BIN_DTYPE,
     SIZE_BINS,
+    SUCCESSFUL_JOBS_SCHEMA,
     cluster_occupancy,
     gpu_hours_over_time,
     longest_job_and_task,
@@ -36,6 +39,9 @@ from trainperf.jobs.stats import (
 from trainperf.jobs.utilisation import GPU_UTIL_FIELD, gpu_utilisation_by_size, job_gpu_utilisation
 
 __all__ = [
+    "LONGEST_SCHEMA",
+    "RUNTIME_HISTOGRAM_SCHEMA",
+    "SUCCESSFUL_JOBS_SCHEMA",
     "FINAL_STATES",
     "GPU_UTIL_FIELD",
     "RUNTIME_EDGES_LOG_S",

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.jobs.stats import (
-    _finished,
+    finished_jobs,
     runtime_tails_by_size,
     share_by_size,
     share_by_state,
@@ -168,7 +168,7 @@ def accounting_summary(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) ->
         ``successful_gpu_hours`` (Float64).
     """
     ok = successful_jobs(jobs).row(0, named=True)
-    fin = _finished(jobs)
+    fin = finished_jobs(jobs)
     return pl.DataFrame(
         {
             "first_start": [jobs.get_column("start").min()],

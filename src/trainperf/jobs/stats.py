@@ -12,6 +12,9 @@ from collections.abc import Sequence
 import polars as pl
 
 __all__ = [
+    "LONGEST_SCHEMA",
+    "RUNTIME_HISTOGRAM_SCHEMA",
+    "SUCCESSFUL_JOBS_SCHEMA",
     "FINAL_STATES",
     "RUNTIME_EDGES_LOG_S",
     "SIZE_BINS",
@@ -55,12 +58,21 @@ def size_bin(n_nodes: pl.Expr | str = "n_nodes") -> pl.Expr:
     return expr.otherwise(pl.lit(SIZE_BINS[-1])).cast(SIZE_BIN_DTYPE)
 
 
-def _finished(jobs: pl.DataFrame) -> pl.DataFrame:
+def finished_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
     return jobs.filter(pl.col("state").is_in(list(FINAL_STATES)))
 
 
 def _successful_expr() -> pl.Expr:
     return (pl.col("state") == "COMPLETED") & (pl.col("exit_code").fill_null(0) == 0)
+
+
+SUCCESSFUL_JOBS_SCHEMA: dict[str, pl.DataType] = {
+    "n_jobs": pl.Int64,
+    "n_successful": pl.Int64,
+    "successful_share": pl.Float64,
+    "successful_gpu_hours": pl.Float64,
+}
+"""Columns of :func:`successful_jobs`."""
 
 
 def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -70,10 +82,11 @@ def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
     exit code is 0 (or unknown). Only finished records count (state in ``FINAL_STATES``).
 
     Returns:
+        :data:`SUCCESSFUL_JOBS_SCHEMA`.
         One row: ``n_jobs`` (UInt32/Int64, finished job rows), ``n_successful`` (Int64),
         ``successful_share`` (Float64, 0–1), ``successful_gpu_hours`` (Float64, GPU·h).
     """
-    f = _finished(jobs)
+    f = finished_jobs(jobs)
     n = f.height
     ok = f.filter(_successful_expr())
     return pl.DataFrame(
@@ -83,16 +96,11 @@ def successful_jobs(jobs: pl.DataFrame) -> pl.DataFrame:
             "successful_share": [ok.height / n if n else None],
             "successful_gpu_hours": [float(ok.get_column("gpu_hours").sum() or 0.0)],
         },
-        schema={
-            "n_jobs": pl.Int64,
-            "n_successful": pl.Int64,
-            "successful_share": pl.Float64,
-            "successful_gpu_hours": pl.Float64,
-        },
+        schema=SUCCESSFUL_JOBS_SCHEMA,
     )
 
 
-_LONGEST_SCHEMA = {
+LONGEST_SCHEMA: dict[str, pl.DataType] = {
     "what": pl.Utf8,
     "JobID": pl.Utf8,
     "name": pl.Utf8,
@@ -104,6 +112,7 @@ _LONGEST_SCHEMA = {
     "elapsed_s": pl.Int64,
     "elapsed_days": pl.Float64,
 }
+"""Columns of :func:`longest_job_and_task` and :func:`longest_successful_job`."""
 
 
 def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -114,6 +123,7 @@ def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) 
     with the largest ``elapsed_s``. Ties: the earliest start.
 
     Returns:
+        :data:`LONGEST_SCHEMA`.
         Up to two rows with columns ``what`` ("job" / "task"), ``JobID``, ``name``, ``state``,
         ``n_nodes``, ``n_gpus``, ``start``, ``end`` (Datetime UTC), ``elapsed_s`` (Int64),
         ``elapsed_days`` (Float64, ``elapsed_s / 86400``).
@@ -129,7 +139,7 @@ def longest_job_and_task(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) 
             continue
         best = df.sort(["elapsed_s", "start"], descending=[True, False], nulls_last=True).head(1)
         out.append(_longest_row(best, what))
-    return pl.concat(out) if out else pl.DataFrame(schema=_LONGEST_SCHEMA)
+    return pl.concat(out) if out else pl.DataFrame(schema=LONGEST_SCHEMA)
 
 
 def _longest_row(best: pl.DataFrame, what: str) -> pl.DataFrame:
@@ -144,7 +154,7 @@ def _longest_row(best: pl.DataFrame, what: str) -> pl.DataFrame:
         end=pl.col("end"),
         elapsed_s=pl.col("elapsed_s"),
         elapsed_days=pl.col("elapsed_s") / 86400.0,
-    ).cast(_LONGEST_SCHEMA)
+    ).cast(LONGEST_SCHEMA)
 
 
 def longest_successful_job(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -156,12 +166,13 @@ def longest_successful_job(jobs: pl.DataFrame) -> pl.DataFrame:
     start.
 
     Returns:
+        :data:`LONGEST_SCHEMA`.
         At most one row, the columns of :func:`longest_job_and_task` with ``what`` =
         ``"successful job"``; no row when no job succeeded.
     """
-    ok = _finished(jobs).filter(_successful_expr() & pl.col("elapsed_s").is_not_null())
+    ok = finished_jobs(jobs).filter(_successful_expr() & pl.col("elapsed_s").is_not_null())
     if ok.height == 0:
-        return pl.DataFrame(schema=_LONGEST_SCHEMA)
+        return pl.DataFrame(schema=LONGEST_SCHEMA)
     best = ok.sort(["elapsed_s", "start"], descending=[True, False], nulls_last=True).head(1)
     return _longest_row(best, "successful job")
 
@@ -181,7 +192,7 @@ def runtime_distribution(
         Columns ``size_bin`` (Enum, only with ``by_size``), ``quantile`` (Float64, 0–1), ``n_jobs``
         (Int64), ``elapsed_s`` (Float64 seconds), ``elapsed_h`` (Float64 hours).
     """
-    df = _finished(jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").is_not_null())
     if successful_only:
         df = df.filter(_successful_expr())
     keys = ["size_bin"] if by_size else []
@@ -208,6 +219,15 @@ def runtime_distribution(
 _DEFAULT_EDGES_S = (0, 60, 600, 3600, 6 * 3600, 86400, 3 * 86400, 7 * 86400, 14 * 86400, 30 * 86400)
 
 
+RUNTIME_HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
+    "bin_lo_s": pl.Float64,
+    "bin_hi_s": pl.Float64,
+    "n_jobs": pl.Int64,
+    "job_share": pl.Float64,
+}
+"""Columns of :func:`runtime_histogram`."""
+
+
 def runtime_histogram(
     jobs: pl.DataFrame,
     edges_s: Sequence[float] = _DEFAULT_EDGES_S,
@@ -217,11 +237,12 @@ def runtime_histogram(
     """Counts of job run times in bins ``[lo, hi)`` (seconds); the last bin is ``[last edge, ∞)``.
 
     Returns:
+        :data:`RUNTIME_HISTOGRAM_SCHEMA`.
         Columns ``bin_lo_s`` (Float64), ``bin_hi_s`` (Float64, null for the open last bin),
         ``n_jobs`` (Int64), ``job_share`` (Float64, 0–1 of the counted jobs).
     """
     edges = sorted(float(e) for e in edges_s)
-    df = _finished(jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").is_not_null())
     if successful_only:
         df = df.filter(_successful_expr())
     vals = df.get_column("elapsed_s").to_list()
@@ -240,12 +261,7 @@ def runtime_histogram(
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "bin_lo_s": pl.Float64,
-            "bin_hi_s": pl.Float64,
-            "n_jobs": pl.Int64,
-            "job_share": pl.Float64,
-        },
+        schema=RUNTIME_HISTOGRAM_SCHEMA,
     )
 
 
@@ -277,7 +293,7 @@ def share_by_state(jobs: pl.DataFrame, *, final_only: bool = True) -> pl.DataFra
         ``gpu_hours_share`` (Float64, 0–1), ``n_unknown_gpu_hours`` (Int64, rows whose GPU-hours are
         unknown).
     """
-    df = _finished(jobs) if final_only else jobs
+    df = finished_jobs(jobs) if final_only else jobs
     out = _shares(df, "state")
     return out.select(
         "state", "n_jobs", "job_share", "gpu_hours", "gpu_hours_share", "n_unknown_gpu_hours"
@@ -294,7 +310,7 @@ def share_by_size(jobs: pl.DataFrame, *, final_only: bool = True) -> pl.DataFram
         jobs with ≤ 4 nodes is ``cum_job_share`` at ``"3-4"``), ``n_unknown_gpu_hours`` (Int64).
         Rows without a node count are left out.
     """
-    df = (_finished(jobs) if final_only else jobs).with_columns(size_bin=size_bin("n_nodes"))
+    df = (finished_jobs(jobs) if final_only else jobs).with_columns(size_bin=size_bin("n_nodes"))
     df = df.filter(pl.col("size_bin").is_not_null())
     agg = _shares(df, "size_bin")
     full = pl.DataFrame({"size_bin": pl.Series(SIZE_BINS, dtype=SIZE_BIN_DTYPE)}).join(
@@ -334,7 +350,7 @@ def runtime_tails_by_size(
         ``share_over_{d}d`` (Float64, 0–1: share of the bin's jobs with ``elapsed_s`` **strictly
         greater** than ``d`` days, e.g. ``share_over_7d`` = "ran for more than a week").
     """
-    df = (_finished(jobs) if final_only else jobs).filter(pl.col("elapsed_s").is_not_null())
+    df = (finished_jobs(jobs) if final_only else jobs).filter(pl.col("elapsed_s").is_not_null())
     df = df.with_columns(size_bin=size_bin("n_nodes")).filter(pl.col("size_bin").is_not_null())
     aggs = [pl.len().cast(pl.Int64).alias("n_jobs")]
     for q in quantiles:
@@ -373,7 +389,7 @@ def gpu_hours_over_time(
         Columns ``period_start`` (Datetime UTC), ``size_bin`` (Enum, with ``by_size``),
         ``gpu_hours`` (Float64, GPU·h), ``n_jobs`` (Int64, jobs overlapping the period), sorted.
     """
-    df = _finished(jobs) if final_only else jobs
+    df = finished_jobs(jobs) if final_only else jobs
     df = df.with_columns(
         _end=pl.coalesce(pl.col("end"), pl.col("start") + pl.duration(seconds=pl.col("elapsed_s")))
     ).filter(
@@ -418,7 +434,7 @@ def runtime_ecdf(
         a group), ``elapsed_h`` (Float64 hours), ``ecdf`` (Float64, share of the group's jobs with a run
         time <= ``elapsed_s``), ``n_jobs`` (Int64, jobs in the group).
     """
-    df = _finished(jobs).filter(pl.col("elapsed_s").fill_null(0) > 0)
+    df = finished_jobs(jobs).filter(pl.col("elapsed_s").fill_null(0) > 0)
     if successful_only:
         df = df.filter(_successful_expr())
     df = df.select(pl.col("elapsed_s").cast(pl.Float64), size_bin=size_bin("n_nodes"))

@@ -41,6 +41,7 @@ from trainperf.mlperf.rules import (
 )
 from trainperf.mlperf.scores import score_runs
 from trainperf.mlperf.throughput import (
+    STEP_TIMES_SCHEMA,
     blocks,
     eval_curve,
     runs_with_throughput,
@@ -49,6 +50,7 @@ from trainperf.mlperf.throughput import (
 )
 
 __all__ = [
+    "STEP_TIMES_SCHEMA",
     "EVENT_SCHEMA",
     "MLLOG_TOKEN",
     "MLPerfLogError",

@@ -7,12 +7,16 @@ range, tolerances) are the package table ``trainperf/tables/mlperf_limits.csv``,
 
 from __future__ import annotations
 
+import gzip
 import math
+import os
+import zlib
 from dataclasses import dataclass, field
 from functools import cache
 
 from trainperf.errors import DataWarning, InputError
 from trainperf.quality import QualityLog
+from trainperf.tables import package_table
 
 __all__ = [
     "INT64_MAX",
@@ -46,7 +50,6 @@ def limits() -> dict[str, float]:
     ``order_tolerance_ms``, ``order_window`` (the file-order check), ``duplicate_tolerance_ms``
     (consensus of rank duplicates). The CSV gives each one's unit and source.
     """
-    from trainperf.tables import package_table
 
     return {r["name"]: float(r["value"]) for r in package_table("mlperf_limits")}
 
@@ -140,7 +143,6 @@ _TEXT_COLUMNS = ("prefix", "event_type", "key", "value", "metadata")
 def display_path(path) -> str:
     """A path as text that can be stored and printed: a name with bytes that are not UTF-8
     (``os.fsdecode`` gives lone surrogates for them) gets them as ``\\xNN`` escapes."""
-    import os
 
     s = str(path)
     try:
@@ -196,8 +198,6 @@ def read_result_bytes(path) -> bytes | None:
         MLPerfLogError: not a gzip file, truncated, or larger than :data:`GZ_MAX_BYTES` once
             decompressed.
     """
-    import gzip
-    import zlib
 
     if not str(path).lower().endswith(".gz"):
         return None

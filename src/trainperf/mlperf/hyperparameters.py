@@ -18,8 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.mlperf.checks import as_count
-from trainperf.mlperf.loader import Results, _layout_from_path
+from trainperf.mlperf.loader import Results, layout_from_path
 from trainperf.mlperf.rules import hyperparameter_rules
+from trainperf.tables import package_table
 
 __all__ = ["PARALLELISM_KEYS", "hyperparameters", "hyperparameters_long"]
 
@@ -59,7 +60,6 @@ LONG_SCHEMA = {
 
 @cache
 def _units() -> dict[str, str]:
-    from trainperf.tables import package_table
 
     return {r["key"]: (r["unit"] or "") for r in package_table("mlperf_hyperparameters")}
 
@@ -97,7 +97,7 @@ def hyperparameters_long(results: Results) -> pl.DataFrame:
         results: :func:`~trainperf.mlperf.loader.load_results` output.
 
     Returns:
-        polars frame: round, submitter, system, benchmark, key (String); value (String, JSON text of
+        :data:`LONG_SCHEMA`: round, submitter, system, benchmark, key (String); value (String, JSON text of
         the first run's value; null when no run logged the key); value_num (Float64, the value when a
         number); unit (String: samples, tokens, steps, micro-batches, GPUs, "1" for dimensionless, ""
         when not a quantity or unknown); n_runs (Int64, runs that logged it); varies (Boolean, the
@@ -152,7 +152,7 @@ def hyperparameters_long(results: Results) -> pl.DataFrame:
 
 
 def _system_json_parallelism(result_file: str) -> dict[str, int]:
-    layout = _layout_from_path(Path(result_file))
+    layout = layout_from_path(Path(result_file))
     if layout["submitter_dir"] is None:
         return {}
     js = layout["submitter_dir"] / "systems" / f"{layout['system']}.json"

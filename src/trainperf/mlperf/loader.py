@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+from tqdm.auto import tqdm
 
 from trainperf.errors import InputError
 from trainperf.mlperf.checks import (
@@ -35,6 +36,7 @@ from trainperf.mlperf.checks import (
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
 from trainperf.mlperf.rules import convergence_target, progress_key
+from trainperf.mlperf.scores import score_runs
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
@@ -157,7 +159,7 @@ def find_result_files(path: str | Path) -> list[Path]:
     return sorted(found)
 
 
-def _layout_from_path(path: Path) -> dict:
+def layout_from_path(path: Path) -> dict:
     parts = path.parts
     out = {
         "round": None,
@@ -258,7 +260,7 @@ def _first(parsed: ParsedLog, key: str, what: str, checks: FileChecks, lo: int =
 
 def _base_row(path: Path, parsed: ParsedLog | None, sys_cache: dict, checks: FileChecks) -> dict:
     """Layout, system description and logged sizes of one file (status parse_error until timed)."""
-    layout = _layout_from_path(path)
+    layout = layout_from_path(path)
     desc = {}
     if parsed is not None and (parsed.n_events or layout["submitter_dir"]):
         desc = _system_desc(layout, parsed, sys_cache, checks)
@@ -613,7 +615,6 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     Raises:
         FileNotFoundError: no result file under ``path``.
     """
-    from trainperf.mlperf.scores import score_runs
 
     files_ = find_result_files(path)
     log = QualityLog(category=MLPerfLogWarning)
@@ -624,8 +625,6 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     memo = Memo()  # the files of one submission log the same events: each decoded once
     iterator = files_
     if progress:
-        from tqdm.auto import tqdm
-
         iterator = tqdm(files_, desc="MLPerf logs", unit="file", file=sys.stderr)
     for f in iterator:
         parsed = None

@@ -3,12 +3,13 @@
 The grammar is mlperf-logging's (``compliance_checker/mlp_parser/ruleset_*.py``): after the token, one
 JSON object with ``time_ms`` (Unix epoch milliseconds), ``key``, ``value`` and ``metadata``. This
 module decodes each event's JSON once (mlperf-logging's ``string_to_logline`` plus a second
-``json.loads`` and two ``json.dumps`` cost 3.5x one ``json.loads`` per line, issue 16) and checks what
+``json.loads`` and two ``json.dumps`` cost 3.5x one ``json.loads`` per line) and checks what
 the grammar leaves open: ``time_ms`` finite and plausible, events in time order, field types.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import operator
@@ -17,6 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -29,6 +31,7 @@ from trainperf.mlperf.checks import (
     read_result_bytes,
 )
 from trainperf.quality import QualityLog
+from trainperf.tables import package_table
 
 __all__ = [
     "EVENT_SCHEMA",
@@ -114,7 +117,7 @@ class ParsedLog:
     def frame(self) -> pl.DataFrame:
         """The events as a polars frame with :data:`EVENT_SCHEMA`."""
         path = display_path(self.path)  # a name with bytes that are not UTF-8: escaped
-        # one string the rows share (pl.repeat writes it once per row: 10 % of a load, issue 29)
+        # one string the rows share (pl.repeat writes it once per row: 10 % of a load)
         file = pl.Series("file", [path], pl.String).new_from_index(0, self.n_events)
         return pl.DataFrame([file, *(self.events.get_column(c) for c in list(EVENT_SCHEMA)[1:])])
 
@@ -310,10 +313,25 @@ def _template_ok(seg: str, s0: int, s1: int, obj: dict) -> bool:
     )
 
 
-def _event(seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, hi: float):
-    """Decode and check one event: (time, event_type, key, value text, value_num, metadata text,
-    value, metadata, clean (no check fired), decoded object), or None when the event is skipped
-    (check recorded)."""
+class DecodedEvent(NamedTuple):
+    """One decoded and checked event of a log line (:func:`_event`); lines of one template share it."""
+
+    time_ms: float | None  # None: the time was excluded (out of range)
+    event_type: str | None
+    key: str
+    value_text: str | None  # the value as JSON text (EVENT_SCHEMA's ``value``)
+    value_num: float | None
+    metadata_text: str  # the metadata object as JSON text
+    value: Any  # the decoded value
+    metadata: dict | None  # the decoded metadata (None: damaged)
+    clean: bool  # no check fired while decoding it
+    obj: dict  # the decoded line
+
+
+def _event(
+    seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, hi: float
+) -> DecodedEvent | None:
+    """Decode and check one event, or None when the event is skipped (check recorded)."""
     loads, dumps, vcache, mcache = caches
     obj = _decode(seg, lineno, checks, loads)
     if obj is None:
@@ -361,7 +379,7 @@ def _event(seg: str, lineno: int, checks: FileChecks, caches: tuple, lo: float, 
             lineno,
         )
         etype = None
-    return t, etype, key, vtext, vnum, mtext, value, meta, clean, obj
+    return DecodedEvent(t, etype, key, vtext, vnum, mtext, value, meta, clean, obj)
 
 
 # Lines as mllog writes them, recognised in one native pass (polars string expressions): the token at
@@ -389,7 +407,6 @@ class _Text:
 
 def _pieces(path: str | Path, data: bytes | None):
     """The file's bytes in pieces of whole lines (joined with ``\\n`` they give the file back)."""
-    import io
 
     with open(path, "rb") if data is None else io.BytesIO(data) as f:
         rest, offset = b"", 0
@@ -552,7 +569,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     # each template decoded once, from its first line (checks there go to a scratch record: a
     # template that is not clean sends all its lines through the per-line path, which records them)
     first = simple.filter(pl.col("tid").is_first_distinct()).sort("tid")
-    cached: dict[int, tuple] = {}
+    cached: dict[int, DecodedEvent] = {}
     first_line: dict[int, int] = {}  # template -> its first line (for messages)
     scratch = FileChecks(src)
     for tid, ln, d in zip(first["tid"].to_list(), first["line"].to_list(), first["d"].to_list(),
@@ -564,8 +581,8 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
             ev = _event(seg, ln, scratch, caches, lo, hi)
             if not (
                 ev is not None
-                and ev[8]
-                and _template_ok(seg, _HEAD_LEN, _HEAD_LEN + len(ds), ev[9])
+                and ev.clean
+                and _template_ok(seg, _HEAD_LEN, _HEAD_LEN + len(ds), ev.obj)
             ):
                 continue
             memo.head[tpls[tid]] = ev
@@ -594,7 +611,11 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     ev_cols = ("event_type", "key", "value", "value_num", "metadata")
     tmpl = {c: [None] * len(tpls) for c in ev_cols}
     for tid, ev in cached.items():
-        for c, v in zip(ev_cols, ev[1:6], strict=True):
+        for c, v in zip(
+            ev_cols,
+            (ev.event_type, ev.key, ev.value_text, ev.value_num, ev.metadata_text),
+            strict=True,
+        ):
             tmpl[c][tid] = v
     check_encodable(src, {"line": [first_line.get(t) for t in range(len(tpls))], **tmpl})
     tmpl_frame = pl.DataFrame(tmpl, schema={c: EVENT_SCHEMA[c] for c in ev_cols})
@@ -623,8 +644,8 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
     kept: dict[str, list] = {}
     hit = events.with_row_index("row").filter(pl.col("key").is_in(list(KEPT_KEYS)))
     for row, key, s in hit.select("row", "key", "src").iter_rows():
-        value, meta = (cached[s] if s >= 0 else py["objects"][-1 - s])[6:8]
-        kept.setdefault(key, []).append((row, value, meta))
+        ev = cached[s] if s >= 0 else py["objects"][-1 - s]
+        kept.setdefault(key, []).append((row, ev.value, ev.metadata))
     events = events.drop("src")
     events = _order_check_frame(events, checks, lim)
     _repeat_check_frame(rep, py["repeated"], events, checks)
@@ -633,7 +654,7 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
 
 # The only way a decoded event gets a character UTF-8 cannot store: json.loads of a surrogate escape
 # (the text itself is decoded with U+FFFD for bad bytes, and json.dumps writes values and metadata
-# in ASCII). A file without one needs no check_encodable pass (issue 29: 6 % of the small-file path).
+# in ASCII). A file without one needs no check_encodable pass (it was 6 % of the small-file path).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -660,7 +681,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     objects = py["objects"]
     for row, key in enumerate(py["key"]):
         if key in KEPT_KEYS:
-            kept.setdefault(key, []).append((row, *objects[row][6:8]))
+            kept.setdefault(key, []).append((row, objects[row].value, objects[row].metadata))
     _order_check(py["time_ms"], py["line"], checks, lim)
     if py["repeated"]:
         lines, keys, rank = py["line"], py["key"], _rank_keys()
@@ -680,13 +701,13 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
     kind 0: an MLLOG line to parse (prefix, segments, each event decoded or taken from a template
     of this path); kind 2: the same, for an mllog-written line (its repeats are found elsewhere);
     kind 1: a line of a cached template whose time is out of range (text: the digits): only its
-    check. Returns the events' columns, their events (value and metadata objects at ``[6:8]``) and the
+    check. Returns the events' columns, their events (:class:`DecodedEvent`) and the
     lines that repeat an earlier line of this path exactly.
     """
     caches, templates, head_templates = memo.caches, memo.regex, memo.head
     time_search = _TIME_RE.search
     # one (line, prefix, time, event) tuple per event; the columns are taken out after the loop
-    # by C-level maps (issue 29: eight list appends per event were a tenth of the small-file path)
+    # by C-level maps (eight list appends per event were a tenth of the small-file path)
     rows: list[tuple] = []
     add = rows.append
     seen: set[str] = set()
@@ -740,24 +761,24 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                 ev = _event(seg, lineno, checks, caches, lo, hi)
                 if ev is None:
                     continue
-                t = ev[0]
-                if tpl is not None and ev[8] and _template_ok(seg, s0, s1, ev[9]):
+                t = ev.time_ms
+                if tpl is not None and ev.clean and _template_ok(seg, s0, s1, ev.obj):
                     cache[tpl] = ev
             add((lineno, prefix, t, ev))
             prefix = ""
-    get = operator.itemgetter
+    get, field = operator.itemgetter, operator.attrgetter
     evs = list(map(get(3), rows))
     out: dict[str, list] = {
         "line": list(map(get(0), rows)),
         "prefix": list(map(get(1), rows)),
         "time_ms": list(map(get(2), rows)),
-        "event_type": list(map(get(1), evs)),
-        "key": list(map(get(2), evs)),
-        "value": list(map(get(3), evs)),
-        "value_num": list(map(get(4), evs)),
-        "metadata": list(map(get(5), evs)),
+        "event_type": list(map(field("event_type"), evs)),
+        "key": list(map(field("key"), evs)),
+        "value": list(map(field("value_text"), evs)),
+        "value_num": list(map(field("value_num"), evs)),
+        "metadata": list(map(field("metadata_text"), evs)),
     }
-    out["objects"], out["repeated"] = evs, repeated  # (value, metadata) at [6:8] of each event
+    out["objects"], out["repeated"] = evs, repeated  # one DecodedEvent per event
     return out
 
 
@@ -776,7 +797,6 @@ def _order_check_frame(events: pl.DataFrame, checks: FileChecks, lim: dict) -> p
 
 @cache
 def _rank_keys() -> frozenset[str]:
-    from trainperf.tables import package_table
 
     return frozenset(r["key"] for r in package_table("mlperf_rank_events"))
 

@@ -8,7 +8,7 @@ result summarizer's own functions.
 
 Why the summarizer's functions are taken from its source rather than by ``import``: importing
 ``mlperf_logging.result_summarizer.result_summarizer`` pulls in pandas and (through the RCP checker)
-scipy, +2.1 s and +185 MB measured (issue 16), for two functions of a few lines that use neither.
+scipy, +2.1 s and +185 MB measured, for two functions of a few lines that use neither.
 :func:`summarizer_function` compiles just those functions from the installed package's source file,
 so the rule stays the package's code; when the source cannot be read that way it imports the module.
 """
@@ -26,6 +26,10 @@ from importlib.resources import files
 from pathlib import Path
 
 import polars as pl
+import yaml
+from mlperf_logging import benchmark_meta
+
+from trainperf.tables import package_table
 
 __all__ = [
     "convergence_target",
@@ -82,7 +86,6 @@ def ruleset_yaml(benchmark: str, round_: str | None = None) -> tuple[str, str] |
 
 @cache
 def _rule_entries(benchmark: str, round_: str | None) -> tuple[str, tuple[dict, ...]] | None:
-    import yaml
 
     found = ruleset_yaml(benchmark, round_)
     if found is None:
@@ -119,7 +122,6 @@ def convergence_target(benchmark: str, round_: str | None = None) -> tuple[float
 
 @cache
 def _progress_units() -> dict[tuple[str, str], str]:
-    from trainperf.tables import package_table
 
     return {
         (r["benchmark"], r["metadata_key"]): r["unit"] for r in package_table("mlperf_progress")
@@ -235,7 +237,6 @@ def hyperparameter_rules(benchmark: str, round_: str | None = None) -> pl.DataFr
 
 def required_runs() -> dict[str, int]:
     """Result files a training submission needs per benchmark (``mlperf_logging.benchmark_meta``)."""
-    from mlperf_logging import benchmark_meta
 
     return benchmark_meta.get_result_file_counts("training")
 

@@ -61,7 +61,7 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
         runs: the ``runs`` frame of :func:`~trainperf.mlperf.loader.load_results`.
 
     Returns:
-        polars frame, one row per group: round, submitter, system, benchmark (String), n_accelerators
+        :data:`SCORE_SCHEMA`, one row per group: round, submitter, system, benchmark (String), n_accelerators
         (Int64), n_runs, n_valid_runs (successful), n_required_runs (Int64, from mlperf-logging's
         benchmark_meta; null when unknown), scaling_factor (Float64; null when ``scaling.json`` is
         unreadable), score_min (Float64, minutes, null when no score), note (String: why there is

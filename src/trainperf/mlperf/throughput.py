@@ -7,11 +7,13 @@ import math
 
 import polars as pl
 
+from trainperf import flops as fl
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.loader import Results
 from trainperf.mlperf.rules import progress_key
 
 __all__ = [
+    "STEP_TIMES_SCHEMA",
     "THROUGHPUT_SCHEMA",
     "blocks",
     "eval_curve",
@@ -19,6 +21,15 @@ __all__ = [
     "step_times",
     "throughput",
 ]
+
+
+STEP_TIMES_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String,
+    "step": pl.Int64,
+    "time_ms": pl.Float64,
+    "step_time_s": pl.Float64,
+}
+"""Columns of :func:`step_times`."""
 
 
 def step_times(events: pl.DataFrame) -> pl.DataFrame:
@@ -33,6 +44,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         events: an events frame (:func:`parse_log` or ``Results.events``).
 
     Returns:
+        :data:`STEP_TIMES_SCHEMA`.
         polars frame: file (String), step (Int64, the metadata ``step``), time_ms (Float64),
         step_time_s (Float64, seconds). Empty when the log has no step timing.
     """
@@ -59,12 +71,7 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "file": pl.String,
-            "step": pl.Int64,
-            "time_ms": pl.Float64,
-            "step_time_s": pl.Float64,
-        },
+        schema=STEP_TIMES_SCHEMA,
     )
 
 
@@ -237,7 +244,7 @@ def throughput(
         causal: the causal-attention FLOP convention.
 
     Returns:
-        polars frame, one row per successful run: result_file, round, system, benchmark (String),
+        :data:`THROUGHPUT_SCHEMA`, one row per successful run: result_file, round, system, benchmark (String),
         n_accelerators, global_batch_size (Int64), accelerator_model (String), step_source (String:
         "tracked_stats", "blocks" or null), step_time_s (Float64, s), tokens_per_s_per_gpu_step,
         tokens_per_s_per_gpu_e2e (Float64, tokens/s/GPU), flops_per_token (Float64, FLOP),
@@ -245,7 +252,6 @@ def throughput(
         mfu_fp8_dense_step, mfu_bf16_dense_e2e, mfu_fp8_dense_e2e (Float64, fraction 0-1),
         hfu_bf16_dense_step, hfu_fp8_dense_step (Float64 or null), note (String).
     """
-    from trainperf import flops as fl
 
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
     bl = (

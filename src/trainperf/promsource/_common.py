@@ -43,7 +43,7 @@ DEFAULT_FIELDS: tuple[int | str, ...] = (
 )
 """What :mod:`trainperf.telemetry` uses: DCGM field ids and the node-exporter NIC counters."""
 
-_STAT_LABEL = "trainperf_stat"
+STAT_LABEL = "trainperf_stat"
 _US = pl.Datetime("us", "UTC")
 
 
@@ -127,7 +127,7 @@ class TransferStats:
 # --------------------------------------------------------------------------------------
 
 
-def _ms(x: Any) -> int:
+def epoch_ms(x: Any) -> int:
     """datetime / epoch seconds / ISO 8601 -> epoch milliseconds (int)."""
     if isinstance(x, _dt.datetime):
         d = x if x.tzinfo else x.replace(tzinfo=_dt.UTC)
@@ -138,26 +138,26 @@ def _ms(x: Any) -> int:
     if re.fullmatch(r"\d+(\.\d+)?", s):
         return round(float(s) * 1000)
     d = _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-    return _ms(d)
+    return epoch_ms(d)
 
 
-def _sec(ms: int) -> str:
+def api_seconds(ms: int) -> str:
     """epoch ms -> the API's decimal seconds, exact (no float rounding)."""
     sign = "-" if ms < 0 else ""
     ms = abs(ms)
     return f"{sign}{ms // 1000}.{ms % 1000:03d}"
 
 
-def _qstr(s: str) -> str:
+def qstr(s: str) -> str:
     """A PromQL string literal: a raw backtick string when possible (no escaping), else quoted."""
     return f"`{s}`" if "`" not in s else json.dumps(s)
 
 
-def _regex_of(values: Iterable[str]) -> str:
+def regex_of(values: Iterable[str]) -> str:
     return "|".join(re.escape(v) for v in sorted(set(values)))
 
 
-def _name_regex(field: int | str) -> str:
+def name_regex(field: int | str) -> str:
     """Regex (for ``__name__=~``) of every metric name of a DCGM field, or the name itself."""
     fid = field if isinstance(field, int) else dcgm.field_id(str(field))
     if fid is None:
@@ -165,8 +165,8 @@ def _name_regex(field: int | str) -> str:
             raise ValueError(f"unknown DCGM field id {field}")
         return re.escape(str(field))
     names = {n for n, i in dcgm.ALIASES.items() if i == fid} | {dcgm.FIELDS[fid].name}
-    return "(?i)(?:" + _regex_of(names) + ")"
+    return "(?i)(?:" + regex_of(names) + ")"
 
 
-def _is_dcgm(name: str) -> bool:
+def is_dcgm(name: str) -> bool:
     return dcgm.field_id(name) is not None

@@ -14,13 +14,14 @@ from trainperf.promsource._common import (
     DEFAULT_FIELDS,
     HOST_LABELS,
     JOB_LABELS,
-    _is_dcgm,
-    _ms,
-    _name_regex,
-    _qstr,
-    _regex_of,
-    _sec,
+    api_seconds,
+    epoch_ms,
+    is_dcgm,
+    name_regex,
+    qstr,
+    regex_of,
 )
+from trainperf.slurm import expand_nodelist
 
 
 class FetchMixin:
@@ -43,7 +44,7 @@ class FetchMixin:
         if not hosts:
             raise ValueError(
                 f"job {job_id!r} not found in labels {', '.join(JOB_LABELS)} of {self.url} "
-                f"between {_sec(_ms(start))} and {_sec(_ms(end))}"
+                f"between {api_seconds(epoch_ms(start))} and {api_seconds(epoch_ms(end))}"
             )
         return sorted(hosts)
 
@@ -51,8 +52,6 @@ class FetchMixin:
         hosts: set[str] | None = None
         if hostnames is not None:
             if isinstance(hostnames, str):
-                from trainperf.slurm import expand_nodelist
-
                 hostnames = expand_nodelist(hostnames)
             hosts = set(hostnames)
         if job_id not in (None, ""):
@@ -69,23 +68,23 @@ class FetchMixin:
         name_is_regex: bool = False,
     ) -> list[str]:
         """Instant-vector selectors (to be joined with ``or``), one per host-label spelling."""
-        base = [f"__name__=~{_qstr(name)}" if name_is_regex else f"__name__={_qstr(name)}"]
+        base = [f"__name__=~{qstr(name)}" if name_is_regex else f"__name__={qstr(name)}"]
         if gpu_only:
             base += ['gpu!=""', 'GPU_I_ID=""']
         if hosts is None:
             return ["{" + ",".join(base) + "}"]
-        rx = _regex_of(hosts)
-        alts = [f"{lab}=~{_qstr(rx)}" for lab in HOST_LABELS]
+        rx = regex_of(hosts)
+        alts = [f"{lab}=~{qstr(rx)}" for lab in HOST_LABELS]
         plain = name if not name_is_regex else ""
-        if not gpu_only and not (plain and _is_dcgm(plain)):
-            alts.append(f"instance=~{_qstr(f'(?:{rx})(?::[0-9]+)?')}")
+        if not gpu_only and not (plain and is_dcgm(plain)):
+            alts.append(f"instance=~{qstr(f'(?:{rx})(?::[0-9]+)?')}")
         return ["{" + ",".join([*base, a]) + "}" for a in alts]
 
     def metric_names(self, field: int | str, start: Any, end: Any) -> list[str]:
         """Metric names of ``field`` (DCGM id or any alias, or a plain metric name) stored in
         the window, via ``/api/v1/label/__name__/values``."""
-        rx = _name_regex(field)
-        return sorted(self.label_values("__name__", [f"{{__name__=~{_qstr(rx)}}}"], start, end))
+        rx = name_regex(field)
+        return sorted(self.label_values("__name__", [f"{{__name__=~{qstr(rx)}}}"], start, end))
 
     # ---------------------------------------------------------------- steps and chunks
 
@@ -94,7 +93,7 @@ class FetchMixin:
         (``topk(1, last_over_time(...))`` picks it, a range-vector instant query returns its raw
         samples) in the last ``min(window, 6 h)`` of the window; ``default_step_s`` if it has
         fewer than 2 samples there."""
-        s_ms, e_ms = _ms(start), _ms(end)
+        s_ms, e_ms = epoch_ms(start), epoch_ms(end)
         key = (tuple(selectors), s_ms, e_ms)
         if key in self._step_cache:
             return self._step_cache[key] / 1000
@@ -128,7 +127,7 @@ class FetchMixin:
         repeats): ``x and (timestamp(x) > time() - step + 0.5 ms)``; ``timestamp()`` of a plain
         selector is the sample's own timestamp (of any other expression, the evaluation time), so
         each host-label spelling is filtered on its own."""
-        lag = _sec(step_ms).rstrip("0") + "0"
+        lag = api_seconds(step_ms).rstrip("0") + "0"
         return " or ".join(
             f"({s} and (timestamp({s}) > time() - {lag} + 0.0005))" for s in selectors
         )
@@ -175,7 +174,7 @@ class FetchMixin:
             PrometheusQueryError, PrometheusUnavailableError: see :meth:`request`.
             ValueError: ``end`` before ``start``, or ``job_id`` not found.
         """
-        s_ms, e_ms = _ms(start), _ms(end)
+        s_ms, e_ms = epoch_ms(start), epoch_ms(end)
         if e_ms < s_ms:
             raise ValueError(f"end {end!r} is before start {start!r}")
         hosts = self._hosts(hostnames, job_id, s_ms, e_ms)

@@ -16,8 +16,8 @@ from trainperf.promsource._common import (
     PrometheusQueryError,
     PrometheusUnavailableError,
     TransferStats,
-    _ms,
-    _sec,
+    api_seconds,
+    epoch_ms,
 )
 
 
@@ -113,7 +113,11 @@ class HttpMixin:
         """``/api/v1/query`` (instant query) at ``at`` (datetime / epoch s / ISO); the envelope."""
         return self.request(
             "/api/v1/query",
-            [("query", promql), ("time", _sec(_ms(at))), ("timeout", f"{self.timeout_s:g}s")],
+            [
+                ("query", promql),
+                ("time", api_seconds(epoch_ms(at))),
+                ("timeout", f"{self.timeout_s:g}s"),
+            ],
         )
 
     def query_range(self, promql: str, start: Any, end: Any, step_s: float) -> dict:
@@ -122,9 +126,9 @@ class HttpMixin:
             "/api/v1/query_range",
             [
                 ("query", promql),
-                ("start", _sec(_ms(start))),
-                ("end", _sec(_ms(end))),
-                ("step", _sec(round(step_s * 1000))),
+                ("start", api_seconds(epoch_ms(start))),
+                ("end", api_seconds(epoch_ms(end))),
+                ("step", api_seconds(round(step_s * 1000))),
                 ("timeout", f"{self.timeout_s:g}s"),
             ],
         )
@@ -135,9 +139,9 @@ class HttpMixin:
         """``/api/v1/label/<label>/values``, restricted to series matching any of ``match``."""
         params = [("match[]", m) for m in match]
         if start is not None:
-            params.append(("start", _sec(_ms(start))))
+            params.append(("start", api_seconds(epoch_ms(start))))
         if end is not None:
-            params.append(("end", _sec(_ms(end))))
+            params.append(("end", api_seconds(epoch_ms(end))))
         doc = self.request(
             f"/api/v1/label/{urllib.parse.quote(label, safe='')}/values", params, method="GET"
         )

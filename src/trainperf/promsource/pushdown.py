@@ -7,8 +7,9 @@ from typing import Any
 
 import polars as pl
 
-from trainperf import dcgm
-from trainperf.promsource._common import _STAT_LABEL, HOST_LABELS, _ms
+from trainperf import dcgm, telemetry
+from trainperf.promsource._common import HOST_LABELS, STAT_LABEL, epoch_ms
+from trainperf.telemetry import GPU_STATS_CATEGORICAL
 
 
 class PushdownMixin:
@@ -20,7 +21,7 @@ class PushdownMixin:
         doc = self.query(expr, at_ms / 1000)
         f = dcgm.read_prometheus_api(doc, metric=name, checks=False)  # aggregates, not samples
         return f.with_columns(
-            pl.col("labels").str.json_path_match(f"$.{_STAT_LABEL}").alias("_stat")
+            pl.col("labels").str.json_path_match(f"$.{STAT_LABEL}").alias("_stat")
         )
 
     def window_stats(
@@ -69,7 +70,7 @@ class PushdownMixin:
         """
         if level not in ("gpu", "node"):
             raise ValueError(f"level must be 'gpu' or 'node', not {level!r}")
-        s_ms, e_ms = _ms(start), _ms(end)
+        s_ms, e_ms = epoch_ms(start), epoch_ms(end)
         if e_ms - s_ms < 2:
             raise ValueError(f"empty window [{start!r}, {end!r})")
         hosts = self._hosts(hostnames, job_id, s_ms, e_ms) if _hosts is False else _hosts
@@ -112,7 +113,7 @@ class PushdownMixin:
                     for q, c in zip(quantiles, qcols, strict=True):
                         stats["gpu_mean_" + c] = f"quantile {by} ({q!r}, {over('avg_over_time')})"
                 expr = " or ".join(
-                    f'label_replace({e}, "{_STAT_LABEL}", "{k}", "", "")' for k, e in stats.items()
+                    f'label_replace({e}, "{STAT_LABEL}", "{k}", "", "")' for k, e in stats.items()
                 )
                 f = self._window_frame(expr, name, at)
                 if f.height:
@@ -198,12 +199,11 @@ class PushdownMixin:
             ``level="node"``: phase, kind, index, hostname, metric, unit (String), n,
             mean, min, max, gpu_mean_p05... Sorted like ``telemetry.phase_stats``.
         """
-        from trainperf import telemetry
 
         fields = dict(fields or telemetry.ACTIVITY_FIELDS)
         if phases.height == 0:
             raise ValueError("no phases")
-        s_all, e_all = _ms(phases["start"].min()), _ms(phases["end"].max())
+        s_all, e_all = epoch_ms(phases["start"].min()), epoch_ms(phases["end"].max())
         hosts = self._hosts(hostnames, job_id, s_all, e_all)
         ids = [fid for fid, _ in fields.values()]
         names = {fid: self.metric_names(fid, s_all / 1000, e_all / 1000) for fid in ids}
@@ -218,7 +218,7 @@ class PushdownMixin:
         qcols = [f"p{round(q * 100):02d}" for q in quantiles]
         parts = []
         for ph, kind, idx, s, e in phases.select("phase", "kind", "index", "start", "end").rows():
-            if _ms(e) - _ms(s) < 2:
+            if epoch_ms(e) - epoch_ms(s) < 2:
                 continue
             ws = self.window_stats(
                 s,
@@ -265,7 +265,6 @@ class PushdownMixin:
         """``level="gpu"``: the text columns as ``telemetry.phase_stats`` types them."""
         if level != "gpu":
             return df
-        from trainperf.telemetry import GPU_STATS_CATEGORICAL
 
         return df.with_columns(pl.col(c).cast(pl.Categorical) for c in GPU_STATS_CATEGORICAL)
 
@@ -300,7 +299,7 @@ class PushdownMixin:
         """
         if hostnames is None and job_id in (None, ""):
             raise ValueError("job_means needs hostnames or job_id")
-        s_ms, e_ms = _ms(start), _ms(end)
+        s_ms, e_ms = epoch_ms(start), epoch_ms(end)
         hosts = self._hosts(hostnames, job_id, s_ms, e_ms) or []
         at, w = e_ms - 1, e_ms - s_ms - 1
         schema = {
@@ -348,5 +347,5 @@ class PushdownMixin:
     @staticmethod
     def _stat_query_plain(stats: Mapping[str, str]) -> str:
         return " or ".join(
-            f'label_replace({e}, "{_STAT_LABEL}", "{k}", "", "")' for k, e in stats.items()
+            f'label_replace({e}, "{STAT_LABEL}", "{k}", "", "")' for k, e in stats.items()
         )

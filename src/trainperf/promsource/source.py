@@ -13,6 +13,7 @@ from trainperf.promsource._common import MAX_POINTS_PER_SERIES, TransferStats, i
 from trainperf.promsource.fetch import FetchMixin
 from trainperf.promsource.http import HttpMixin
 from trainperf.promsource.pushdown import PushdownMixin
+from trainperf.quality import QUALITY_SCHEMA, empty_quality
 
 
 class PrometheusSource(HttpMixin, FetchMixin, PushdownMixin):
@@ -79,7 +80,6 @@ class PrometheusSource(HttpMixin, FetchMixin, PushdownMixin):
         """Data-quality rows (:data:`trainperf.quality.QUALITY_SCHEMA`) of every :meth:`fetch` so
         far: duplicate series of one GPU, out-of-range values... (:mod:`trainperf.dcgm.checks`),
         with ``source`` = the server URL."""
-        from trainperf.quality import QUALITY_SCHEMA, empty_quality
 
         if not self._quality:
             return empty_quality()

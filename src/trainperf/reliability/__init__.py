@@ -32,6 +32,7 @@ from trainperf.reliability.goodput import (
     DEFAULT_CHECKPOINT_INTERVAL_H,
     DEFAULT_CHECKPOINT_WRITE_H,
     DEFAULT_RESTART_OVERHEAD_H,
+    ETTR_CURVE_SCHEMA,
     ettr_curve,
     expected_ettr,
     measured_ettr,
@@ -41,6 +42,8 @@ from trainperf.reliability.goodput import (
 from trainperf.reliability.join import event_quality, events_per_node, events_vs_jobs
 from trainperf.reliability.rates import (
     GPU_SIZE_BINS,
+    INFRA_FAILURE_RATE_SCHEMA,
+    PROJECTED_MTTF_SCHEMA,
     clopper_pearson,
     failure_rate_by_size,
     garwood_interval,
@@ -58,6 +61,9 @@ from trainperf.reliability.taxonomy import (
 )
 
 __all__ = [
+    "ETTR_CURVE_SCHEMA",
+    "INFRA_FAILURE_RATE_SCHEMA",
+    "PROJECTED_MTTF_SCHEMA",
     "DEFAULT_CHECKPOINT_INTERVAL_H",
     "DEFAULT_CHECKPOINT_WRITE_H",
     "DEFAULT_RESTART_OVERHEAD_H",

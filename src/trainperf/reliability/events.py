@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
 from trainperf.dcgm import counter_increase, xid_events
-from trainperf.errors import DataWarning
+from trainperf.errors import DataWarning, InputError
 from trainperf.quality import QualityLog, empty_quality
 from trainperf.tables import read_table
 
@@ -258,8 +259,6 @@ def _parse_time(text: str, tz: str) -> _dt.datetime | None:
         return _dt.datetime.fromtimestamp(int(t), _dt.UTC)
     d = _dt.datetime.fromisoformat(t)
     if d.tzinfo is None:
-        from zoneinfo import ZoneInfo
-
         d = d.replace(tzinfo=ZoneInfo(tz))
     return d.astimezone(_dt.UTC)
 
@@ -288,7 +287,6 @@ def read_node_events(
     Raises:
         trainperf.errors.InputError: no header with NodeName and TimeStart.
     """
-    from trainperf.errors import InputError
 
     p = Path(path)
     log = QualityLog(ReliabilityWarning)

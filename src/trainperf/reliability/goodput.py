@@ -34,6 +34,7 @@ import math
 import polars as pl
 
 __all__ = [
+    "ETTR_CURVE_SCHEMA",
     "DEFAULT_CHECKPOINT_INTERVAL_H",
     "DEFAULT_CHECKPOINT_WRITE_H",
     "DEFAULT_RESTART_OVERHEAD_H",
@@ -91,6 +92,16 @@ def young_interval(
     return math.sqrt(2 * checkpoint_write_h / lam_h)
 
 
+ETTR_CURVE_SCHEMA: dict[str, pl.DataType] = {
+    "n_nodes": pl.Int64,
+    "n_gpus": pl.Int64,
+    "checkpoint_interval_h": pl.Float64,
+    "ettr": pl.Float64,
+    "optimal": pl.Boolean,
+}
+"""Columns of :func:`ettr_curve`."""
+
+
 def ettr_curve(
     failures_per_node_day: float,
     nodes: list[int] | tuple[int, ...],
@@ -103,6 +114,7 @@ def ettr_curve(
     """Expected ETTR against the checkpoint interval for several job sizes.
 
     Returns:
+        :data:`ETTR_CURVE_SCHEMA`.
         ``n_nodes``, ``n_gpus`` (Int64), ``checkpoint_interval_h``, ``ettr`` (Float64, 0-1),
         ``optimal`` (Boolean: the grid point nearest Young's interval of that size), one row per
         size and interval. Default grid: 5 minutes to 24 hours, logarithmic (40 points).
@@ -132,13 +144,7 @@ def ettr_curve(
             )
     return pl.DataFrame(
         rows,
-        schema={
-            "n_nodes": pl.Int64,
-            "n_gpus": pl.Int64,
-            "checkpoint_interval_h": pl.Float64,
-            "ettr": pl.Float64,
-            "optimal": pl.Boolean,
-        },
+        schema=ETTR_CURVE_SCHEMA,
     )
 
 

@@ -35,7 +35,11 @@ import math
 
 import polars as pl
 
+from trainperf.jobs import size_bin
+
 __all__ = [
+    "INFRA_FAILURE_RATE_SCHEMA",
+    "PROJECTED_MTTF_SCHEMA",
     "GPU_SIZE_BINS",
     "clopper_pearson",
     "failure_rate_by_size",
@@ -84,7 +88,8 @@ def garwood_interval(k: int, confidence: float = 0.95) -> tuple[float, float]:
         )
     a = 1 - confidence
     try:
-        from scipy.stats import chi2
+        # deferred: scipy.stats costs seconds at import (-X importtime); only the intervals use it
+        from scipy.stats import chi2  # noqa: PLC0415
 
         lo = 0.0 if k == 0 else float(chi2.ppf(a / 2, 2 * k) / 2)
         hi = float(chi2.ppf(1 - a / 2, 2 * k + 2) / 2)
@@ -117,7 +122,8 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float | N
     """
     if n == 0:
         return None, None
-    from scipy.stats import beta
+    # deferred: scipy.stats costs seconds at import (-X importtime); only the intervals use it
+    from scipy.stats import beta  # noqa: PLC0415
 
     a = 1 - confidence
     lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
@@ -202,10 +208,25 @@ def failure_rate_by_size(classified: pl.DataFrame, confidence: float = 0.95) -> 
     return pl.DataFrame(rows, schema=schema)
 
 
+INFRA_FAILURE_RATE_SCHEMA: dict[str, pl.DataType] = {
+    "unit": pl.String,
+    "n_failures": pl.Int64,
+    "exposure": pl.Float64,
+    "rate_per_1000": pl.Float64,
+    "rate_lo_per_1000": pl.Float64,
+    "rate_hi_per_1000": pl.Float64,
+    "mttf_h": pl.Float64,
+    "mttf_lo_h": pl.Float64,
+    "mttf_hi_h": pl.Float64,
+}
+"""Columns of :func:`infra_failure_rate`."""
+
+
 def infra_failure_rate(classified: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
     """Infrastructure failures per 1,000 GPU-days and per 1,000 node-days, with exact intervals.
 
     Returns:
+        :data:`INFRA_FAILURE_RATE_SCHEMA`.
         Two rows, ``unit`` ``"GPU-days"`` and ``"node-days"``: ``n_failures`` (Int64,
         ``infra_failure`` records), ``exposure`` (Float64, GPU-days or node-days of job run time),
         ``rate_per_1000`` (failures per 1,000 units), ``rate_lo_per_1000``, ``rate_hi_per_1000``
@@ -241,17 +262,7 @@ def infra_failure_rate(classified: pl.DataFrame, confidence: float = 0.95) -> pl
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "unit": pl.String,
-            "n_failures": pl.Int64,
-            "exposure": pl.Float64,
-            "rate_per_1000": pl.Float64,
-            "rate_lo_per_1000": pl.Float64,
-            "rate_hi_per_1000": pl.Float64,
-            "mttf_h": pl.Float64,
-            "mttf_lo_h": pl.Float64,
-            "mttf_hi_h": pl.Float64,
-        },
+        schema=INFRA_FAILURE_RATE_SCHEMA,
     )
 
 
@@ -280,7 +291,6 @@ def mttf_by_size(
         ``enough``), ``expected_failures`` (``node_hours / mttf_node_h``: the independence
         model's count for the bin), ``enough`` (Boolean).
     """
-    from trainperf.jobs import size_bin
 
     if mttf_node_h is None:
         r = infra_failure_rate(classified, confidence).filter(pl.col("unit") == "node-days")
@@ -335,12 +345,21 @@ def mttf_by_size(
     return pl.DataFrame(rows, schema=schema)
 
 
+PROJECTED_MTTF_SCHEMA: dict[str, pl.DataType] = {
+    "n_nodes": pl.Int64,
+    "n_gpus": pl.Int64,
+    "mttf_h": pl.Float64,
+}
+"""Columns of :func:`projected_mttf`."""
+
+
 def projected_mttf(
     mttf_node_h: float, nodes: list[int] | tuple[int, ...], gpus_per_node: int = 8
 ) -> pl.DataFrame:
     """``MTTF_job = MTTF_node / N`` for job sizes ``N`` (independence assumption, see module).
 
     Returns:
+        :data:`PROJECTED_MTTF_SCHEMA`.
         ``n_nodes`` (Int64), ``n_gpus`` (Int64, ``n_nodes x gpus_per_node``), ``mttf_h``
         (Float64, hours).
 
@@ -357,5 +376,5 @@ def projected_mttf(
             "n_gpus": [n * gpus_per_node for n in nodes],
             "mttf_h": [mttf_node_h / n for n in nodes],
         },
-        schema={"n_nodes": pl.Int64, "n_gpus": pl.Int64, "mttf_h": pl.Float64},
+        schema=PROJECTED_MTTF_SCHEMA,
     )

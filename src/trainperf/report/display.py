@@ -282,7 +282,8 @@ def to_markdown(
     Raises:
         KeyError: a named column is not in ``frame``.
     """
-    from tabulate import tabulate
+    # deferred: tabulate costs ~0.5-1 s at import (-X importtime); only Markdown tables use it
+    from tabulate import tabulate  # noqa: PLC0415
 
     cols = _normalise(frame, columns)
     names = list(cols)
@@ -313,7 +314,8 @@ def to_markdown(
 
 
 def _plain(frame: pl.DataFrame, cols: Mapping[str, Col]) -> str:
-    from tabulate import tabulate
+    # deferred: tabulate costs ~0.5-1 s at import (-X importtime); only plain tables use it
+    from tabulate import tabulate  # noqa: PLC0415
 
     return tabulate(
         _cells(frame, cols, markdown=False),

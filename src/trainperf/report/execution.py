@@ -20,16 +20,20 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.atomic import write_text_atomic
+from trainperf.errors import BatchRunError
+from trainperf.report import batch
 from trainperf.report.absent import write_absent_notebook
-from trainperf.report.batch.executors import _crashed
+from trainperf.report.batch.executors import crashed
+from trainperf.report.charts import export as figure_export
 from trainperf.report.notebooks import NotebookError, NotebookSpec, execute_notebook
 from trainperf.report.preview import csv_outputs
+from trainperf.report.rerun import NotebookRun
 from trainperf.report.schedule import Work, run_work
 
 __all__ = ["write_table_csvs"]
 
 
-def _rel(path: str | Path, root: Path) -> str:
+def rel_path(path: str | Path, root: Path) -> str:
     path = Path(path)
     try:
         return str(path.relative_to(root))
@@ -55,7 +59,6 @@ def _execute_notebook_task(task: dict) -> dict:
     Raises:
         NotebookError: a cell failed.
     """
-    from trainperf.report.charts import export as figure_export
 
     t0 = time.monotonic()
     with figure_export.job_environment(task["figure_log"], task["langs"]):
@@ -76,7 +79,7 @@ class _Pending:
 
 
 @dataclass
-class _Job:
+class ReportJob:
     """The notebooks (and batch runs) of one run of the main job and what became of each."""
 
     root: Path
@@ -107,7 +110,6 @@ class _Job:
         """Plan every notebook (stand-in page, unchanged, or to execute), then execute the batch
         runs and the notebooks to execute, ``jobs`` at a time (:func:`run_work`); the notebooks
         that read a batch's summary wait for its runs."""
-        from trainperf.report import batch
 
         self._plan = plan
         items: list[Work] = []
@@ -118,7 +120,7 @@ class _Job:
             group = f"batch {grid_file}"
             self._batches[group] = (grid_file, planned)
             self.log(
-                f"batch {grid_file}: {len(grid.runs)} runs into {_rel(grid.output, self.root)}"
+                f"batch {grid_file}: {len(grid.runs)} runs into {rel_path(grid.output, self.root)}"
                 + (
                     f" ({len(planned.records)} reused, {len(planned.tasks)} to execute)"
                     if planned.records
@@ -214,7 +216,6 @@ class _Job:
 
     def _check(self, source: Path, target: Path, params: dict):
         """The re-run check of one notebook (:class:`trainperf.report.rerun.NotebookRun`)."""
-        from trainperf.report.rerun import NotebookRun
 
         return NotebookRun(
             source,
@@ -247,7 +248,7 @@ class _Job:
 
     def _done(self, work: Work, result, exc: BaseException | None) -> None:
         if work.group:  # a batch run: recorded; its failure is the batch's (see _batch_done)
-            rec = result if exc is None else _crashed(work.arg, exc)  # its worker died
+            rec = result if exc is None else crashed(work.arg, exc)  # its worker died
             planned = self._batches[work.group][1]
             planned.done(rec)
             n_done = sum(1 for t in planned.tasks if t["slug"] in planned.records)
@@ -256,7 +257,6 @@ class _Job:
                 f"  {work.group} [{n_done}/{len(planned.tasks)}]: {rec['run']} {rec['status']}{took}"
             )
             return
-        from trainperf.report.charts import export as figure_export
 
         pending = self._pending[work.key]
         spec, step, log = pending.spec, pending.step, self.log
@@ -270,7 +270,7 @@ class _Job:
             self.failed[spec.name] = str(exc)
             log(f"{step} failed: {exc}")
             why = (
-                f"{exc} (the executed copy is {_rel(exc.executed, self.root)})"
+                f"{exc} (the executed copy is {rel_path(exc.executed, self.root)})"
                 if exc.executed
                 else str(exc)
             )
@@ -303,7 +303,7 @@ class _Job:
         summary_df = planned.summarize()
         failed = summary_df.filter(pl.col("status") == "failed")
         if failed.height:
-            raise RuntimeError(
+            raise BatchRunError(
                 f"batch {grid_file}: {failed.height} run(s) failed, first: {failed['run'][0]}: {failed['error'][0]}"
             )
         if planned.tasks:

@@ -31,26 +31,40 @@ Executing a notebook is :mod:`trainperf.report.notebooks`, the numbers for the p
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
+import yaml
 
-from trainperf import project_root
+from trainperf import __version__, project_root
 from trainperf.atomic import write_text_atomic
-from trainperf.config import DEMO_CONFIG, config_values, load_config, report_overrides
+from trainperf.compare import round_warnings
+from trainperf.config import (
+    DEMO_CONFIG,
+    ClusterConfig,
+    config_values,
+    load_config,
+    report_overrides,
+)
 from trainperf.errors import ConfigError
+from trainperf.report import batch
 from trainperf.report.appendix import write_appendix_notebooks
-from trainperf.report.execution import _Job, _rel, write_table_csvs
+from trainperf.report.charts.fonts import figure_languages
+from trainperf.report.compare_cli import config_comparison
+from trainperf.report.execution import ReportJob, rel_path, write_table_csvs
 from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
 from trainperf.report.parts import with_part_titles
+from trainperf.report.outdir import claim_out, record_files
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
 from trainperf.report.values import merge_values
@@ -60,6 +74,7 @@ __all__ = [
     "NOTEBOOKS",
     "NotebookSpec",
     "ReportPlan",
+    "ReportSummary",
     "plan_report",
     "quarto_available",
     "run_report",
@@ -161,7 +176,8 @@ class ReportPlan:
 
 
 def _declared(root: Path, spec: NotebookSpec) -> dict[str, dict]:
-    import papermill as pm
+    # deferred: papermill costs 2-4 s at import (-X importtime); `trainperf compare` never needs it
+    import papermill as pm  # noqa: PLC0415
 
     path = root / "notebooks" / f"{spec.name}.ipynb"
     if not path.is_file():
@@ -239,8 +255,6 @@ def plan_report(
     plan = ReportPlan([])
     batch_params: dict[str, str] = {}
     if run_batches:
-        from trainperf.report import batch
-
         for grid_file, param in BATCH_GRIDS:
             if not any(param in declared[s.name] for s in specs):
                 continue
@@ -299,7 +313,6 @@ def plan_report(
 def batch_cache_dir() -> Path:
     """Where the reference batch runs are kept across ``--out`` folders: ``$TRAINPERF_CACHE``,
     else ``$XDG_CACHE_HOME/trainperf``, else ``~/.cache/trainperf``; then ``batch/``."""
-    import os
 
     base = os.environ.get("TRAINPERF_CACHE") or (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainperf"
@@ -312,9 +325,6 @@ def _grid_fingerprint(grid) -> str:
     every run's parameters, each input file's path, size and modification time (the files under
     each run's path parameters) and the trainperf version. Same inputs, same folder: the runs are
     reused (the batch runner skips a run whose done-marker matches)."""
-    import hashlib
-
-    from trainperf import __version__
 
     h = hashlib.sha256(__version__.encode())
     h.update(Path(grid.notebook).read_bytes())
@@ -337,7 +347,6 @@ def _grid_fingerprint(grid) -> str:
 def _rediscover(grid, folder: Path):
     """``grid`` with its runs discovered under ``folder`` (MLPerf result folders), the other
     parameters kept; unchanged when ``folder`` is where the grid already looks."""
-    from trainperf.report import batch
 
     param = "mlperf_path"
     current = {
@@ -375,7 +384,6 @@ def site_figures(figures: Path, language: str) -> Path:
 
 def _config(config, root: Path):
     """The cluster config to run with (see :func:`run_report`)."""
-    from trainperf.config import ClusterConfig
 
     if isinstance(config, ClusterConfig):
         return config
@@ -427,6 +435,40 @@ def _counts(ran: list, not_given: list, skipped: list, failed: dict) -> str:
     return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class ReportSummary:
+    """What one run of the main job made (:func:`run_report`); also written, as JSON, to
+    ``<out>/report_summary.json`` (:meth:`to_dict`). Paths are strings; ``tables`` and
+    ``figures`` relative to the repository root."""
+
+    #: executed notebooks (paths of the copies in ``<out>/notebooks``)
+    notebooks: list[str] = field(default_factory=list)
+    #: full-detail CSV files the notebooks wrote
+    tables: list[str] = field(default_factory=list)
+    #: files in the figures folder
+    figures: list[str] = field(default_factory=list)
+    #: the index page of the site built (the Quarto book or the preview site)
+    site: str = ""
+    #: the book was rendered by Quarto (else the pandoc preview site was built)
+    quarto: bool = False
+    #: preview cross-references that did not resolve, pages left out, pages that load from the network
+    problems: list[str] = field(default_factory=list)
+    #: wall time of the run, seconds (one decimal)
+    seconds: float = 0.0
+    #: notebooks executed in this run, in the job's order
+    executed: list[str] = field(default_factory=list)
+    #: notebooks not executed again (their inputs unchanged)
+    skipped: list[str] = field(default_factory=list)
+    #: notebooks not executed (their input not given)
+    not_given: list[str] = field(default_factory=list)
+    #: ``{notebook: one-line error}`` of the notebooks that failed
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (what ``report_summary.json`` holds)."""
+        return asdict(self)
+
+
 def run_report(
     out: str | Path = "_output",
     figures: str | Path = "figures",
@@ -442,8 +484,8 @@ def run_report(
     fail_fast: bool = False,
     jobs: int | None = None,
     force_out: bool = False,
-) -> dict:
-    """Run the main job (see the module docstring) and return a summary.
+) -> ReportSummary:
+    """Run the main job (see the module docstring) and return what it made.
 
     Args:
         out: output folder for executed notebooks and the preview site (relative to ``root``).
@@ -480,14 +522,9 @@ def run_report(
             repository root, and never over a file trainperf did not write).
 
     Returns:
-        dict with keys ``notebooks`` (executed paths), ``tables`` (full-detail CSV files),
-        ``figures`` (files in the figures folder), ``site`` (index page of the site built),
-        ``quarto`` (bool: the book was rendered), ``problems`` (preview cross-references that
-        did not resolve, pages left out, pages that would load from the network), ``seconds``,
-        ``skipped`` (names of the notebooks not executed again, their inputs unchanged),
-        ``not_given`` (names of the notebooks not executed, their input not given),
-        ``failed`` (``{name: one-line error}`` of the notebooks that failed), ``executed``
-        (names of the notebooks executed in this run).
+        :class:`ReportSummary`: the executed notebooks, tables, figures, the site, whether Quarto
+        rendered it, its problems, the seconds taken and which notebooks were executed, skipped,
+        not given or failed.
 
     Raises:
         ConfigError: a parameter refused before the run, a ``#|`` cell-option block that is
@@ -507,12 +544,11 @@ def run_report(
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
     plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
-    from trainperf.report.outdir import claim_out, record_files
 
     claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
     _reset_values(out, plan, cfg, comparison)
-    job = _Job(
+    job = ReportJob(
         root,
         out,
         figures,
@@ -529,27 +565,30 @@ def run_report(
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures
     )
-    summary = {
-        "notebooks": [str(p) for _, p in job.executed],
-        "tables": [_rel(p, root) for p in job.tables],
-        "quarto": False,
-        "problems": [],
-        "executed": job.ran,
-        "skipped": job.skipped,
-        "not_given": job.not_given,
-        "failed": job.failed,
-    }
-    summary.update(_build_book(root, out, figures, cfg, values, use_quarto, log))
-    summary["figures"] = sorted(
-        _rel(p, root) for p in figures.rglob("*") if p.is_file() and not p.name.startswith(".")
+    book = _build_book(root, out, figures, cfg, values, use_quarto, log)
+    summary = ReportSummary(
+        notebooks=[str(p) for _, p in job.executed],
+        tables=[rel_path(p, root) for p in job.tables],
+        figures=sorted(
+            rel_path(p, root)
+            for p in figures.rglob("*")
+            if p.is_file() and not p.name.startswith(".")
+        ),
+        site=book["site"],
+        quarto=book["quarto"],
+        problems=book["problems"],
+        seconds=round(time.monotonic() - t0, 1),
+        executed=job.ran,
+        skipped=job.skipped,
+        not_given=job.not_given,
+        failed=job.failed,
     )
-    summary["seconds"] = round(time.monotonic() - t0, 1)
-    write_text_atomic(json.dumps(summary, indent=2), out / "report_summary.json")
+    write_text_atomic(json.dumps(summary.to_dict(), indent=2), out / "report_summary.json")
     record_files(out)
     counts = _counts(job.ran, job.not_given, job.skipped, job.failed)
     log(
-        f"done in {summary['seconds']} s: {counts}; "
-        f"{len(summary['figures'])} figure files in {_rel(figures, root)}/, site {_rel(summary['site'], root)}"
+        f"done in {summary.seconds} s: {counts}; "
+        f"{len(summary.figures)} figure files in {rel_path(figures, root)}/, site {rel_path(summary.site, root)}"
     )
     return summary
 
@@ -596,13 +635,11 @@ def _plan_with_config(
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     """``<out>/comparison.csv``: the evaluated system against the reference (atomically); a
     comparison across MLPerf rounds is said in one ``warning:`` line each."""
-    from trainperf.compare import round_warnings
-    from trainperf.report.compare_cli import config_comparison
 
     comparison = config_comparison(cfg)
     comparison_csv = out / "comparison.csv"
     write_text_atomic(comparison.write_csv(), comparison_csv)
-    log(f"comparison: {_comparison_line(comparison, cfg)} into {_rel(comparison_csv, root)}")
+    log(f"comparison: {_comparison_line(comparison, cfg)} into {rel_path(comparison_csv, root)}")
     for line in round_warnings(comparison):
         log(f"warning: {line}")
     return comparison
@@ -639,7 +676,6 @@ def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | N
 def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     """Figure languages (Japanese needs a CJK font; without one, said once and English only) and
     the export log of this run."""
-    from trainperf.report.charts.fonts import figure_languages
 
     figure_langs, _, font_note = figure_languages(warn=False)
     if font_note:
@@ -683,7 +719,6 @@ def stage_book(
     Returns:
         The staging folder (``quarto render`` runs there; the book lands in its ``_book/``).
     """
-    import yaml
 
     stage = out / "quarto"
     stage.mkdir(parents=True, exist_ok=True)
@@ -724,7 +759,7 @@ def _build_book(
     )
     if quarto:
         stage = stage_book(root, out, figures, cfg.name, cfg.inputs())
-        log(f"rendering the book with quarto render in {_rel(stage, root)}")
+        log(f"rendering the book with quarto render in {rel_path(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)
         book = stage / "_book"
         if out.resolve() == (root / "_output").resolve():
@@ -734,7 +769,7 @@ def _build_book(
             book = root / "_book"
         problems = []
         for page, urls in network_loads(book).items():
-            line = f"{_rel(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
+            line = f"{rel_path(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
             problems.append(line)
             log(f"warning: {line}")
         return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
@@ -754,6 +789,6 @@ def _build_book(
     )
     if use_quarto is None:
         log(
-            f"Quarto not found on PATH: skipped `quarto render`; preview site at {_rel(index, root)}; {QUARTO_INSTALL_HINT}"
+            f"Quarto not found on PATH: skipped `quarto render`; preview site at {rel_path(index, root)}; {QUARTO_INSTALL_HINT}"
         )
     return {"quarto": False, "site": str(index), "problems": problems}

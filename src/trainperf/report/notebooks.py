@@ -26,6 +26,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
+import yaml
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
 from trainperf.atomic import atomic_path
 from trainperf.errors import ConfigError, TrainperfError
 
@@ -119,7 +124,6 @@ def cell_options(source: str, where: str = "cell") -> dict:
         CellOptionsError: the block is not YAML, or not a mapping; the message names ``where``,
             the line and YAML's own complaint.
     """
-    import yaml
 
     lines = []
     for line in source.splitlines():
@@ -155,8 +159,6 @@ def document_option_blocks(path: str | Path) -> list[tuple[str, str]]:
     path = Path(path)
     out = []
     if path.suffix == ".ipynb":
-        import nbformat
-
         nb = nbformat.read(path, as_version=4)
         for i, cell in enumerate(nb.cells):
             if cell.cell_type == "code" and cell.source.lstrip().startswith("#|"):
@@ -191,8 +193,6 @@ def _kernel_manager_class(sock_dir: str):
     """A kernel manager class on IPC transport with its sockets in ``sock_dir``, and no interrupt
     at shutdown (see the module docstring). A class, not an instance: nbclient shuts down only
     the kernels of managers it created itself (``NotebookClient.owns_km``)."""
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import default
 
     class ReportKernelManager(AsyncKernelManager):
         @default("transport")
@@ -226,8 +226,6 @@ def _failed_cell(nb_path: Path, exc) -> tuple[int | None, str | None]:
     if index is None:
         return None, label
     try:
-        import nbformat
-
         # papermill's index counts the cells of the executed notebook before it added its two
         # error-marker cells; the injected-parameters cell is not in the source notebook
         cells = [
@@ -268,7 +266,8 @@ def execute_notebook(
         NotebookError: a cell failed (the failed notebook is kept next to ``output`` with the
             suffix ``.failed.ipynb`` for inspection; the papermill error is its ``__context__``).
     """
-    import papermill as pm
+    # deferred: papermill costs 2-4 s at import (-X importtime); only execution needs it
+    import papermill as pm  # noqa: PLC0415
 
     notebook, output = Path(notebook), Path(output)
     name = name or (

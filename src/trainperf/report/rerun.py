@@ -33,6 +33,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import trainperf
 from trainperf.atomic import write_text_atomic
 
 __all__ = ["HASH_LIMIT_BYTES", "NotebookRun", "tree_digest"]
@@ -122,7 +123,6 @@ class NotebookRun:
         data_dir: Path,
         force: bool = False,
     ) -> None:
-        import trainperf
 
         self.notebook, self.executed = Path(notebook), Path(executed)
         self.record_path = self.executed.with_suffix(".run.json")

@@ -62,7 +62,6 @@ class Work:
 
 def _worker_init() -> None:
     """Workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
-    import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import yaml
+
 from trainperf.atomic import write_text_atomic
 
 __all__ = ["merge_values", "record_values"]
@@ -37,7 +39,6 @@ def record_values(values: dict, path: str | Path | None) -> None:
 
 def merge_values(values_dir: str | Path, target: str | Path) -> dict:
     """Merge ``<values_dir>/<notebook>.json`` files into ``target`` (YAML, ``values:`` mapping)."""
-    import yaml
 
     merged = {
         p.stem: json.loads(p.read_text(encoding="utf-8"))

@@ -45,34 +45,8 @@ Sources:
 
 from __future__ import annotations
 
-# The job statistics moved to trainperf.jobs (issue 17). trainperf.slurm has documented them as its
-# own since the first release, and the tests, notebooks and README call them as trainperf.slurm.X,
-# so they stay importable from here; new code imports them from trainperf.jobs.
-from trainperf.jobs import (
-    FINAL_STATES,
-    GPU_UTIL_FIELD,
-    MARGINAL_METRICS,
-    RUNTIME_EDGES_LOG_S,
-    SIZE_BIN_DTYPE,
-    SIZE_BINS,
-    accounting_summary,
-    cluster_occupancy,
-    gpu_hours_over_time,
-    gpu_utilisation_by_size,
-    job_gpu_utilisation,
-    longest_job_and_task,
-    longest_successful_job,
-    published_marginals,
-    runtime_distribution,
-    runtime_ecdf,
-    runtime_histogram,
-    runtime_tails_by_size,
-    share_by_size,
-    share_by_state,
-    size_bin,
-    successful_jobs,
-    workload_marginals,
-)
+import warnings
+
 from trainperf.slurm.dumps import read_sacct, read_sacct_dumps
 from trainperf.slurm.fields import (
     JOB_COLUMNS,
@@ -118,28 +92,47 @@ __all__ = [
     "read_sacct_dumps",
     "read_sacct_json",
     "read_sacct_parsable",
-    # re-exported from trainperf.jobs
-    "FINAL_STATES",
-    "GPU_UTIL_FIELD",
-    "RUNTIME_EDGES_LOG_S",
-    "MARGINAL_METRICS",
-    "SIZE_BINS",
-    "SIZE_BIN_DTYPE",
-    "accounting_summary",
-    "cluster_occupancy",
-    "gpu_hours_over_time",
-    "gpu_utilisation_by_size",
-    "job_gpu_utilisation",
-    "longest_job_and_task",
-    "longest_successful_job",
-    "runtime_distribution",
-    "runtime_ecdf",
-    "runtime_histogram",
-    "runtime_tails_by_size",
-    "share_by_size",
-    "share_by_state",
-    "size_bin",
-    "successful_jobs",
-    "published_marginals",
-    "workload_marginals",
 ]
+
+# The job statistics live in trainperf.jobs; trainperf.slurm documented them as its own in 0.1.0.
+# An old name still resolves, with a DeprecationWarning naming its home, until the next release.
+_MOVED_TO_JOBS = frozenset(
+    {
+        "FINAL_STATES",
+        "GPU_UTIL_FIELD",
+        "RUNTIME_EDGES_LOG_S",
+        "SIZE_BIN_DTYPE",
+        "SIZE_BINS",
+        "accounting_summary",
+        "cluster_occupancy",
+        "gpu_hours_over_time",
+        "gpu_utilisation_by_size",
+        "job_gpu_utilisation",
+        "longest_job_and_task",
+        "longest_successful_job",
+        "runtime_distribution",
+        "runtime_ecdf",
+        "runtime_histogram",
+        "runtime_tails_by_size",
+        "share_by_size",
+        "share_by_state",
+        "size_bin",
+        "successful_jobs",
+        "workload_marginals",
+    }
+)
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_JOBS:
+        # deferred: a reader does not load the analyses (tests/test_architecture.py); only old names do
+        import trainperf.jobs  # noqa: PLC0415
+
+        warnings.warn(
+            f"trainperf.slurm.{name} is deprecated: import it from trainperf.jobs "
+            f"(trainperf.jobs.{name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(trainperf.jobs, name)
+    raise AttributeError(f"module 'trainperf.slurm' has no attribute {name!r}")

@@ -75,7 +75,7 @@ def _first_distinct(df: pl.DataFrame, key: list[str]) -> pl.Series:
 
     The hash covers the columns that are not floats (equal values hash equal there; a float's
     ``-0.0``/``0.0`` or NaN need not). Rows that are equal have equal hashes, so where no hash
-    repeats no row does (the usual case: one hash pass instead of a struct comparison, issue 16).
+    repeats no row does (the usual case: one hash pass instead of a struct comparison).
     Where hashes repeat, every later row of a hash is compared, all columns, with the first row
     of its hash; if all are equal to it, the first of each hash is the first of each record.
     Otherwise (a collision, or floats that compare unequal) the struct comparison decides, so

@@ -1,7 +1,7 @@
 """Vectorised sacct value parsers: polars expressions over whole columns of sacct text.
 
 The per-value parsers of :mod:`trainperf.slurm.fields` cost one Python call per value; for a dump of
-100k records that was most of the reader's time (issue 16: 34 % in ``strptime``, 36 % in per-row
+100k records that was most of the reader's time (profiled: 34 % in ``strptime``, 36 % in per-row
 Python). Here every value kind is parsed by polars, or, where a column has few distinct values
 (states, exit codes, time limits, host lists, TRES strings), by the per-value parser once per
 distinct value (:func:`map_unique`).
@@ -17,7 +17,7 @@ With ``fast=True`` a parser reads only the forms sacct prints on almost every re
 reader then parses those rows again with the full parser (values stripped), as it does for values
 that do not parse. Where the fast parser reads a value, its outputs are those of the full one
 (``tests/test_slurm.py`` compares them), so the result is the full parser's at a fraction of the
-cost (issue 16).
+cost (``benchmarks/bench_slurm.py``).
 
 The grammars are those of :mod:`trainperf.slurm.fields` (``tests/test_slurm.py`` checks that both
 give the same values on the bundled and real fixtures, and on generated values), with one deliberate
@@ -36,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from trainperf.slurm.fields import _INFINITE, _NO_VAL
+from trainperf.slurm.fields import INFINITE, NO_VAL
 
 __all__ = [
     "WHITESPACE",
@@ -95,7 +95,7 @@ def run_stages(frame: pl.DataFrame, parses: Sequence[Parse]) -> pl.DataFrame:
     """Run every parser's stages on ``frame`` in one lazy query; returns only their outputs.
 
     The in-memory engine: for frames of a few thousand rows its fixed cost is lower than the
-    streaming engine's (issue 16)."""
+    streaming engine's."""
     lf = stages_of(frame.lazy(), parses)
     out = sorted({c for p in parses for c in p.out.values()})
     return lf.select(out).collect(engine="in-memory")
@@ -331,8 +331,8 @@ def job_id_number(
     ``same_as``: the prefix of a :func:`job_id_parts` parse (of JobID) run in the same query
     (:func:`run_stages`); where the two texts are equal its ``id`` is taken, so the regex runs
     only on the rows whose texts differ (array tasks and heterogeneous components, whose raw
-    ids differ). Both grammars are the same, so the result is that of the regex (issue 16:
-    JobIDRaw equals JobID on most records, and the regex was a tenth of the reader's query).
+    ids differ). Both grammars are the same, so the result is that of the regex (JobIDRaw
+    equals JobID on most records, and the regex was a tenth of the reader's query when profiled).
     """
     p = Parse()
     t = _text(p, column, prefix, strip_values)
@@ -430,7 +430,7 @@ def epoch_or_iso_times(
         pl.coalesce(
             c("naive1"), c("other").str.strptime(pl.Datetime("us"), _ISO_FORMAT, strict=False)
         ).alias(f"{prefix}naive"),
-        (epoch_ok & ~c("epoch").is_in([0, _NO_VAL, _INFINITE])).alias(f"{prefix}use_epoch"),
+        (epoch_ok & ~c("epoch").is_in([0, NO_VAL, INFINITE])).alias(f"{prefix}use_epoch"),
         epoch_ok.alias(f"{prefix}epoch_ok"),
     )
     p.at(
@@ -522,7 +522,7 @@ def _check_ints(out: tuple, ints: list[int]) -> None:
 def _list_series(name: str, vals: list[list[str] | None]) -> pl.Series:
     """A List(Utf8) Series from Python lists: each list joined with a separator that occurs in
     none of the strings and split again by polars (a row-by-row conversion of thousands of
-    names cost four times more, issue 16); the plain conversion when every candidate occurs."""
+    names cost four times more); the plain conversion when every candidate occurs."""
     items = [x for v in vals if v for x in v]
     every = "".join(items)
     sep = next((c for c in ("\x1f", "\x1e", "\x00") if c not in every), None)

@@ -13,11 +13,11 @@ import polars as pl
 from trainperf.quality import QualityLog
 from trainperf.slurm import columns as C
 from trainperf.slurm.fields import (
-    _CPU_TIME_FIELDS,
-    _INFINITE,
-    _LIMIT_FLAGS,
-    _NO_VAL,
+    CPU_TIME_FIELDS,
+    INFINITE,
     JOB_STATES,
+    LIMIT_FLAGS,
+    NO_VAL,
     ZERO_EXIT_UNKNOWN,
     SacctData,
     SacctParseError,
@@ -50,13 +50,13 @@ def _raw_limit(v: str) -> tuple[int | None, str | None]:
     t = v.strip()
     if t == "":
         return None, None
-    flag = _LIMIT_FLAGS.get(t.upper())
+    flag = LIMIT_FLAGS.get(t.upper())
     if flag:
         return None, flag
     minutes = int(t)
-    if minutes == _INFINITE:
+    if minutes == INFINITE:
         return None, "UNLIMITED"
-    if minutes == _NO_VAL:
+    if minutes == NO_VAL:
         return None, "Partition_Limit"
     return minutes * 60, None
 
@@ -143,7 +143,7 @@ class Derive:
             specs["NNodes"] = (C.int_column, name("NNodes"), "_nn_", {})
         if name("NCPUS") or name("AllocCPUS"):
             specs["NCPUS"] = (C.int_column, name("NCPUS") or name("AllocCPUS"), "_nc_", {})
-        for f in _CPU_TIME_FIELDS:
+        for f in CPU_TIME_FIELDS:
             if name(f):
                 specs[f] = (C.duration_seconds, name(f), f"_{f}_", {})
         return specs
@@ -182,7 +182,7 @@ class Derive:
         the full parsers on every row.
 
         One lazy query does it all (each query and each eager step has a fixed cost of its own
-        that dominated a dump of a few thousand records, issue 16): the per-row parsers (JobID,
+        that dominated a dump of a few thousand records): the per-row parsers (JobID,
         JobIDRaw, counts; times and durations too, or in a large dump once per distinct value
         and joined back) and the per-value tables of the low-cardinality fields, joined on the
         value."""
@@ -428,7 +428,7 @@ class Derive:
             self.missing.append("AllocTRES")
 
     def cpu_times(self, plans: dict[str, C.Parse]) -> None:
-        for fname, out in _CPU_TIME_FIELDS.items():
+        for fname, out in CPU_TIME_FIELDS.items():
             if fname in plans:
                 what = "a CPU time (MM:SS.mmm, [D-]HH:MM:SS)"
                 self.bad.append((fname, what, self.out(plans[fname], "bad")))

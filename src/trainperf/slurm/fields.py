@@ -7,6 +7,7 @@ columns (:mod:`trainperf.slurm.columns` has the vectorised forms of the per-row 
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
@@ -88,11 +89,11 @@ JOB_STATES = frozenset(
 ZERO_EXIT_UNKNOWN = ("FAILED", "OUT_OF_MEMORY", "NODE_FAIL")
 
 # 32-bit sentinels: NO_VAL (0xfffffffe) and INFINITE (0xffffffff) from slurm/slurm.h
-_NO_VAL = 4294967294
-_INFINITE = 4294967295
-_UNSET_EPOCHS = frozenset({0, _NO_VAL, _INFINITE})
+NO_VAL = 4294967294
+INFINITE = 4294967295
+_UNSET_EPOCHS = frozenset({0, NO_VAL, INFINITE})
 # step ids that older JSON gives as numbers (slurm/slurm.h: SLURM_PENDING_STEP ... SLURM_INTERACTIVE_STEP)
-_SPECIAL_STEPS = {
+SPECIAL_STEPS = {
     4294967290: "interactive",
     4294967291: "batch",
     4294967292: "extern",
@@ -100,14 +101,14 @@ _SPECIAL_STEPS = {
 }
 
 # sacct fields whose text is free (user supplied) and may contain the delimiter
-_FREE_TEXT_FIELDS = frozenset(
+FREE_TEXT_FIELDS = frozenset(
     f.lower()
     for f in (
         "JobName AdminComment Comment SystemComment WCKey Reason SubmitLine WorkDir Constraints "
         "Container Extra Licenses StdOut StdErr StdIn FailedNode"
     ).split()
 )
-_CPU_TIME_FIELDS = {
+CPU_TIME_FIELDS = {
     "totalcpu": "total_cpu_s",
     "usercpu": "user_cpu_s",
     "systemcpu": "system_cpu_s",
@@ -165,8 +166,16 @@ def parse_duration(text: str | None) -> float | None:
 
     Grammars (``secs2time_str`` in ``src/common/parse_time.c`` and ``_elapsed_time`` in
     ``src/sacct/print.c``): ``D-HH:MM:SS`` (≥ 1 day), ``HH:MM:SS``, ``MM:SS.mmm`` (CPU-time fields
-    below one hour carry milliseconds) and ``D-HH`` (accepted as input by Slurm). Examples:
-    ``"2-03:04:05"`` → 183845.0, ``"17:18.067"`` → 1038.067.
+    below one hour carry milliseconds) and ``D-HH`` (accepted as input by Slurm).
+
+    >>> parse_duration("2-03:04:05")  # 2 × 86400 + 3 × 3600 + 4 × 60 + 5
+    183845.0
+    >>> parse_duration("17:18.067")  # 17 × 60 + 18.067
+    1038.067
+    >>> parse_duration("1-02")  # D-HH
+    93600.0
+    >>> parse_duration("") is None
+    True
 
     Raises:
         ValueError: for anything else, including ``UNLIMITED``/``Partition_Limit``/``INVALID``
@@ -191,7 +200,7 @@ def parse_duration(text: str | None) -> float | None:
     return days * 86400 + hours * 3600 + minutes * 60 + seconds
 
 
-_LIMIT_FLAGS = {
+LIMIT_FLAGS = {
     "UNLIMITED": "UNLIMITED",
     "PARTITION_LIMIT": "Partition_Limit",
     "INVALID": "INVALID",
@@ -205,12 +214,17 @@ def parse_timelimit(text: str | None) -> tuple[int | None, str | None]:
     partition's applies) → ``(None, "Partition_Limit")``; ``INVALID`` → ``(None, "INVALID")``;
     ``""`` (steps have no limit) → ``(None, None)``; ``"1-00:00:00"`` → ``(86400, None)``.
 
+    >>> parse_timelimit("1-00:00:00")
+    (86400, None)
+    >>> parse_timelimit("Partition_Limit")
+    (None, 'Partition_Limit')
+
     Raises:
         ValueError: when the value is neither a duration nor one of these words.
     """
     if text is None or text.strip() == "":
         return None, None
-    flag = _LIMIT_FLAGS.get(text.strip().upper())
+    flag = LIMIT_FLAGS.get(text.strip().upper())
     if flag is not None:
         return None, flag
     secs = parse_duration(text)
@@ -225,6 +239,11 @@ def parse_state(text: str | None) -> tuple[str | None, int | None, bool]:
 
     ``"CANCELLED by 0"`` → ``("CANCELLED", 0, False)``; ``"CANCELLED+"`` (fixed-width output cut the
     text) → ``("CANCELLED", None, True)``; ``"COMPLETED"`` → ``("COMPLETED", None, False)``.
+
+    >>> parse_state("CANCELLED by 0")
+    ('CANCELLED', 0, False)
+    >>> parse_state("CANCELLED+")
+    ('CANCELLED', None, True)
 
     Raises:
         ValueError: when the text is not ``STATE``, ``STATE+`` or ``STATE by <uid>``.
@@ -241,6 +260,9 @@ def parse_state(text: str | None) -> tuple[str | None, int | None, bool]:
 def parse_exit_code(text: str | None) -> tuple[int | None, int | None]:
     """``(exit code, signal)`` for an ``ExitCode`` value ``"<code>:<signal>"`` (``"0:15"`` → ``(0, 15)``).
 
+    >>> parse_exit_code("0:15")
+    (0, 15)
+
     Raises:
         ValueError: when the text is not two colon-separated integers.
     """
@@ -252,7 +274,7 @@ def parse_exit_code(text: str | None) -> tuple[int | None, int | None]:
     return int(m.group(1)), int(m.group(2))
 
 
-_JOBID_RE = re.compile(
+JOBID_RE = re.compile(
     r"^(?P<id>\d+)"
     r"(?:_(?P<task>\d+|\[[^\]]*\]))?"
     r"(?:\+(?P<het>\d+))?"
@@ -271,10 +293,19 @@ def parse_job_id(text: str) -> dict[str, Any]:
 
     Examples: ``"39889258_1426.batch"``, ``"1853+0.0"``, ``"123_[5-10]"``.
 
+    >>> p = parse_job_id("39889258_1426.batch")
+    >>> p["id"], p["array_task_id"], p["step"], p["parent"], p["kind"]
+    (39889258, 1426, 'batch', '39889258_1426', 'step')
+    >>> p = parse_job_id("1853+0.0")
+    >>> p["het_offset"], p["step"], p["kind"]
+    (0, '0', 'step')
+    >>> parse_job_id("123_[5-10]")["array_pending"]
+    '[5-10]'
+
     Raises:
         ValueError: for any other form.
     """
-    m = _JOBID_RE.match(text.strip())
+    m = JOBID_RE.match(text.strip())
     if not m:
         raise ValueError(f"not a Slurm JobID: {text!r}")
     task = m.group("task")
@@ -307,6 +338,11 @@ def parse_tres(text: str | None) -> dict[str, str]:
 
     The empty string gives ``{}``; ``None`` gives ``{}``.
 
+    >>> parse_tres("cpu=4,mem=32G,gres/gpu=8,gres/gpu:h100=8")
+    {'cpu': '4', 'mem': '32G', 'gres/gpu': '8', 'gres/gpu:h100': '8'}
+    >>> parse_tres("")
+    {}
+
     Raises:
         ValueError: when an item is not ``key=value``.
     """
@@ -329,6 +365,13 @@ def gpus_from_tres(text: str | None) -> tuple[int | None, str | None]:
     the total and typed counts are never added to it. Without an untyped entry the typed counts are
     summed (different types). No ``gres/gpu`` key at all → ``(0, None)``; ``None`` → ``(None, None)``.
     The type is the typed key's suffix (several types joined by ``,`` in sorted order).
+
+    >>> gpus_from_tres("cpu=64,gres/gpu=8,gres/gpu:h100=8")  # the same 8 GPUs, recorded twice
+    (8, 'h100')
+    >>> gpus_from_tres("gres/gpu:a100=2,gres/gpu:h100=4")  # no untyped entry: typed counts summed
+    (6, 'a100,h100')
+    >>> gpus_from_tres("cpu=4,mem=16G")
+    (0, None)
 
     Raises:
         ValueError: when a GPU count is not an integer.
@@ -356,7 +399,7 @@ def _expand_simple(t: str) -> list[str] | None:
     """The two common forms expanded as python-hostlist does, or None to ask the library.
 
     Why not always the library: it costs about 30 µs per host list, the largest per-value cost
-    of the reader (issue 16); this path gives the same names (tests/test_slurm.py compares both on
+    of the reader; this path gives the same names (tests/test_slurm.py compares both on
     generated lists) and leaves every other form, duplicates and huge ranges to the library.
     """
     if "[" not in t and "]" not in t and "," not in t:
@@ -375,7 +418,7 @@ def _expand_simple(t: str) -> list[str] | None:
         a, b = int(lo), int(hi)
         if b < a or b - a > 10_000:
             return None
-        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost (issue 16)
+        w = len(lo)  # str(i).zfill(w) is f"{i:0{w}d}" for i >= 0, at half the cost
         out.extend([prefix + str(i).zfill(w) for i in range(a, b + 1)])
     # one number or one range cannot repeat a name
     return out if len(parts) == 1 or len(set(out)) == len(out) else None
@@ -386,6 +429,13 @@ def expand_nodelist(text: str | None) -> list[str]:
 
     ``"None assigned"`` (job never started) and ``""`` give ``[]``. Uses python-hostlist (the plain
     and single-bracket forms are expanded the same way without it, for speed).
+
+    >>> expand_nodelist("gpu[001-003,007]")
+    ['gpu001', 'gpu002', 'gpu003', 'gpu007']
+    >>> expand_nodelist("a[1-2],b3")  # several items: python-hostlist
+    ['a1', 'a2', 'b3']
+    >>> expand_nodelist("None assigned")
+    []
 
     Raises:
         ValueError: when the text is not a valid host list.
@@ -408,7 +458,7 @@ def expand_nodelist(text: str | None) -> list[str]:
         ) from None
 
 
-def _parse_epoch(value: Any) -> _dt.datetime | None:
+def parse_epoch(value: Any) -> _dt.datetime | None:
     """Epoch seconds → aware UTC datetime; 0, NO_VAL, INFINITE, None → None.
 
     Raises:
@@ -514,7 +564,6 @@ def decode_utf8(data: bytes | str) -> tuple[str, list[int]]:
         if text.isascii() or not _SURROGATE_RE.search(text):
             return text, []
     newlines = [m.start() for m in re.finditer("\n", text)]
-    import bisect
 
     lines = sorted(
         {bisect.bisect_right(newlines, m.start()) + 1 for m in _SURROGATE_RE.finditer(text)}

@@ -19,8 +19,8 @@ from trainperf.quality import QualityLog
 from trainperf.slurm import columns as C
 from trainperf.slurm.derive import Derive
 from trainperf.slurm.fields import (
-    _FREE_TEXT_FIELDS,
-    _JOBID_RE,
+    FREE_TEXT_FIELDS,
+    JOBID_RE,
     SacctData,
     SacctParseError,
     SacctWarning,
@@ -64,7 +64,7 @@ def read_sacct_parsable(
     """
     p = Path(path)
     data = p.read_bytes()
-    try:  # UTF-8 checked in polars: no Python str of the whole file (issue 16)
+    try:  # UTF-8 checked in polars: no Python str of the whole file
         text: str | pl.Series = pl.Series("text", [data], dtype=pl.Binary).cast(pl.Utf8)
         bad_utf8: list[int] = []
     except pl.exceptions.ComputeError:  # not UTF-8: find the lines in Python
@@ -290,9 +290,9 @@ class _Records:
     def __post_init__(self) -> None:
         self.n = len(self.names)
         self.lower = [x.lower() for x in self.names]
-        self.last_free = self.lower[-1] in _FREE_TEXT_FIELDS
+        self.last_free = self.lower[-1] in FREE_TEXT_FIELDS
         self.other_free = [
-            self.names[i] for i in range(self.n - 1) if self.lower[i] in _FREE_TEXT_FIELDS
+            self.names[i] for i in range(self.n - 1) if self.lower[i] in FREE_TEXT_FIELDS
         ]
 
     def _error_fields(self, lineno: int, parts: list[str], line: str) -> SacctParseError:
@@ -473,7 +473,7 @@ class _Records:
             k = bisect.bisect_left(regular_idx, idx) - 1
             prev = regular_idx[k] if k >= 0 and regular_idx[k] > consumed_upto else -1
             target = max(prev, last_rec)
-            if target >= 0 and self.last_free and not _JOBID_RE.match(parts[0].strip()):
+            if target >= 0 and self.last_free and not JOBID_RE.match(parts[0].strip()):
                 # continuation of a newline inside the last (free-text) field of the previous record
                 if target not in patched:
                     tl = self.lines[target]
@@ -485,9 +485,7 @@ class _Records:
                 continue
             # a newline inside a free-text value in the middle splits one record over several lines
             j = idx + 1
-            while (
-                len(parts) < n and j < n_lines and self.lower[len(parts) - 1] in _FREE_TEXT_FIELDS
-            ):
+            while len(parts) < n and j < n_lines and self.lower[len(parts) - 1] in FREE_TEXT_FIELDS:
                 nxt = self.lines[j].split(d)
                 parts[-1] = parts[-1] + "\n" + nxt[0]
                 parts.extend(nxt[1:])

@@ -20,22 +20,22 @@ import polars as pl
 
 from trainperf.quality import QualityLog
 from trainperf.slurm.fields import (
-    _INFINITE,
-    _NO_VAL,
-    _SPECIAL_STEPS,
+    INFINITE,
     JOB_COLUMNS,
     JOB_STATES,
+    NO_VAL,
+    SPECIAL_STEPS,
     STEP_COLUMNS,
     ZERO_EXIT_UNKNOWN,
     SacctData,
     SacctParseError,
     SacctWarning,
-    _parse_epoch,
     assemble,
     decode_utf8,
     escape_surrogates,
     expand_nodelist,
     gpus_from_tres,
+    parse_epoch,
     parse_tres,
 )
 
@@ -181,7 +181,7 @@ def _dict(v: Any) -> dict:
 
 def _epoch(v: Any) -> _dt.datetime | None:
     val = _num(v)
-    return _parse_epoch(val) if isinstance(val, (int, float)) else None
+    return parse_epoch(val) if isinstance(val, (int, float)) else None
 
 
 def _states(v: Any) -> list[str]:
@@ -245,9 +245,9 @@ def _limit(v: Any) -> tuple[int | None, str | None]:
         # fixture shows null for a job that sacct -P reports as UNLIMITED
         return None, "UNLIMITED"
     val = _int(val)
-    if val == _INFINITE:
+    if val == INFINITE:
         return None, "UNLIMITED"
-    if val == _NO_VAL:
+    if val == NO_VAL:
         return None, "Partition_Limit"
     if not 0 <= val < 2**32:
         raise ValueError(f"time limit out of range: {val!r} minutes")
@@ -544,12 +544,12 @@ def _job_id(
     task_id, array_job_id = _int(arr.get("task_id")), _int(arr.get("job_id"))
     task_spec = _str(arr.get("task")) or ""
     het_job_id, het_offset = _int(het.get("job_id")), _int(het.get("job_offset"))
-    if task_id is not None and task_id != _NO_VAL and array_job_id:
+    if task_id is not None and task_id != NO_VAL and array_job_id:
         return f"{array_job_id}_{task_id}", "array_task", job_id, array_job_id, task_id, None, None
     if task_spec and array_job_id:
         jid = f"{array_job_id}_[{task_spec.strip('[]')}]"
         return jid, "array_pending", job_id, array_job_id, None, None, None
-    if het_job_id and het_offset is not None and het_offset != _NO_VAL:
+    if het_job_id and het_offset is not None and het_offset != NO_VAL:
         return (
             f"{het_job_id}+{het_offset}",
             "het_component",
@@ -665,7 +665,7 @@ def _json_step_id(step: dict[str, Any]) -> str:
         raise ValueError(f"step id of unknown shape: {sid!r}")
     if isinstance(sid, (int, float)) or (isinstance(sid, str) and sid.isascii() and sid.isdigit()):
         n = _int(int(sid) if isinstance(sid, str) else sid)
-        return _SPECIAL_STEPS.get(n, str(n))
+        return SPECIAL_STEPS.get(n, str(n))
     if isinstance(sid, str) and sid:
         return sid
     raise ValueError(f"step id missing or of unknown shape: {s!r}")
@@ -686,7 +686,7 @@ def _json_step_row(step: Any, parent: dict[str, Any]) -> dict[str, Any]:
     step = _dict(step)
     sid = _json_step_id(step)
     het_comp = _int(_dict(_dict(step.get("step")).get("het")).get("component"))
-    if het_comp is not None and het_comp != _NO_VAL and "+" not in sid:
+    if het_comp is not None and het_comp != NO_VAL and "+" not in sid:
         sid = f"{sid}+{het_comp}"
     t = _dict(step.get("time"))
     states = _states(step.get("state"))

@@ -66,7 +66,6 @@ from trainperf.synthetic.slurm_history import (
     SynthStep,
     generate_jobs,
 )
-from trainperf.synthetic.slurm_history import USERS as _USERS  # noqa: F401  (old private name; tests)
 from trainperf.synthetic.slurm_sacct import (
     PARSABLE2_FIELDS,
     format_json,

@@ -40,6 +40,9 @@ import json
 import numpy as np
 import polars as pl
 
+from trainperf import dcgm
+from trainperf.reliability import NODE_EVENT_SCHEMA
+
 __all__ = ["INCIDENT_CAUSES", "INCIDENTS_PER_MONTH", "SEED", "failure_events"]
 
 SEED = 20250101
@@ -121,8 +124,6 @@ def failure_events(
         :data:`trainperf.dcgm.SCHEMA`; the incidents (``time``, ``hostname``, ``cause``, ``xid``,
         ``JobID`` hit or null, ``repair_h``), the calibration's ground truth.
     """
-    from trainperf import dcgm
-    from trainperf.reliability import NODE_EVENT_SCHEMA
 
     rng = np.random.default_rng(seed)
     ran = jobs.filter(pl.col("start").is_not_null() & pl.col("end").is_not_null()).sort("start")

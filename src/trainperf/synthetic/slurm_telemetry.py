@@ -11,6 +11,9 @@ import datetime as _dt
 
 import polars as pl
 
+from trainperf import dcgm
+from trainperf.synthetic import telemetry as synth_telemetry
+
 __all__ = ["job_telemetry"]
 
 
@@ -31,8 +34,6 @@ def job_telemetry(
     Returns:
         ``(frame with trainperf.dcgm.SCHEMA, JobID)``; an empty frame and None when no job fits.
     """
-    from trainperf import dcgm
-    from trainperf.synthetic import telemetry as synth_telemetry
 
     done = jobs.filter((pl.col("state") == "COMPLETED") & (pl.col("n_nodes").fill_null(0) > 0))
     first_hosts = pl.col("nodes") == pl.int_ranges(1, pl.col("n_nodes") + 1).list.eval(

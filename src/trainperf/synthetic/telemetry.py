@@ -57,10 +57,12 @@ block, so output does not depend on the writer and 800 GPUs x 24 h at 10 s is po
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import json
 import math
+import shutil
 import uuid as _uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -70,9 +72,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from trainperf import dcgm, telemetry
-from trainperf.dcgm.series import normalise_series as _normalise_series
-from trainperf.dcgm.series import series_frame as _series_frame
+from trainperf import dcgm, project_root, telemetry
+from trainperf.atomic import write_text_atomic
+from trainperf.dcgm import store as dcgm_store
+from trainperf.dcgm.series import normalise_series, series_frame
+from trainperf.tables import PACKAGE_TABLES
 
 __all__ = [
     "BLOCK_SCRAPES",
@@ -203,8 +207,6 @@ class SyntheticConfig:
 def default_phases(log: str | Path | None = None) -> pl.DataFrame:
     """Phases of the bundled Eos v4.1 GPT-3 log (:data:`DEFAULT_LOG`) or of ``log``."""
     if log is None:
-        from trainperf import project_root
-
         log = project_root() / DEFAULT_LOG
     return telemetry.phases_from_log(log)
 
@@ -385,8 +387,8 @@ def _blocks(
 def _series_table(cfg: SyntheticConfig, host_i: int) -> tuple[pl.DataFrame, list[str]]:
     """Reader-schema series attributes (via dcgm's own label normalisation) and exposition keys."""
     ser = _series(cfg, host_i)
-    rows = [_normalise_series(name, lab) for name, lab, _ in ser]
-    table = _series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
+    rows = [normalise_series(name, lab) for name, lab, _ in ser]
+    table = series_frame(rows).drop("_is_int", "_is_double").with_row_index("sid")
     keys = []
     for name, lab, _ in ser:
         body = ",".join(f'{k}="{v}"' for k, v in lab.items())
@@ -465,8 +467,6 @@ def store_key(cfg: SyntheticConfig, phases: pl.DataFrame) -> str:
     """SHA-256 of everything the synthetic store depends on: the configuration, the phases, the
     generator's source (this module, the DCGM field table and the Parquet writer's module) and the
     polars version (which writes the files)."""
-    from trainperf.dcgm import store as dcgm_store
-    from trainperf.tables import PACKAGE_TABLES
 
     h = hashlib.sha256()
     h.update(json.dumps(_describe(cfg, phases), sort_keys=True, default=str).encode())
@@ -498,9 +498,6 @@ def ensure_parquet(
     Returns:
         True when the store was reused, False when it was generated.
     """
-    import shutil
-
-    from trainperf.atomic import write_text_atomic
 
     out = Path(out_dir)
     key = store_key(cfg, phases)
@@ -582,7 +579,6 @@ def write_exposition(cfg: SyntheticConfig, phases: pl.DataFrame, path: str | Pat
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m trainperf.synthetic.telemetry --out DIR [--format parquet|exposition] ...``."""
-    import argparse
 
     ap = argparse.ArgumentParser(
         description="Write SYNTHETIC cluster telemetry (not measured data)."

@@ -47,10 +47,10 @@ PHASE_SCHEMA: dict[str, pl.DataType] = {
 }
 """Schema of :func:`phases_from_log`."""
 
-_US = pl.Datetime("us", "UTC")
+DATETIME_US = pl.Datetime("us", "UTC")
 
 
-def _lazy(data: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+def as_lazy(data: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     if isinstance(data, pl.LazyFrame):
         return data
     if isinstance(data, pl.DataFrame):
@@ -58,7 +58,7 @@ def _lazy(data: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     raise TypeError(f"expected a polars DataFrame or LazyFrame, not {type(data).__name__}")
 
 
-def _to_datetime(x: Any) -> _dt.datetime:
+def to_datetime(x: Any) -> _dt.datetime:
     """datetime / epoch seconds / ISO 8601 string -> aware UTC datetime."""
     if isinstance(x, _dt.datetime):
         return x if x.tzinfo else x.replace(tzinfo=_dt.UTC)
@@ -71,7 +71,7 @@ def _to_datetime(x: Any) -> _dt.datetime:
     return d if d.tzinfo else d.replace(tzinfo=_dt.UTC)
 
 
-def _every_us(every: Any) -> int:
+def every_us(every: Any) -> int:
     if isinstance(every, _dt.timedelta):
         return int(every.total_seconds() * 1_000_000)
     if isinstance(every, (int, float)):
@@ -83,17 +83,17 @@ def _every_us(every: Any) -> int:
     return int(float(m.group(1)) * mult[m.group(2)])
 
 
-def _natural_key(s: str) -> list:
+def natural_key(s: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-def _collect(lf: pl.LazyFrame) -> pl.DataFrame:
+def collect(lf: pl.LazyFrame) -> pl.DataFrame:
     """Collect a query (one place to choose the engine; the in-memory engine was faster than the
     streaming one on a 97M-row cluster-day store, at the same peak memory)."""
     return lf.collect()
 
 
-def _gpu_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
+def gpu_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
     return lf.filter((pl.col("entity") == "GPU") & pl.col("gpu").is_not_null())
 
 
@@ -106,7 +106,7 @@ quantiles of one batch near 150 MB). Results are the same, since every group
 of these analyses lies within one host."""
 
 
-def _host_batches(lf: pl.LazyFrame, batch_rows: int | None = None) -> list[list[str | None] | None]:
+def host_batches(lf: pl.LazyFrame, batch_rows: int | None = None) -> list[list[str | None] | None]:
     """Host lists of about ``batch_rows`` input rows each; ``[None]`` = one batch of everything.
 
     Costs a row count (Parquet metadata for a store) and a streaming ``unique`` of the host
@@ -122,7 +122,7 @@ def _host_batches(lf: pl.LazyFrame, batch_rows: int | None = None) -> list[list[
     return [hosts[i : i + per] for i in range(0, len(hosts), per)]
 
 
-def _only_hosts(lf: pl.LazyFrame, hosts: list[str | None] | None) -> pl.LazyFrame:
+def only_hosts(lf: pl.LazyFrame, hosts: list[str | None] | None) -> pl.LazyFrame:
     if hosts is None:
         return lf
     named = [h for h in hosts if h is not None]

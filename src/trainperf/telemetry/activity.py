@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,21 +11,24 @@ from typing import Any
 import polars as pl
 
 from trainperf import dcgm
+from trainperf.errors import DataWarning, InputError
+from trainperf.quality import QUALITY_SCHEMA, empty_quality
+from trainperf.slurm import expand_nodelist
 from trainperf.telemetry._common import (
     ACTIVITY_FIELDS,
     NIC_RX,
     NIC_TX,
     SYNTHETIC_LABEL,
     WANTED,
-    _collect,
-    _every_us,
-    _gpu_rows,
-    _host_batches,
-    _lazy,
-    _only_hosts,
-    _to_datetime,
+    as_lazy,
+    collect,
+    every_us,
+    gpu_rows,
+    host_batches,
+    only_hosts,
+    to_datetime,
 )
-from trainperf.telemetry.phases import _in_span, _interval_expr, _interval_table
+from trainperf.telemetry.phases import in_span, interval_expr, interval_table
 
 
 def jobs_in(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -38,7 +42,7 @@ def jobs_in(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         (Datetime[us, UTC]), sorted by n_gpus descending. Empty when no series carries a job.
     """
     return (
-        _lazy(data)
+        as_lazy(data)
         .filter(pl.col("job_id").is_not_null())
         # a GPU shared by several jobs carries their ids joined with "," (trainperf.dcgm.checks)
         .with_columns(pl.col("job_id").str.split(","))
@@ -51,7 +55,7 @@ def jobs_in(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
             pl.col("timestamp").max().alias("last"),
         )
         .sort(["n_gpus", "job_id"], descending=[True, False])
-        .pipe(_collect)
+        .pipe(collect)
     )
 
 
@@ -84,12 +88,10 @@ def select_job(
             names ``source`` (the telemetry's files, when given), the job ids present and the way
             out (``hostnames=`` and ``start=``/``end=`` for telemetry without job labels).
     """
-    lf = _lazy(data)
+    lf = as_lazy(data)
     hosts: set[str] | None = None
     if hostnames is not None:
         if isinstance(hostnames, str):
-            from trainperf.slurm import expand_nodelist
-
             hostnames = expand_nodelist(hostnames)
         hosts = set(hostnames)
     if job_id is not None and str(job_id) != "":
@@ -103,15 +105,13 @@ def select_job(
             )
             .select("hostname")
             .unique()
-            .pipe(_collect)["hostname"]
+            .pipe(collect)["hostname"]
             .to_list()
         )
         if not jh:
-            from trainperf.errors import InputError
-
             present = (
                 lf.select(pl.col("job_id").drop_nulls().unique().sort().head(6))
-                .pipe(_collect)["job_id"]
+                .pipe(collect)["job_id"]
                 .to_list()
             )
             have = (f"the job ids present: {', '.join(present[:5])}{', ...' if len(present) > 5 else ''}"
@@ -126,9 +126,9 @@ def select_job(
     if hosts is not None:
         lf = lf.filter(pl.col("hostname").is_in(sorted(hosts)))
     if start is not None:
-        lf = lf.filter(pl.col("timestamp") >= _to_datetime(start))
+        lf = lf.filter(pl.col("timestamp") >= to_datetime(start))
     if end is not None:
-        lf = lf.filter(pl.col("timestamp") <= _to_datetime(end))
+        lf = lf.filter(pl.col("timestamp") <= to_datetime(end))
     return lf
 
 
@@ -137,10 +137,10 @@ def is_synthetic(data: pl.DataFrame | pl.LazyFrame, probe_rows: int = 10_000) ->
     k, v = SYNTHETIC_LABEL
     pat = f'"{k}":"{v}"'
     res = (
-        _lazy(data)
+        as_lazy(data)
         .head(probe_rows)
         .select(pl.col("labels").str.contains(pat, literal=True).any())
-        .pipe(_collect)
+        .pipe(collect)
     )
     return bool(res.item()) if res.height else False
 
@@ -223,7 +223,7 @@ def _phase_stats(data, phases, level, fields, quantiles, _sink) -> pl.DataFrame 
     if keys is None:
         raise ValueError(f"level must be 'gpu', 'phase' or 'kind', not {level!r}")
     mt = _metric_table(fields or ACTIVITY_FIELDS)
-    lf = _gpu_rows(_lazy(data)).filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
+    lf = gpu_rows(as_lazy(data)).filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
     qcols = [f"p{round(q * 100):02d}" for q in quantiles]
     aggs = [pl.len().alias("n"), pl.col("value").mean().alias("mean")] + [
         pl.col("value").quantile(q, "linear").alias(c)
@@ -232,20 +232,20 @@ def _phase_stats(data, phases, level, fields, quantiles, _sink) -> pl.DataFrame 
     # Memory: group on small integer keys (a phase-group number from the interval number, the
     # field id) and attach the phase / metric strings to the small result, instead of carrying
     # five string columns on every sample through the group-by (7.4 GB peak at 62 M rows before).
-    bounds, table = _interval_table(phases)
+    bounds, table = interval_table(phases)
     gkeys = [k for k in keys if k not in ("hostname", "gpu")]
     groups = table.select(gkeys).unique(maintain_order=True).with_row_index("_g")
     iv_to_g = table.join(groups, on=gkeys, how="inner", nulls_equal=True).select("_iv", "_g")
     empty = len(bounds) < 2 or iv_to_g.height == 0
     if not empty:
-        lf = lf.filter(_in_span(bounds))
+        lf = lf.filter(in_span(bounds))
 
     def attach(lf: pl.LazyFrame) -> pl.LazyFrame:
         """``_g``: the phase group of each sample (samples in no group dropped)."""
         if empty:
             return lf.filter(pl.lit(False)).with_columns(pl.lit(None, pl.UInt32).alias("_g"))
         return (
-            lf.with_columns(_interval_expr(bounds))
+            lf.with_columns(interval_expr(bounds))
             .with_columns(
                 pl.col("_iv")
                 .replace_strict(
@@ -262,9 +262,9 @@ def _phase_stats(data, phases, level, fields, quantiles, _sink) -> pl.DataFrame 
     rest = [k for k in keys if k in ("hostname", "gpu")]
     # per-GPU groups lie within one host: run host batch by host batch (bounded memory). The host
     # filter comes before the phase columns: polars does not push a filter down through the
-    # search_sorted of _interval_expr, so a filter after it read the whole store once per batch
+    # search_sorted of interval_expr, so a filter after it read the whole store once per batch
     # (16x store: 1.0 GB and 7-60 s per batch instead of 0.2 GB and 1.4 s)
-    batches = _host_batches(lf) if level == "gpu" and not empty else [None]
+    batches = host_batches(lf) if level == "gpu" and not empty else [None]
     hosts = None
     if batches != [None]:
         hosts = pl.Series([h for b in batches for h in b if h is not None], dtype=pl.String)
@@ -272,8 +272,8 @@ def _phase_stats(data, phases, level, fields, quantiles, _sink) -> pl.DataFrame 
     parts = []
     rows = 0
     for hb in batches:
-        part = attach(_only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
-        part = _collect(part)
+        part = attach(only_hosts(lf, hb)).group_by(["_g", *rest, "field_id"]).agg(aggs)
+        part = collect(part)
         if "hostname" in rest and hosts is None:  # one batch: its own hosts
             hosts = part["hostname"].drop_nulls().unique()
         parts.append(_encode(part, mt, hosts, gr, rest))
@@ -350,12 +350,9 @@ def write_phase_stats(
 def _warn_no_overlap(data, phases: pl.DataFrame, mt: pl.DataFrame) -> None:
     """Telemetry and the run's phases that do not meet in time: say so (one extra pass, only when
     no statistic came out), with both spans, instead of an empty table without a word."""
-    import warnings
 
-    from trainperf.errors import DataWarning
-
-    span = _collect(
-        _gpu_rows(_lazy(data))
+    span = collect(
+        gpu_rows(as_lazy(data))
         .filter(pl.col("field_id").is_in(mt["field_id"].to_list()))
         .select(pl.len().alias("n"), pl.col("timestamp").min().alias("t0"),
                 pl.col("timestamp").max().alias("t1"))
@@ -491,9 +488,9 @@ def activity_timeline(
     fid = dcgm.field_id(field) if isinstance(field, str) else int(field)
     if fid is None:
         raise ValueError(f"unknown DCGM field {field!r}")
-    ev = _every_us(every)
+    ev = every_us(every)
     return (
-        _gpu_rows(_lazy(data))
+        gpu_rows(as_lazy(data))
         .filter(pl.col("field_id") == fid)
         .with_columns(pl.col("timestamp").dt.truncate(f"{ev}us").alias("_bin"))
         .group_by("_bin")
@@ -507,7 +504,7 @@ def activity_timeline(
         )
         .rename({"_bin": "timestamp"})
         .sort("timestamp")
-        .pipe(_collect)
+        .pipe(collect)
     )
 
 
@@ -536,15 +533,15 @@ def gpu_heatmap(
         raise ValueError(f"unknown DCGM field {field!r}")
     if per not in ("gpu", "node"):
         raise ValueError(f"per must be 'gpu' or 'node', not {per!r}")
-    ev = _every_us(every)
+    ev = every_us(every)
     keys = ["hostname", "gpu"] if per == "gpu" else ["hostname"]
     out = (
-        _gpu_rows(_lazy(data))
+        gpu_rows(as_lazy(data))
         .filter(pl.col("field_id") == fid)
         .with_columns(pl.col("timestamp").dt.truncate(f"{ev}us").alias("timestamp"))
         .group_by([*keys, "timestamp"])
         .agg(pl.col("value").mean().alias("value"), pl.len().alias("n"))
-        .pipe(_collect)
+        .pipe(collect)
     )
     if per == "node":
         out = out.with_columns(pl.lit(None, pl.Int32).alias("gpu"))
@@ -574,7 +571,7 @@ def unavailable(data: pl.DataFrame | pl.LazyFrame, wanted: Iterable[str] = WANTE
         wanted (String), reason (String), detail (String), n_hosts (UInt32), example_host
         (String); empty when everything is computable on every host.
     """
-    present = _lazy(data).select("hostname", "field_id", "field").unique().pipe(_collect)
+    present = as_lazy(data).select("hostname", "field_id", "field").unique().pipe(collect)
     wanted = list(wanted)
     parts = []
     dcgm_w = [w for w in wanted if w != "nic_bytes"]
@@ -654,7 +651,6 @@ def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") 
         :data:`trainperf.quality.QUALITY_SCHEMA` rows (action ``flagged``), one per kind found; empty
         when every row is a whole-GPU row.
     """
-    from trainperf.quality import QUALITY_SCHEMA, empty_quality
 
     kind = (
         pl.when(pl.col("entity") == "GPU-I").then(pl.lit("mig_instance"))
@@ -663,7 +659,7 @@ def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") 
         .then(pl.lit("no_gpu_index"))
     )  # fmt: skip
     g = (
-        _lazy(data)
+        as_lazy(data)
         .with_columns(kind.alias("_k"))
         .filter(pl.col("_k").is_not_null())
         .group_by("_k")
@@ -678,7 +674,7 @@ def quality_notes(data: pl.DataFrame | pl.LazyFrame, source: str = "telemetry") 
             pl.len().alias("n_samples"),
         )
         .sort("_k")
-        .pipe(_collect)
+        .pipe(collect)
     )
     if g.height == 0:
         return empty_quality()

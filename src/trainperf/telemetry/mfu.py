@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from trainperf import dcgm
-from trainperf.telemetry._common import ACTIVITY_FIELDS, _collect
+from trainperf import dcgm, flops, mlperf
+from trainperf.dcgm import DcgmWarning
+from trainperf.dcgm.checks import value_bounds
+from trainperf.telemetry._common import ACTIVITY_FIELDS, collect
 from trainperf.telemetry.activity import phase_stats
 from trainperf.telemetry.phases import phases_from_log, with_phases
 
 
 def _ratio_in_range(data: pl.DataFrame | pl.LazyFrame, fid: int) -> pl.LazyFrame:
     """``data`` without the samples of field ``fid`` outside its range (warns with their count)."""
-    import warnings
-
-    from trainperf.dcgm import DcgmWarning
-    from trainperf.dcgm.checks import value_bounds
 
     lo, hi = value_bounds(fid)
     lf = data.lazy() if isinstance(data, pl.DataFrame) else data
@@ -27,7 +26,7 @@ def _ratio_in_range(data: pl.DataFrame | pl.LazyFrame, fid: int) -> pl.LazyFrame
         return lf
     v = pl.col("value")
     bad = (pl.col("field_id") == fid) & ((v < lo) | (v > hi)).fill_null(False)
-    n = lf.select(bad.sum()).pipe(_collect).item()
+    n = lf.select(bad.sum()).pipe(collect).item()
     if n:
         warnings.warn(
             DcgmWarning(
@@ -59,7 +58,6 @@ def tflops_from_tensor_active(
     Raises:
         ValueError: unknown accelerator/precision (from ``peak_flops``) or a ratio outside 0-1.
     """
-    from trainperf import flops
 
     if not 0.0 <= tensor_active <= 1.0:
         raise ValueError(f"tensor_active is a ratio 0-1, got {tensor_active}")
@@ -86,7 +84,6 @@ def achieved_tflops(
         TFLOP/s), achieved_tflops (Float64, TFLOP/s per GPU = mean x peak). No row for a kind
         without tensor-activity samples.
     """
-    from trainperf import flops
 
     data = _ratio_in_range(data, ACTIVITY_FIELDS["tensor_active"][0])
     st = phase_stats(
@@ -137,7 +134,6 @@ def tflops_comparison(
         (Float64, TFLOP/s per GPU), fraction_of_peak (Float64: tensor activity or MFU against
         the dense peak of ``precision``; null where no peak applies).
     """
-    from trainperf import mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)
@@ -236,7 +232,6 @@ def mfu_cross_check(
         ValueError: the log has no step times, no FLOPs per token, or the telemetry no tensor
             activity inside the training blocks.
     """
-    from trainperf import flops, mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)
@@ -260,7 +255,7 @@ def mfu_cross_check(
     phases = phases_from_log(results)
     tensor_id, clock_id = ACTIVITY_FIELDS["tensor_active"][0], ACTIVITY_FIELDS["sm_clock"][0]
     lf = with_phases(_ratio_in_range(data, tensor_id), phases).filter(pl.col("kind") == "train")
-    wide = _collect(
+    wide = collect(
         lf.filter(pl.col("field_id").is_in([tensor_id, clock_id]))
         .group_by("gpu", "field_id")
         .agg(pl.col("value").mean().alias("mean"), pl.len().alias("n"))
@@ -325,7 +320,6 @@ def allreduce_check(
     Raises:
         ValueError: the log has no parameter count or step times, or the run used one GPU.
     """
-    from trainperf import mlperf
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)
@@ -346,7 +340,7 @@ def allreduce_check(
         dcgm.field_id("DCGM_FI_PROF_NVLINK_TX_BYTES"),
         dcgm.field_id("DCGM_FI_PROF_NVLINK_RX_BYTES"),
     )
-    got = _collect(
+    got = collect(
         with_phases(data, phases)
         .filter((pl.col("kind") == "train") & pl.col("field_id").is_in([tx, rx]))
         .group_by("gpu")

@@ -9,17 +9,17 @@ from typing import Any
 import polars as pl
 
 from trainperf.telemetry._common import (
-    _US,
+    DATETIME_US,
     NIC_RX,
     NIC_TX,
-    _collect,
-    _gpu_rows,
-    _host_batches,
-    _lazy,
-    _natural_key,
-    _only_hosts,
+    as_lazy,
+    collect,
+    gpu_rows,
+    host_batches,
+    natural_key,
+    only_hosts,
 )
-from trainperf.telemetry.phases import _in_span, _interval_expr, _interval_table
+from trainperf.telemetry.phases import in_span, interval_expr, interval_table
 
 
 def _rail_map(devices: Iterable[tuple[str, str]], rail_devices: Any) -> pl.DataFrame:
@@ -39,7 +39,7 @@ def _rail_map(devices: Iterable[tuple[str, str]], rail_devices: Any) -> pl.DataF
         for h, d in devices:
             per_host.setdefault(h, []).append(d)
         for h, ds in per_host.items():
-            for i, d in enumerate(sorted(set(ds), key=_natural_key)):
+            for i, d in enumerate(sorted(set(ds), key=natural_key)):
                 rows.append((h, d, i))
     return pl.DataFrame(
         rows, schema={"hostname": pl.String, "device": pl.String, "rail": pl.Int32}, orient="row"
@@ -68,12 +68,12 @@ def nic_throughput(
         tx_Bps, rx_Bps, bytes_per_s (Float64, B/s); sorted by host, rail, time. Empty when no
         NIC counters are present.
     """
-    nic_rows = _lazy(data).filter(pl.col("field").is_in([NIC_TX, NIC_RX]))
-    batches = _host_batches(nic_rows)
+    nic_rows = as_lazy(data).filter(pl.col("field").is_in([NIC_TX, NIC_RX]))
+    batches = host_batches(nic_rows)
     if len(batches) > 1:  # counters are per host: run host batch by host batch
-        return pl.concat(
-            [_nic_batch(_only_hosts(nic_rows, h), rail_devices) for h in batches]
-        ).sort("hostname", "rail", "timestamp")
+        return pl.concat([_nic_batch(only_hosts(nic_rows, h), rail_devices) for h in batches]).sort(
+            "hostname", "rail", "timestamp"
+        )
     return _nic_batch(nic_rows, rail_devices)
 
 
@@ -97,13 +97,13 @@ def _nic_batch(nic_rows: pl.LazyFrame, rail_devices: Any) -> pl.DataFrame:
             pl.col("rate").filter(pl.col("field") == NIC_TX).mean().alias("tx_Bps"),
             pl.col("rate").filter(pl.col("field") == NIC_RX).mean().alias("rx_Bps"),
         )
-        .pipe(_collect)
+        .pipe(collect)
     )
     schema = {
         "hostname": pl.String,
         "rail": pl.Int32,
         "device": pl.String,
-        "timestamp": _US,
+        "timestamp": DATETIME_US,
         "tx_Bps": pl.Float64,
         "rx_Bps": pl.Float64,
         "bytes_per_s": pl.Float64,
@@ -160,21 +160,21 @@ def link_throughput(
         the source is absent), sorted by host and rail.
     """
 
-    lf_all = _lazy(data)
+    lf_all = as_lazy(data)
     # the samples of phases of ``kind``, by interval number (no strings per sample); two filters,
     # since polars pushes no part of a predicate holding search_sorted into the scan
     in_phase: list[pl.Expr] | None = None
     if phases is not None:
-        bounds, table = _interval_table(phases)
+        bounds, table = interval_table(phases)
         ivs = (table.filter(pl.col("kind") == kind) if kind else table)["_iv"].to_list()
         if len(bounds) < 2 or not ivs:
             in_phase = [pl.lit(False)]
         else:
-            in_phase = [_in_span(bounds), _interval_expr(bounds).is_in(ivs)]
+            in_phase = [in_span(bounds), interval_expr(bounds).is_in(ivs)]
     # every result row is one host's: run host batch by host batch (the phase table is made once)
     parts = [
-        _link_batch(_only_hosts(lf_all, hosts), in_phase, stat, rail_devices)
-        for hosts in _host_batches(lf_all)
+        _link_batch(only_hosts(lf_all, hosts), in_phase, stat, rail_devices)
+        for hosts in host_batches(lf_all)
     ]
     if len(parts) == 1:
         return parts[0]
@@ -194,7 +194,7 @@ def _link_batch(
             lf = lf.filter(f)
         return lf
 
-    g = _gpu_rows(lf_all).filter(pl.col("field_id").is_in([1009, 1010, 1011, 1012, 449]))
+    g = gpu_rows(lf_all).filter(pl.col("field_id").is_in([1009, 1010, 1011, 1012, 449]))
     per_ts = (
         keep(g)
         .group_by("hostname", "gpu", "timestamp")
@@ -217,7 +217,7 @@ def _link_batch(
             _stat(pl.col("nvlink"), stat).alias("nvlink_Bps"),
         )
         .rename({"gpu": "rail"})
-        .pipe(_collect)
+        .pipe(collect)
     )
     nic = _nic_batch(lf_all.filter(pl.col("field").is_in([NIC_TX, NIC_RX])), rail_devices)
     if nic.height:

@@ -7,7 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from trainperf.telemetry._common import _US, PHASE_SCHEMA, _lazy, _to_datetime
+from trainperf import mlperf
+from trainperf.telemetry._common import DATETIME_US, PHASE_SCHEMA, as_lazy, to_datetime
 
 _COUNT_KEYS = ("first_epoch_num", "epoch_num", "samples_count")
 """Metadata that numbers a block or an evaluation: ``first_epoch_num`` / ``epoch_num`` (gpt3,
@@ -72,7 +73,6 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
             file and says what to do.
         TypeError: ``source`` of another type.
     """
-    from trainperf import mlperf
 
     if isinstance(source, (str, Path)):
         events = mlperf.parse_log(source)
@@ -138,8 +138,8 @@ def phases_from_log(source: Any, file: str | None = None) -> pl.DataFrame:
     )
     return (
         df.with_columns(
-            (pl.col("s") * 1000).round(0).cast(pl.Int64).cast(_US).alias("start"),
-            (pl.col("e") * 1000).round(0).cast(pl.Int64).cast(_US).alias("end"),
+            (pl.col("s") * 1000).round(0).cast(pl.Int64).cast(DATETIME_US).alias("start"),
+            (pl.col("e") * 1000).round(0).cast(pl.Int64).cast(DATETIME_US).alias("end"),
             ((pl.col("e") - pl.col("s")) / 1000.0).alias("duration_s"),
         )
         .select(list(PHASE_SCHEMA))
@@ -154,11 +154,11 @@ def shift_phases(phases: pl.DataFrame, start: Any) -> pl.DataFrame:
     """
     if phases.height == 0:
         return phases
-    delta = _to_datetime(start) - phases["start"].min()
+    delta = to_datetime(start) - phases["start"].min()
     return phases.with_columns(pl.col("start") + delta, pl.col("end") + delta)
 
 
-def _interval_table(phases: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
+def interval_table(phases: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
     """Sorted boundaries (epoch us) and, per interval number j ([b_{j-1}, b_j)), the phase covering it."""
     p = phases.with_columns(
         pl.col("start").dt.epoch("us").alias("_s"), pl.col("end").dt.epoch("us").alias("_e")
@@ -200,9 +200,9 @@ def _interval_table(phases: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
     return bounds, table
 
 
-def _interval_expr(bounds: list[int]) -> pl.Expr:
+def interval_expr(bounds: list[int]) -> pl.Expr:
     """``_iv`` (Int32): the number of boundaries <= t = the interval number of
-    :func:`_interval_table` ([b_{j-1}, b_j) -> j)."""
+    :func:`interval_table` ([b_{j-1}, b_j) -> j)."""
     return (
         pl.lit(pl.Series(bounds, dtype=pl.Int64))
         .search_sorted(pl.col("timestamp").dt.epoch("us"), side="right")
@@ -211,12 +211,12 @@ def _interval_expr(bounds: list[int]) -> pl.Expr:
     )
 
 
-def _in_span(bounds: list[int]) -> pl.Expr:
+def in_span(bounds: list[int]) -> pl.Expr:
     """``bounds[0] <= t < bounds[-1]``: a plain time predicate that polars pushes into a Parquet
     scan (row groups and files outside the phases are skipped). Samples outside the span belong
     to no phase, so filtering them first changes no result."""
-    return (pl.col("timestamp") >= pl.lit(bounds[0]).cast(_US)) & (
-        pl.col("timestamp") < pl.lit(bounds[-1]).cast(_US)
+    return (pl.col("timestamp") >= pl.lit(bounds[0]).cast(DATETIME_US)) & (
+        pl.col("timestamp") < pl.lit(bounds[-1]).cast(DATETIME_US)
     )
 
 
@@ -236,8 +236,8 @@ def with_phases(
     Returns:
         a LazyFrame: the input columns + phase (String), kind (String), index (Int32).
     """
-    lf = _lazy(data)
-    bounds, table = _interval_table(phases)
+    lf = as_lazy(data)
+    bounds, table = interval_table(phases)
     if len(bounds) < 2:
         out = lf.with_columns(
             pl.lit(None, pl.String).alias("phase"),
@@ -246,8 +246,8 @@ def with_phases(
         )
         return out if keep_outside else out.filter(pl.lit(False))
     if not keep_outside:
-        lf = lf.filter(_in_span(bounds))
-    out = lf.with_columns(_interval_expr(bounds)).join(
+        lf = lf.filter(in_span(bounds))
+    out = lf.with_columns(interval_expr(bounds)).join(
         table.lazy(), on="_iv", how="left" if keep_outside else "inner", maintain_order="left"
     )
     return out.drop("_iv")

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from trainperf.tables import read_table
+
 __all__ = [
     "LAYOUTS_SCHEMA",
     "LAYOUT_SCHEMA",
@@ -201,7 +203,6 @@ def load_layouts(path=None) -> pl.DataFrame:
     Raises:
         FileNotFoundError: missing file.
     """
-    from trainperf.tables import read_table
 
     return read_table("parallel_layouts", path, LAYOUTS_SCHEMA)
 

@@ -38,6 +38,7 @@ Public functions:
 """
 
 from trainperf.trace.analysis import (
+    OVERLAP_SCHEMA,
     collective_breakdown,
     comm_comp_overlap,
     idle_breakdown,
@@ -57,6 +58,7 @@ from trainperf.trace.read import read_trace, read_traces
 from trainperf.trace.schema import TraceFormatError, TraceSet, TraceWarning
 
 __all__ = [
+    "OVERLAP_SCHEMA",
     "COLLECTIVES",
     "TraceFormatError",
     "TraceSet",

@@ -20,6 +20,8 @@ import importlib.util
 import logging
 import os
 import warnings
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _v
 from typing import Any
 
 import polars as pl
@@ -44,8 +46,6 @@ def version() -> str | None:
     """The installed HolisticTraceAnalysis version, or None."""
     if not available():
         return None
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as _v
 
     try:
         return _v("HolisticTraceAnalysis")
@@ -90,7 +90,8 @@ def trace_analysis(traces: Any) -> Any:
     if not files:
         raise ValueError("no trace with GPU activity: HolisticTraceAnalysis needs GPU kernels")
     with _quiet():
-        from hta.trace_analysis import TraceAnalysis
+        # deferred: HolisticTraceAnalysis is the optional [trace] extra, imported with its noise muted
+        from hta.trace_analysis import TraceAnalysis  # noqa: PLC0415
 
         ta = TraceAnalysis(trace_files=files, trace_dir=os.path.dirname(next(iter(files.values()))))
     traces.__dict__["_hta_analysis"] = ta

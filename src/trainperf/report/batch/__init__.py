@@ -53,7 +53,7 @@ Executors
     ``local`` (default): ``workers`` processes (:class:`concurrent.futures.ProcessPoolExecutor`), each
     running papermill, which starts its own kernel. ``slurm``: one Slurm job per run, submitted through
     submitit as a job array (``executor: {kind: slurm, partition: ..., timeout_min: ...}``; at most
-    ``workers`` array tasks run at once); the jobs execute :func:`_execute_run` with this same Python
+    ``workers`` array tasks run at once); the jobs execute :func:`execute_run` with this same Python
     on the cluster, so the output folder must be on a file system the nodes share. ``submitit_local``
     runs the same submitit path as local processes (for trying a grid without a cluster).
 
@@ -69,6 +69,7 @@ Modules: :mod:`~trainperf.report.batch.grid` (the grid file), :mod:`~trainperf.r
 from __future__ import annotations
 
 from trainperf.report.batch.cli import add_batch_arguments, main, run_from_args
+from trainperf.report.batch.execute import execute_run
 from trainperf.report.batch.grid import (
     EXECUTOR_KINDS,
     RESULTS_PARAMETER,
@@ -84,7 +85,6 @@ from trainperf.report.batch.grid import (
 from trainperf.report.batch.runner import (
     PlannedBatch,
     collect_results,
-    execute_run,
     plan_batch,
     run_batch,
 )

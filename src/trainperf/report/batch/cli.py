@@ -8,6 +8,7 @@ import sys
 
 import polars as pl
 
+from trainperf.errors import print_error
 from trainperf.report.batch.grid import EXECUTOR_KINDS, STATUSES, load_grid
 from trainperf.report.batch.runner import run_batch
 
@@ -95,6 +96,4 @@ def main(argv: list[str] | None = None) -> int:
         print("trainperf: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from trainperf.errors import print_error
-
         return print_error(exc, debug)

@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 
 from trainperf.atomic import write_text_atomic
-from trainperf.report.batch.grid import RESULTS_PARAMETER, Grid, Run, _is_path_param, _resolve
+from trainperf.report.batch.grid import (
+    RESULTS_PARAMETER,
+    Grid,
+    Run,
+    is_path_param,
+    resolve_path_value,
+)
 from trainperf.report.notebooks import execute_notebook
 
 # --------------------------------------------------------------------------------------------------
@@ -20,7 +26,7 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     """``ename: evalue`` (first line) of a papermill error, else ``Type: message``."""
     ename = getattr(exc, "ename", None)
     if ename:
@@ -39,7 +45,7 @@ def _remove_stray(runs_dir: Path, slug: str) -> None:
             p.unlink(missing_ok=True)
 
 
-def _execute_run(task: dict) -> dict:
+def execute_run(task: dict) -> dict:
     """Execute one run; never raises for a notebook failure. Returns the done-marker dict.
 
     ``task`` keys: slug, name, parameters (as written), notebook, runs_dir, base, declared (list of
@@ -59,7 +65,8 @@ def _execute_run(task: dict) -> dict:
     _remove_stray(runs_dir, slug)
     base = Path(task["base"])
     params = {
-        k: _resolve(v, base) if _is_path_param(k) else v for k, v in task["parameters"].items()
+        k: resolve_path_value(v, base) if is_path_param(k) else v
+        for k, v in task["parameters"].items()
     }
     has_results = RESULTS_PARAMETER in task["declared"]
     if has_results:
@@ -82,7 +89,7 @@ def _execute_run(task: dict) -> dict:
             record["error"] = f"the notebook did not write {RESULTS_PARAMETER} ({results.name})"
     except Exception as exc:  # recorded; the batch goes on
         record["status"] = "failed"
-        record["error"] = _error_text(exc)
+        record["error"] = error_text(exc)
         record["notebook"] = str(nb_failed) if nb_failed.exists() else None
     if record["status"] == "failed" and record["results"] and not results.is_file():
         record["results"] = None
@@ -92,7 +99,7 @@ def _execute_run(task: dict) -> dict:
     return record
 
 
-def _done_record(grid: Grid, run: Run, has_results: bool) -> dict | None:
+def done_record(grid: Grid, run: Run, has_results: bool) -> dict | None:
     """The marker of a run finished successfully earlier with its outputs in place, else None."""
     marker = grid.runs_dir / f"{run.slug}.json"
     try:

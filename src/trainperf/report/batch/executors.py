@@ -7,33 +7,33 @@ import time
 from pathlib import Path
 
 from trainperf.atomic import write_text_atomic
-from trainperf.report.batch.execute import _error_text, _execute_run
+from trainperf.report.batch.execute import error_text, execute_run
 from trainperf.report.batch.grid import Grid, GridError
+from trainperf.report.schedule import Work, run_work
 
 # --------------------------------------------------------------------------------------------------
 # executors
 
 
-def _run_local(tasks: list[dict], workers: int, bar, on_done) -> None:
+def run_local(tasks: list[dict], workers: int, bar, on_done) -> None:
     """Run ``tasks`` in ``workers`` worker processes (:func:`trainperf.report.schedule.run_work`:
     Ctrl-C and SIGTERM, a Slurm ``scancel`` or time limit, cancel the pending runs and terminate
     the workers, so none is left running)."""
-    from trainperf.report.schedule import Work, run_work
 
     def done(work: Work, rec, exc: BaseException | None) -> None:
-        on_done(rec if exc is None else _crashed(work.arg, exc))  # a worker process died
+        on_done(rec if exc is None else crashed(work.arg, exc))  # a worker process died
         bar.update(1)
 
-    run_work([Work(t["slug"], _execute_run, t) for t in tasks], workers, lambda w: None, done)
+    run_work([Work(t["slug"], execute_run, t) for t in tasks], workers, lambda w: None, done)
 
 
-def _crashed(task: dict, exc: BaseException) -> dict:
+def crashed(task: dict, exc: BaseException) -> dict:
     rec = {
         "run": task["slug"],
         "name": task["name"],
         "parameters": task["parameters"],
         "status": "failed",
-        "error": _error_text(exc),
+        "error": error_text(exc),
         "notebook": None,
         "results": None,
         "duration_s": None,
@@ -50,7 +50,8 @@ def _crashed(task: dict, exc: BaseException) -> dict:
 
 def _submitit_executor(grid: Grid, executor: dict, workers: int):
     try:
-        import submitit
+        # deferred: the submitit executor only (a grid's local runs never load it)
+        import submitit  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise GridError(
             "executor 'slurm' needs submitit: pip install submitit (or conda install -c conda-forge submitit)"
@@ -75,9 +76,9 @@ def _submitit_executor(grid: Grid, executor: dict, workers: int):
     return ex
 
 
-def _run_submitit(grid: Grid, tasks: list[dict], executor: dict, workers: int, bar, on_done):
+def run_submitit(grid: Grid, tasks: list[dict], executor: dict, workers: int, bar, on_done):
     ex = _submitit_executor(grid, executor, workers)
-    jobs = ex.map_array(_execute_run, tasks)
+    jobs = ex.map_array(execute_run, tasks)
     pending = dict(zip(jobs, tasks, strict=True))
     try:
         while pending:
@@ -87,7 +88,7 @@ def _run_submitit(grid: Grid, tasks: list[dict], executor: dict, workers: int, b
                 try:
                     rec = job.result()
                 except Exception as exc:  # the job failed outside the notebook (timeout, node, ...)
-                    rec = _crashed(task, exc)
+                    rec = crashed(task, exc)
                     rec["error"] = f"job {job.job_id}: {rec['error']}"
                 rec["job_id"] = str(job.job_id)
                 on_done(rec)

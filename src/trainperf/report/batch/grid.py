@@ -9,7 +9,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from trainperf.errors import ConfigError
+from trainperf.mlperf import find_result_files
 
 #: Values of the grid's ``executor.kind``.
 EXECUTOR_KINDS = ("local", "slurm", "submitit_local")
@@ -139,7 +142,6 @@ def discover_mlperf(path: str | Path, parameter: str = "mlperf_path") -> list[di
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no result file.
     """
-    from trainperf.mlperf import find_result_files
 
     path = Path(path)
     if path.is_file():
@@ -156,18 +158,19 @@ def discover_mlperf(path: str | Path, parameter: str = "mlperf_path") -> list[di
 _DISCOVERERS = {"mlperf_results": discover_mlperf}
 
 
-def _is_path_param(key: str) -> bool:
+def is_path_param(key: str) -> bool:
     return key.endswith("_path") or key.endswith("_dir")
 
 
-def _resolve(value, base: Path):
+def resolve_path_value(value, base: Path):
     if isinstance(value, str) and value and not os.path.isabs(value):
         return str((base / value).resolve())
     return value
 
 
 def _notebook_parameters(notebook: Path) -> dict:
-    import papermill as pm
+    # deferred: papermill costs 2-4 s at import (-X importtime); only a grid's check needs it
+    import papermill as pm  # noqa: PLC0415
 
     if not notebook.is_file():
         raise GridError(f"notebook {notebook} does not exist")
@@ -223,7 +226,6 @@ def load_grid(path: str | Path) -> Grid:
         GridError: malformed file (unknown key, no runs, bad types) or any :func:`validate_grid` error,
             naming the run, the parameter and the parameters the notebook knows.
     """
-    import yaml
 
     path = Path(path).resolve()
     try:

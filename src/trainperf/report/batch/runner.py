@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+from tqdm.auto import tqdm
 
-from trainperf.report.batch.execute import _done_record, _execute_run
-from trainperf.report.batch.executors import _run_local, _run_submitit
+from trainperf.report.batch.execute import done_record
+from trainperf.report.batch.executors import run_local, run_submitit
 from trainperf.report.batch.grid import (
     EXECUTOR_KINDS,
     RESULTS_PARAMETER,
@@ -19,7 +20,7 @@ from trainperf.report.batch.grid import (
     load_grid,
     validate_grid,
 )
-from trainperf.report.batch.summary import _key_numbers, _summary_frame, _write_summary
+from trainperf.report.batch.summary import key_numbers, summary_frame, write_summary
 
 # --------------------------------------------------------------------------------------------------
 # the batch
@@ -33,7 +34,7 @@ def _plan_runs(
     records: dict[str, dict] = {}
     tasks = []
     for run in grid.runs:
-        done = None if force else _done_record(grid, run, has_results)
+        done = None if force else done_record(grid, run, has_results)
         if done is not None:
             results = grid.runs_dir / f"{run.slug}.parquet"
             records[run.slug] = {
@@ -115,8 +116,6 @@ def run_batch(
     n_workers = workers or grid.workers or min(4, os.cpu_count() or 1)
     planned = plan_batch(grid, force)
 
-    from tqdm.auto import tqdm
-
     bar = tqdm(
         total=len(grid.runs),
         initial=len(planned.records),
@@ -135,9 +134,9 @@ def run_batch(
     try:
         if tasks:
             if kind == "local":
-                _run_local(tasks, min(n_workers, len(tasks)), bar, on_done)
+                run_local(tasks, min(n_workers, len(tasks)), bar, on_done)
             else:
-                _run_submitit(grid, tasks, exec_spec, n_workers, bar, on_done)
+                run_submitit(grid, tasks, exec_spec, n_workers, bar, on_done)
     except KeyboardInterrupt:
         bar.close()
         planned.summarize()  # what finished is recorded; a second run resumes from the markers
@@ -180,9 +179,9 @@ class PlannedBatch:
                     "status": "interrupted",
                     "error": "batch interrupted before this run finished",
                 }
-            rows.append({**rec, **_key_numbers(rec.get("results")), "parameters": run.parameters})
-        frame = _summary_frame(rows)
-        _write_summary(self.grid, frame)
+            rows.append({**rec, **key_numbers(rec.get("results")), "parameters": run.parameters})
+        frame = summary_frame(rows)
+        write_summary(self.grid, frame)
         return frame
 
 
@@ -197,10 +196,6 @@ def plan_batch(grid: Grid, force: bool = False) -> PlannedBatch:
     grid.runs_dir.mkdir(parents=True, exist_ok=True)
     records, tasks = _plan_runs(grid, declared, RESULTS_PARAMETER in declared, force)
     return PlannedBatch(grid, records, tasks)
-
-
-#: one run of a batch, for a caller that executes :attr:`PlannedBatch.tasks` itself
-execute_run = _execute_run
 
 
 def collect_results(

@@ -14,7 +14,7 @@ from trainperf.report.batch.grid import Grid
 # summary
 
 
-def _key_numbers(results: str | None) -> dict:
+def key_numbers(results: str | None) -> dict:
     out = {
         "result_rows": None,
         "n_success": None,
@@ -46,7 +46,7 @@ def _param_column(values: list):
     return [None if v is None else json.dumps(v, sort_keys=True) for v in values]
 
 
-def _summary_frame(rows: list[dict]) -> pl.DataFrame:
+def summary_frame(rows: list[dict]) -> pl.DataFrame:
     schema = {
         "run": pl.String,
         "name": pl.String,
@@ -89,6 +89,6 @@ def _summary_frame(rows: list[dict]) -> pl.DataFrame:
     )
 
 
-def _write_summary(grid: Grid, frame: pl.DataFrame) -> None:
+def write_summary(grid: Grid, frame: pl.DataFrame) -> None:
     write_parquet_atomic(frame, grid.output / "summary.parquet")
     write_text_atomic(frame.write_csv(), grid.output / "summary.csv")

@@ -26,10 +26,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import altair as alt
+import vl_convert as vlc
+from altair.utils._importers import vl_version_for_vl_convert
 
 from trainperf.atomic import write_bytes_atomic, write_text_atomic
-from trainperf.report.charts.fonts import figure_languages
-from trainperf.report.charts.i18n import localize
+from trainperf.report.charts.fonts import LANGS_ENV, figure_languages
+from trainperf.report.charts.i18n import LABEL_SUFFIX, localize
 from trainperf.report.charts.theme import THEME
 
 __all__ = [
@@ -72,8 +74,6 @@ EXPORTS: list[dict] = []
 
 
 def _vl_version() -> str:
-    from altair.utils._importers import vl_version_for_vl_convert
-
     return vl_version_for_vl_convert()
 
 
@@ -120,7 +120,6 @@ def render_svg(spec: dict, digest: str | None = None) -> str:
     ``digest``: :func:`spec_digest` of ``spec`` when the caller has it. A spec rendered lately in
     this process (the last :data:`_SVG_CACHE_SIZE`) is not rendered again: the same SVG is returned.
     """
-    import vl_convert as vlc
 
     digest = digest or spec_digest(spec)
     svg = _SVG_CACHE.get(digest)
@@ -141,7 +140,6 @@ def export_key(spec: dict | str, fmt: str, scale: float = 2.0) -> str:
 
     ``spec`` may be given as :func:`spec_digest` of the spec (hashed once for all formats).
     """
-    import vl_convert as vlc
 
     digest = spec if isinstance(spec, str) else spec_digest(spec)
     extra = f"{digest}|{fmt}|{scale if fmt == 'png' else ''}|{vlc.__version__}|{_vl_version()}|{PIPELINE_VERSION}"
@@ -156,7 +154,6 @@ def spec_digest(spec: dict) -> str:
     it has ``*_label`` columns (translated after naming: those records are hashed). This keeps the
     check of an unchanged 27,000-cell heatmap from serialising its data twice.
     """
-    from trainperf.report.charts.i18n import LABEL_SUFFIX
 
     datasets = spec.get("datasets") or {}
     h = hashlib.sha256(_canonical({k: v for k, v in spec.items() if k != "datasets"}))
@@ -185,7 +182,6 @@ def _read_sidecar(path: Path) -> dict:
 
 
 def _convert(svg: str, fmt: str, scale: float) -> bytes:
-    import vl_convert as vlc
 
     if fmt == "svg":
         return svg.encode("utf-8")
@@ -356,7 +352,6 @@ def job_environment(log_path: str | Path, langs: Iterable[str]) -> Iterator[None
     ``log_path``) and ``$TRAINPERF_FIGURE_LANGS`` (the languages the main job found fonts for, after
     saying in one line why any was skipped: the kernels then skip it without repeating that).
     """
-    from trainperf.report.charts.fonts import LANGS_ENV
 
     new = {LOG_ENV: str(log_path), LANGS_ENV: ",".join(langs)}
     old = {k: os.environ.get(k) for k in new}

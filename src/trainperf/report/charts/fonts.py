@@ -22,6 +22,10 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import vl_convert as vlc
+
+from trainperf.report.charts.i18n import FONTS
+
 __all__ = [
     "FIGURE_LANGS",
     "PREFERRED_CJK_FONTS",
@@ -143,7 +147,6 @@ def find_cjk_font(requested: str | None = None, *, fc_list: str | None = None) -
 
 @functools.cache
 def _registered_font_dirs(dirs: tuple[str, ...]) -> None:
-    import vl_convert as vlc
 
     for d in dirs:
         vlc.register_font_directory(d)
@@ -174,7 +177,6 @@ def figure_languages(
         ``(languages, fonts, note)``: the languages to write, ``{lang: font family}`` for the
         non-English ones, and one line saying which language was skipped and why ("" if none).
     """
-    from trainperf.report.charts.i18n import FONTS
 
     if langs is None:
         env = os.environ.get(LANGS_ENV, "")

@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 import re
 
+import vl_convert as vlc
+
 from trainperf.report.charts.theme import FONT
 
 __all__ = ["FONTS", "JA", "LABEL_SUFFIX", "localize", "translate"]
@@ -341,8 +343,6 @@ def localize(spec: dict, lang: str, font: str | None = None) -> dict:
     config = out.setdefault("config", {})
     config["font"] = font or FONTS[lang]
     if lang in LOCALES:
-        import vl_convert as vlc
-
         config["locale"] = {
             "number": vlc.get_format_locale(LOCALES[lang]),
             "time": vlc.get_time_format_locale(LOCALES[lang]),

@@ -80,7 +80,7 @@ def slurm_share_by_state(shares: pl.DataFrame, *, synthetic: bool = False) -> al
     """Share of jobs and of GPU-hours per final job state, side by side (horizontal bars).
 
     Args:
-        shares: :func:`trainperf.slurm.share_by_state` (state, n_jobs, job_share, gpu_hours,
+        shares: :func:`trainperf.jobs.share_by_state` (state, n_jobs, job_share, gpu_hours,
             gpu_hours_share), in the order to show (most GPU-hours first).
         synthetic: say "SYNTHETIC data" in the title.
     """
@@ -97,7 +97,7 @@ def slurm_share_by_size(shares: pl.DataFrame, *, synthetic: bool = False) -> alt
     """Share of jobs and of GPU-hours per job size in nodes (1, 2, 3-4, 5-16, 17-32, >32).
 
     Args:
-        shares: :func:`trainperf.slurm.share_by_size` (size_bin, n_jobs, job_share, gpu_hours,
+        shares: :func:`trainperf.jobs.share_by_size` (size_bin, n_jobs, job_share, gpu_hours,
             gpu_hours_share).
         synthetic: say "SYNTHETIC data" in the title.
     """
@@ -133,9 +133,9 @@ def slurm_runtime_distribution(
     """Run-time distribution of successful jobs: histogram (left) and ECDF by job size (right), log time.
 
     Args:
-        hist: :func:`trainperf.slurm.runtime_histogram` with log-spaced edges
-            (:data:`trainperf.slurm.RUNTIME_EDGES_LOG_S`); the open last bin is not drawn.
-        ecdf: :func:`trainperf.slurm.runtime_ecdf` (group, elapsed_s, ecdf, n_jobs); groups are
+        hist: :func:`trainperf.jobs.runtime_histogram` with log-spaced edges
+            (:data:`trainperf.jobs.RUNTIME_EDGES_LOG_S`); the open last bin is not drawn.
+        ecdf: :func:`trainperf.jobs.runtime_ecdf` (group, elapsed_s, ecdf, n_jobs); groups are
             "all sizes", "1 node", "2 nodes", ... as the reader names them.
         synthetic: say "SYNTHETIC data" in the title.
     """
@@ -223,7 +223,7 @@ def slurm_gpu_hours_over_time(
     """GPU-hours per period stacked by job size (a step area: each period is one flat block).
 
     Args:
-        over_time: :func:`trainperf.slurm.gpu_hours_over_time` with ``by_size=True`` (period_start,
+        over_time: :func:`trainperf.jobs.gpu_hours_over_time` with ``by_size=True`` (period_start,
             size_bin, gpu_hours).
         every: the period the frame was made with (``"1d"``, ``"1w"``, ``"1mo"``); the last period is
             drawn up to its end.

@@ -8,8 +8,8 @@ rank 0 as rings. The labels are written in each figure language here (English an
 figure needs no phrase table; :func:`save_topology_chart` exports every language through
 :func:`trainperf.report.charts.save_chart`.
 
-Self-contained on purpose (issue 18): the chart functions of :mod:`trainperf.report.charts` are
-being moved into a package; this module only imports its public ``save_chart`` and theme fonts.
+Self-contained: of :mod:`trainperf.report.charts` this module uses only the public ``save_chart``
+and ``figure_languages`` (the package does not import it).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
+from trainperf.report import charts
 from trainperf.topology import group_links
 
 __all__ = ["LABELS", "save_topology_chart", "topology_chart"]
@@ -234,7 +235,6 @@ def save_topology_chart(
     Returns:
         The written paths.
     """
-    from trainperf.report import charts
 
     out: list[Path] = []
     # the languages save_chart would write: $TRAINPERF_FIGURE_LANGS in the main job's kernels (a

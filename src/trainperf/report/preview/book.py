@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 
 @dataclass(frozen=True)
 class BookStructure:
@@ -28,7 +30,6 @@ def _flatten(entries) -> list[str]:
 def book_structure(root: str | Path) -> BookStructure:
     """Chapters and appendices of ``_quarto.yml`` (``book.chapters``, ``book.appendices``; parts
     flattened), in book order."""
-    import yaml
 
     root = Path(root)
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}

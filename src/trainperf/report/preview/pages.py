@@ -7,6 +7,10 @@ import base64
 import re
 from pathlib import Path
 
+import nbformat
+
+from trainperf.report.notebooks import cell_options
+
 # Quarto's display priority for HTML output (src/core/jupyter/display-data.ts, displayDataMimeType)
 _MIME_PRIORITY = (
     "application/vnd.jupyter.widget-state+json",
@@ -72,7 +76,6 @@ def _outputs_markdown(cell, csv_links: dict[int, str] | None = None) -> str:
 
 
 def _cell_options(cell, where: str) -> dict:
-    from trainperf.report.notebooks import cell_options
 
     return cell_options(cell.get("source", ""), where)
 
@@ -81,7 +84,6 @@ def csv_outputs(nb_path: str | Path) -> list[tuple[int, int, str, str]]:
     """The ``text/csv`` outputs of an executed notebook (full-detail tables):
     ``(cell index, output index, file name, csv text)``, the file name from the cell's label
     (``tbl-x.csv``; ``tbl-x-2.csv`` for a second table) or ``cell-<n>.csv``."""
-    import nbformat
 
     nb = nbformat.read(Path(nb_path), as_version=4)
     found = []
@@ -113,7 +115,6 @@ def _float_markdown(label: str, caption: str, content: str) -> str:
 
 
 def _embed_markdown(nb_path: Path, label: str) -> str:
-    import nbformat
 
     if not nb_path.is_file():
         raise FileNotFoundError(f"embed: no executed notebook {nb_path} (was it run?)")
@@ -247,7 +248,6 @@ def notebook_markdown(
     cells as text, each code cell's source folded under "Code", its outputs (labelled ``tbl-``/
     ``fig-`` cells as numbered floats with their captions), and under a table the link
     ``csv_links[(cell, output)]`` to its CSV."""
-    import nbformat
 
     nb_path = Path(nb_path)
     nb = nbformat.read(nb_path, as_version=4)

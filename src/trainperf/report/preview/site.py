@@ -6,22 +6,28 @@ import html
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pypandoc
+import yaml
+
+from trainperf.atomic import dir_mode
 from trainperf.report.parts import part_title
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
 from trainperf.report.preview.xref import (
-    _callouts,
-    _local_images,
-    _number_page,
-    _Page,
-    _resolve,
-    _Target,
-    _to_ast,
-    _to_html,
+    Page,
+    Target,
+    callouts,
+    local_images,
+    number_page,
     release_data_uris,
+    resolve_xrefs,
+    to_ast,
+    to_html,
 )
+from trainperf.report.schedule import default_jobs
 
 _STYLE = """
 :root { --tp-text: 50rem; --tp-accent: #1f4e79; }
@@ -84,11 +90,11 @@ _PAGE = """<!DOCTYPE html>
 """
 
 
-def _page_label(page: _Page) -> str:
+def _page_label(page: Page) -> str:
     return page.number or ""
 
 
-def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
+def _nav_html(pages: list[Page], current: str, book_title: str) -> str:
     parts = [
         f'<div class="tp-book-title"><a href="index.html">{html.escape(book_title)}</a></div>',
         "<ol>",
@@ -107,8 +113,8 @@ def _nav_html(pages: list[_Page], current: str, book_title: str) -> str:
     return "\n".join(parts)
 
 
-def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
-    def a(p: _Page, arrow: str, first: bool) -> str:
+def _pager(pages: list[Page], i: int) -> tuple[str, str]:
+    def a(p: Page, arrow: str, first: bool) -> str:
         label = (f"{p.number} " if p.number else "") + p.title
         text = f"{arrow} {html.escape(label)}" if first else f"{html.escape(label)} {arrow}"
         return f'<a href="{p.name}.html">{text}</a>'
@@ -119,7 +125,6 @@ def _pager(pages: list[_Page], i: int) -> tuple[str, str]:
 
 
 def _markdown_inline_html(text: str) -> str:
-    import pypandoc
 
     return pypandoc.convert_text(
         text, "html5", format="markdown", extra_args=["--wrap=none"]
@@ -162,7 +167,6 @@ def build_preview_site(
     Raises:
         FileNotFoundError: ``_quarto.yml`` is missing.
     """
-    import yaml
 
     root, notebooks_dir, figures_dir = Path(root), Path(notebooks_dir), Path(figures_dir)
     site_dir = Path(site_dir)
@@ -182,7 +186,6 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
     index, local = _number_pages(pages, problems)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=site_dir.parent, prefix=f".{site_dir.name}."))
-    from trainperf.atomic import dir_mode
 
     os.chmod(tmp, dir_mode())  # mkdtemp makes 0700: the site follows the umask like any folder
     try:
@@ -206,7 +209,6 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
 
 def _bibliography(root: Path) -> Path | None:
     """The ``bibliography:`` file of ``_quarto.yml`` (the preview renders citations with it)."""
-    import yaml
 
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
     bib = cfg.get("bibliography")
@@ -217,9 +219,6 @@ def _bibliography(root: Path) -> Path | None:
 def _pandoc_map(fn, items: list) -> list:
     """``[fn(x) for x in items]`` with the pandoc processes side by side, one per CPU (pandoc
     takes 0.2-1 s a page, most of the preview's time; the threads only wait on it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from trainperf.report.schedule import default_jobs
 
     if len(items) <= 1:
         return [fn(x) for x in items]
@@ -227,7 +226,7 @@ def _pandoc_map(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
-def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[_Page]:
+def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[Page]:
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
@@ -264,13 +263,13 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             found.append((f"notebook-{nb.stem}", nb, True, files, md))
         else:
             found.append((nb.stem, nb, True, {}, chapter_markdown(nb, notebooks_dir, values)))
-    docs = _pandoc_map(_to_ast, [f[4] for f in found])
+    docs = _pandoc_map(to_ast, [f[4] for f in found])
     return [
-        _Page(
+        Page(
             name,
             source,
             appendix,
-            _callouts(doc["blocks"]),
+            callouts(doc["blocks"]),
             doc.get("meta", {}),
             csv_files=files,
             part=part_of.get(source, ""),
@@ -280,8 +279,8 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
 
 
 def _number_pages(
-    pages: list[_Page], problems: list[str]
-) -> tuple[dict[str, _Target], dict[str, dict[str, _Target]]]:
+    pages: list[Page], problems: list[str]
+) -> tuple[dict[str, Target], dict[str, dict[str, Target]]]:
     """Chapters 1.. (unless ``{.unnumbered}``), appendices A..; then sections, figures and tables
     per page. Returns the book-wide index of ids and each page's own."""
     n_chapter, n_appendix = 0, 0
@@ -298,12 +297,12 @@ def _number_pages(
         else:
             n_chapter += 1
             p.number = str(n_chapter)
-    index: dict[str, _Target] = {}
-    local: dict[str, dict[str, _Target]] = {}
+    index: dict[str, Target] = {}
+    local: dict[str, dict[str, Target]] = {}
     for p in pages:
         before = set(index)
-        page_index: dict[str, _Target] = {}
-        _number_page(p, page_index, problems)
+        page_index: dict[str, Target] = {}
+        number_page(p, page_index, problems)
         local[p.name] = page_index
         for k, v in page_index.items():
             if k not in before:
@@ -315,9 +314,9 @@ def _number_pages(
 
 def _write_pages(
     tmp: Path,
-    pages: list[_Page],
-    index: dict[str, _Target],
-    local: dict[str, dict[str, _Target]],
+    pages: list[Page],
+    index: dict[str, Target],
+    local: dict[str, dict[str, Target]],
     figures_dir: Path,
     book_title: str,
     note: str,
@@ -328,7 +327,7 @@ def _write_pages(
     full-detail CSV files into ``tmp``."""
     copied: dict[Path, str] = {}
 
-    def figure_src(src: str, page: _Page) -> str:
+    def figure_src(src: str, page: Page) -> str:
         if src.startswith(("data:", "tpdata:", "http://", "https://", "#")):
             return src
         # an exported figure (../figures/x.svg) is taken from this run's figures folder
@@ -347,14 +346,14 @@ def _write_pages(
 
     banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
     for p in pages:
-        _resolve(p, index, problems, local[p.name])
+        resolve_xrefs(p, index, problems, local[p.name])
         if not p.appendix:
-            _local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+            local_images(p.blocks, lambda src, p=p: figure_src(src, p))
     bib = bibliography
 
-    def html_of(p: _Page) -> str:
+    def html_of(p: Page) -> str:
         meta = {k: v for k, v in p.meta.items() if k == "nocite"}  # the references page's @*
-        return _to_html(
+        return to_html(
             {"pandoc-api-version": [1, 23, 1, 1], "meta": meta, "blocks": p.blocks},
             bib if not p.appendix else None,
         )

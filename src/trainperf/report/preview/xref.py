@@ -9,12 +9,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pypandoc
+
 #: a notebook output shown as an image is a data URI (``data:image/svg+xml;base64,...``): 95 % of
 #: the Markdown of the book's pages, which pandoc parsed and wrote out again for nothing (half of
 #: its time). Pandoc sees a short token instead; the URI is put back into the HTML it writes.
 _DATA_URI = re.compile(r"\((data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+)\)")
 _TOKEN = re.compile(r"tpdata:[0-9a-f]{40}")
-_DATA_URIS: dict[str, str] = {}  # token -> URI, from _to_ast until release_data_uris
+_DATA_URIS: dict[str, str] = {}  # token -> URI, from to_ast until release_data_uris
 
 
 def _stash(m: re.Match) -> str:
@@ -29,8 +31,7 @@ def release_data_uris() -> None:
     _DATA_URIS.clear()
 
 
-def _to_ast(markdown: str) -> dict:
-    import pypandoc
+def to_ast(markdown: str) -> dict:
 
     markdown = _DATA_URI.sub(_stash, markdown)
     return json.loads(pypandoc.convert_text(markdown, "json", format="markdown"))
@@ -62,12 +63,11 @@ def _plain_code_blocks(node):
     return {k: _plain_code_blocks(v) if k == "c" else v for k, v in node.items()}
 
 
-def _to_html(doc: dict, bibliography: Path | None = None) -> str:
+def to_html(doc: dict, bibliography: Path | None = None) -> str:
     """A page's AST as HTML. With ``bibliography`` (the book's ``references.bib``), citations
     ``[@key]`` are rendered by pandoc's citeproc, as Quarto renders them, after the
     cross-references were resolved (citeproc would take ``@tbl-x`` for a missing citation); a
     page's ``nocite`` metadata (the references page: ``@*``) lists every entry."""
-    import pypandoc
 
     doc = {**doc, "blocks": _plain_code_blocks(doc["blocks"])}
     args = ["--mathml", "--wrap=none"]
@@ -116,14 +116,14 @@ def _plain_text(inlines: list) -> str:
     return "".join(out)
 
 
-def _callouts(blocks: list) -> list:
+def callouts(blocks: list) -> list:
     """Quarto callouts: a div ``.callout-*`` whose first block is a heading gets it as its title."""
     out = []
     for b in blocks:
         if b.get("t") == "Div":
             (ident, classes, kvs), inner = b["c"]
             kind = next((c for c in classes if c.startswith("callout-")), None)
-            inner = _callouts(inner)
+            inner = callouts(inner)
             if kind:
                 title = []
                 if inner and inner[0].get("t") == "Header":
@@ -150,7 +150,7 @@ _XREF_KINDS = {"fig": "Figure", "tbl": "Table", "sec": "Section"}
 
 
 @dataclass
-class _Page:
+class Page:
     name: str  # html file stem
     source: Path
     appendix: bool
@@ -163,7 +163,7 @@ class _Page:
 
 
 @dataclass
-class _Target:
+class Target:
     page: str
     kind: str  # fig, tbl, sec
     number: str | None
@@ -171,7 +171,7 @@ class _Target:
     title: str = ""  # headings: their text (an unnumbered chapter is cited by its title)
 
 
-def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) -> None:
+def number_page(page: Page, index: dict[str, Target], warnings: list[str]) -> None:
     """Number the page's headings and floats, record its ids in ``index`` (first one wins, so
     chapters come before the appendix copies of the same cells)."""
     counters = [0, 0, 0, 0, 0, 0, 0]
@@ -181,7 +181,7 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
     def label(n: int, prefix: str | None) -> str:
         return f"{prefix}.{n}" if prefix else str(n)
 
-    def record(ident: str, target: _Target) -> None:
+    def record(ident: str, target: Target) -> None:
         if ident in index and index[ident].page == page.name:
             warnings.append(f"{page.source.name}: duplicate id #{ident}")
         index.setdefault(ident, target)
@@ -206,14 +206,14 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
                     kvs = [kv for kv in kvs if kv[0] != "tp-number"] + [["tp-number", number]]
                     b["c"][1][2] = kvs
                 if ident:
-                    record(ident, _Target(page.name, "sec", number, level, _plain_text(inlines)))
+                    record(ident, Target(page.name, "sec", number, level, _plain_text(inlines)))
             elif t == "Figure":
                 ident = b["c"][0][0]
                 if ident.startswith("fig-"):
                     floats["fig"] += 1
                     num = label(floats["fig"], chap)
                     b["c"][0][2] = b["c"][0][2] + [["tp-number", num]]
-                    record(ident, _Target(page.name, "fig", num))
+                    record(ident, Target(page.name, "fig", num))
                 walk(b["c"][2])
             elif t == "Div":
                 (ident, classes, kvs), inner = b["c"]
@@ -222,7 +222,7 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
                     floats[kind] += 1
                     num = label(floats[kind], chap)
                     b["c"][0][2] = kvs + [["tp-number", num]]
-                    record(ident, _Target(page.name, kind, num))
+                    record(ident, Target(page.name, kind, num))
                 if "callout" not in classes:
                     walk(inner)
             elif t in ("BlockQuote",):
@@ -231,7 +231,7 @@ def _number_page(page: _Page, index: dict[str, _Target], warnings: list[str]) ->
     walk(page.blocks)
 
 
-def _ref_text(target: _Target) -> str:
+def _ref_text(target: Target) -> str:
     if target.kind == "sec" and target.level == 1:
         if target.number is None:
             return target.title or "the preface"
@@ -243,8 +243,8 @@ def _number_of(kvs: list) -> str | None:
     return next((v for k, v in kvs if k == "tp-number"), None)
 
 
-def _resolve(
-    page: _Page, index: dict[str, _Target], warnings: list[str], local: dict[str, _Target]
+def resolve_xrefs(
+    page: Page, index: dict[str, Target], warnings: list[str], local: dict[str, Target]
 ) -> None:
     """Headings and captions get their numbers, cross-references become links."""
 
@@ -391,7 +391,7 @@ def _walk_table(b: dict, inlines, blocks) -> dict:
     }
 
 
-def _local_images(blocks: list, resolve) -> None:
+def local_images(blocks: list, resolve) -> None:
     """Rewrite the ``src`` of images in place with ``resolve(src)``."""
 
     def inl(items):

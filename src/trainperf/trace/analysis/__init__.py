@@ -20,6 +20,7 @@ from trainperf.trace.analysis.kernels import collective_breakdown, top_kernels
 from trainperf.trace.analysis.steps import rank_summary, step_breakdown, window_breakdown
 from trainperf.trace.analysis.sweep import BREAKDOWN_CATEGORIES
 from trainperf.trace.analysis.whole_trace import (
+    OVERLAP_SCHEMA,
     comm_comp_overlap,
     idle_breakdown,
     kernel_type_breakdown,
@@ -28,6 +29,7 @@ from trainperf.trace.analysis.whole_trace import (
 from trainperf.trace.names import short_kernel_name
 
 __all__ = [
+    "OVERLAP_SCHEMA",
     "BREAKDOWN_CATEGORIES",
     "collective_breakdown",
     "comm_comp_overlap",

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from trainperf import flops, mlperf, telemetry
 from trainperf.trace.analysis.steps import step_breakdown, window_breakdown
 from trainperf.trace.schema import TraceSet
 
@@ -55,7 +56,6 @@ def match_log(
     Raises:
         ValueError: the log has no ``init``, block or eval phases (:func:`trainperf.telemetry.phases_from_log`).
     """
-    from trainperf import flops, mlperf, telemetry
 
     if isinstance(results, (str, Path)):
         results = mlperf.load_results(results)

@@ -14,10 +14,17 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from trainperf.trace import hta
 from trainperf.trace.analysis.sweep import BIT, BREAKDOWN_CATEGORIES, mask_durations, window_stats
 from trainperf.trace.schema import TraceSet
 
-__all__ = ["comm_comp_overlap", "idle_breakdown", "kernel_type_breakdown", "temporal_breakdown"]
+__all__ = [
+    "OVERLAP_SCHEMA",
+    "comm_comp_overlap",
+    "idle_breakdown",
+    "kernel_type_breakdown",
+    "temporal_breakdown",
+]
 
 _COMPUTE, _COMM, _MEM = (BIT[c] for c in ("compute", "communication", "memory"))
 
@@ -45,7 +52,6 @@ def _hta_kernels(traces: TraceSet) -> pl.DataFrame:
 
 
 def _engine(engine: str, traces: TraceSet) -> str:
-    from trainperf.trace import hta
 
     if engine not in ("auto", "hta", "frames"):
         raise ValueError(f"engine {engine!r}: expected 'auto', 'hta' or 'frames'")
@@ -79,8 +85,6 @@ def temporal_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataFram
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return _temporal_frame(hta.temporal_breakdown_rows(traces), "hta")
     k = _hta_kernels(traces)
     rows = []
@@ -121,18 +125,26 @@ def _temporal_frame(rows: list[dict], engine: str) -> pl.DataFrame:
     ).sort("rank")
 
 
+OVERLAP_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32,
+    "communication_s": pl.Float64,
+    "comm_comp_overlap": pl.Float64,
+    "engine": pl.String,
+}
+"""Columns of :func:`comm_comp_overlap`."""
+
+
 def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame:
     """HTA's communication/computation overlap per rank over the traced span.
 
     Returns:
+        :data:`OVERLAP_SCHEMA`.
         one row per rank with GPU activity: ``rank`` (Int32), ``communication_s`` (Float64, union of
         communication kernels), ``comm_comp_overlap`` (0-1: time with communication and compute /
         communication time; null without communication kernels), ``engine``.
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         frames = comm_comp_overlap(traces, engine="frames").select("rank", "communication_s")
         return (
             hta.comm_comp_overlap(traces)
@@ -152,20 +164,10 @@ def comm_comp_overlap(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame
                 "rank": rank,
                 "communication_s": comm,
                 "comm_comp_overlap": st["overlap_s"][0] / comm if comm > 0 else None,
+                "engine": "frames",
             }
         )
-    return (
-        pl.DataFrame(
-            rows,
-            schema={
-                "rank": pl.Int32,
-                "communication_s": pl.Float64,
-                "comm_comp_overlap": pl.Float64,
-            },
-        )
-        .with_columns(pl.lit("frames").alias("engine"))
-        .sort("rank")
-    )
+    return pl.DataFrame(rows, schema=OVERLAP_SCHEMA).sort("rank")
 
 
 def kernel_type_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataFrame:
@@ -182,8 +184,6 @@ def kernel_type_breakdown(traces: TraceSet, *, engine: str = "auto") -> pl.DataF
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return hta.kernel_type_breakdown(traces)
     k = _hta_kernels(traces).filter(pl.col("category") != "other")
     total = np.zeros(1 << len(BREAKDOWN_CATEGORIES), dtype=np.int64)
@@ -226,8 +226,6 @@ def idle_breakdown(
     """
     eng = _engine(engine, traces)
     if eng == "hta":
-        from trainperf.trace import hta
-
         return hta.idle_breakdown(traces, consecutive_kernel_delay_us)
     k = (
         _hta_kernels(traces)
