@@ -229,7 +229,7 @@ REPR = re.compile(
 @pytest.mark.slow
 def test_preview_pages_show_no_repr_and_no_escaped_markup(main_job):
     _, summary = main_job
-    site = Path(summary["site"]).parent
+    site = Path(summary.site).parent
     bad = []
     for page in sorted(site.glob("*.html")):
         html = page.read_text(encoding="utf-8")

@@ -814,7 +814,9 @@ def test_read_sacct_dumps_mixed_formats():
 
 def test_workload_marginals_by_hand(stats):
     # the SAKURAONE paper's shares (arXiv 2604.13600 section 4.1; data/reference/workload_marginals.csv)
-    out = jobstats.workload_marginals(stats.jobs, published=jobstats.published_marginals("SAKURAONE"))
+    out = jobstats.workload_marginals(
+        stats.jobs, published=jobstats.published_marginals("SAKURAONE")
+    )
     m = {r["metric"]: r for r in out.to_dicts()}
     assert list(m) == list(jobstats.MARGINAL_METRICS)
     # finished jobs 1,2,3,4,5,7 (GPU-h 8, 32, 16, 30720, 7680, 24; total 38480)

@@ -63,8 +63,8 @@ from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
-from trainperf.report.parts import with_part_titles
 from trainperf.report.outdir import claim_out, record_files
+from trainperf.report.parts import with_part_titles
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
 from trainperf.report.values import merge_values

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from trainperf import dcgm
+from trainperf.atomic import atomic_path
 from trainperf.errors import DataWarning, InputError
 from trainperf.quality import QUALITY_SCHEMA, empty_quality
 from trainperf.slurm import expand_nodelist
@@ -319,9 +320,8 @@ def write_phase_stats(
     Raises:
         OSError: ``path`` cannot be written (nothing is left at ``path`` then).
     """
-    import pyarrow.parquet as pq
-
-    from trainperf.atomic import atomic_path
+    # deferred: pyarrow.parquet is ~0.2 s of every import of trainperf.telemetry; only this writer needs it
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
     target = Path(path)
     tmp = atomic_path(target)
