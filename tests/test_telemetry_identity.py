@@ -140,7 +140,7 @@ def test_write_phase_stats_same_rows_as_old_host_batch_by_host_batch(
     data, lf, ph = tiled_store
     ref = documented_order(old.phase_stats(data, ph, level="gpu"), ph)
     monkeypatch.setattr(_common, "BATCH_ROWS", 15_000)
-    batches = _common._host_batches(data.lazy())
+    batches = _common.host_batches(data.lazy())
     assert len(batches) > 3
     out = telemetry.write_phase_stats(data, ph, tmp_path / "st.parquet")
     assert out == tmp_path / "st.parquet"
