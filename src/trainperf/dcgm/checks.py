@@ -684,10 +684,6 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
     chk_set = set(chk)
     min_run = [rules[f][1] if f in rules else 0 for f in fids]
     n_min = min(min_run[i] for i in chk)
-    c = samples.filter(pl.col("sid").is_in(chk))
-    rep = c.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
-    if rep.filter(pl.col("n") - pl.col("u") >= n_min - 1).height == 0:
-        return samples  # cheap exit: no series repeats a value often enough to hold a stale run
     lo, hi = [], []
     for i, (fid, lab) in enumerate(zip(fids, series["labels"], strict=True)):
         labels = None
@@ -696,6 +692,15 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
         a, b = value_bounds(fid, labels) if fid in rules else (None, None)
         lo.append(a)
         hi.append(b)
+    at_bound = (pl.col("value") == _per_sid(lo, pl.Float64)).fill_null(False) | (
+        pl.col("value") == _per_sid(hi, pl.Float64)
+    ).fill_null(False)
+    c = samples.filter(pl.col("sid").is_in(chk)).filter(~at_bound)
+    rep = c.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= n_min - 1).height == 0:
+        # cheap exit: no series repeats a value off its range's bounds often enough to hold a
+        # stale run (an idle pipe at 0, util at 100 % repeat by right)
+        return samples
     s = samples.with_row_index("_i")
     g = _per_sid(gk, pl.UInt32).alias("_g")
     p = s.filter(pl.col("sid").is_in(chk)).sort(["sid", "timestamp", "_i"])
@@ -720,9 +725,6 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
         return (s.filter(pl.col("sid").is_in(sids) & (pl.col("value") >= lo_val))
                 .select(g, "timestamp").unique().with_columns(pl.lit(True).alias(name)))  # fmt: skip
 
-    at_bound = (pl.col("value") == _per_sid(lo, pl.Float64)).fill_null(False) | (
-        pl.col("value") == _per_sid(hi, pl.Float64)
-    ).fill_null(False)
     cand = p.filter((pl.col("_len") >= _per_sid(min_run, pl.Int64)) & ~at_bound)
     if cand.height == 0:
         return samples
