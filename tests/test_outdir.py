@@ -218,3 +218,17 @@ def test_a_run_that_stopped_early_leaves_its_files_its_own(tmp_path):
     assert _doc(out)["complete"] is False
     outdir.claim_out(out, ROOT)
     assert _doc(out)["kept"] == []
+
+
+def test_a_manifest_of_the_earlier_format_is_read_as_complete(tmp_path):
+    # main's earlier manifest had entries and files but no complete/kept: its files list is what
+    # that run wrote, so a file found beside them is the user's
+    out = tmp_path / "o"
+    (out / "site").mkdir(parents=True)
+    (out / "site" / "index.html").write_text("ours")
+    (out / "site" / "mine.html").write_text("yours")
+    (out / outdir.MANIFEST).write_text(json.dumps({
+        "written_by": "trainperf", "entries": sorted(outdir.ENTRIES), "files": ["site/index.html"],
+    }))  # fmt: skip
+    outdir.claim_out(out, ROOT)
+    assert _doc(out)["kept"] == ["site/mine.html"]
