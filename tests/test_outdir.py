@@ -104,3 +104,131 @@ def test_output_modes_follow_the_umask(tmp_path, umask, dmode, fmode):
     assert _mode(o / "comparison.csv") == fmode
     assert _mode(o / "values.yml") == fmode
     assert _mode(o / "site" / "index.html") == fmode
+
+
+# ------------------------------------------------------------------ the manifest, per file
+
+
+def _doc(out: Path) -> dict:
+    return json.loads((out / outdir.MANIFEST).read_text())
+
+
+def test_manifest_lists_every_file_the_run_wrote_relative(tmp_path):
+    out = tmp_path / "o"
+    _tiny_run(out)
+    doc = _doc(out)
+    on_disk = sorted(
+        p.relative_to(out).as_posix()
+        for p in out.rglob("*")
+        if (p.is_file() or p.is_symlink()) and p.name != outdir.MANIFEST
+    )
+    # every file under the folder is the run's (a fresh folder): the manifest lists exactly them,
+    # relative, and the run is marked complete with nothing kept
+    assert doc["files"] == on_disk and doc["complete"] is True and doc["kept"] == []
+    assert {"comparison.csv", "values.yml", "site/index.html"} <= set(doc["files"])
+    assert not any(f.startswith("/") or ".." in f.split("/") for f in doc["files"])
+
+
+def test_user_file_inside_site_survives_reruns(tmp_path):
+    out = tmp_path / "o"
+    _tiny_run(out)
+    mine = out / "site" / "sub" / "my_notes.html"
+    mine.parent.mkdir()
+    mine.write_text("<p>mine</p>")
+    os.utime(mine, ns=(1_000_000_000, 1_000_000_000))
+    # a file of the first run that this run no longer writes is the run's own: it goes
+    stale = out / "site" / "old_page.html"
+    stale.write_text("old")
+    doc = _doc(out)
+    doc["files"].append("site/old_page.html")
+    (out / outdir.MANIFEST).write_text(json.dumps(doc))
+    _tiny_run(out)  # site/ is rebuilt as a whole
+    assert mine.read_text() == "<p>mine</p>" and os.stat(mine).st_mtime_ns == 1_000_000_000
+    assert not stale.exists()
+    doc = _doc(out)
+    assert doc["kept"] == ["site/sub/my_notes.html"]
+    assert "site/sub/my_notes.html" not in doc["files"] and "site/index.html" in doc["files"]
+    _tiny_run(out)  # and again: still the user's, still there
+    assert mine.read_text() == "<p>mine</p>" and _doc(out)["kept"] == ["site/sub/my_notes.html"]
+
+
+def _executed_with_table(path: Path) -> Path:
+    nb = {
+        "cells": [{
+            "cell_type": "code", "execution_count": 1, "id": "a", "metadata": {},
+            "source": "#| label: tbl-x\nt", "outputs": [{
+                "output_type": "execute_result", "execution_count": 1, "metadata": {},
+                "data": {"text/csv": "a,b\n1,2\n", "text/plain": "t"},
+            }],
+        }],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_user_file_inside_a_notebook_folder_survives_the_tables_rewrite(tmp_path):
+    out = tmp_path / "o"
+    outdir.claim_out(out, ROOT)
+    folder = out / "notebooks" / "telemetry"
+    folder.mkdir(parents=True)
+    (folder / "tbl-gone.csv").write_text("x\n1\n")  # a table of the run, not written again
+    outdir.record_files(out)
+    mine = folder / "analysis.txt"
+    mine.write_text("my analysis")
+    outdir.claim_out(out, ROOT)  # the next run finds the file it did not write: kept
+    assert _doc(out)["kept"] == ["notebooks/telemetry/analysis.txt"]
+    written = report.write_table_csvs(_executed_with_table(tmp_path / "nb.ipynb"), folder)
+    assert [p.name for p in written] == ["tbl-x.csv"]
+    assert sorted(p.name for p in folder.iterdir()) == ["analysis.txt", "tbl-x.csv"]
+    assert mine.read_text() == "my analysis"  # the run's old table went, the user's file stayed
+    outdir.record_files(out)
+    doc = _doc(out)
+    assert "notebooks/telemetry/tbl-x.csv" in doc["files"]
+    assert "notebooks/telemetry/analysis.txt" not in doc["files"]
+
+
+def test_unlink_owned_and_remove_tree_spare_kept_files(tmp_path):
+    out = tmp_path / "o"
+    outdir.claim_out(out, ROOT)
+    (out / "values").mkdir()
+    (out / "values" / "old_nb.json").write_text("{}")
+    (out / "appendix" / "deep").mkdir(parents=True)
+    (out / "appendix" / "deep" / "ours.ipynb").write_text("{}")
+    outdir.record_files(out)
+    (out / "values" / "notes.json").write_text('{"mine": 1}')
+    (out / "appendix" / "deep" / "mine.ipynb").write_text("{}")
+    outdir.claim_out(out, ROOT)
+    assert _doc(out)["kept"] == ["appendix/deep/mine.ipynb", "values/notes.json"]
+    assert outdir.unlink_owned(out / "values" / "old_nb.json") is True
+    assert outdir.unlink_owned(out / "values" / "notes.json") is False
+    outdir.remove_tree(out / "appendix")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        ".trainperf-manifest.json", "appendix/deep/mine.ipynb", "values/notes.json",
+    ]  # fmt: skip
+
+
+def test_a_run_that_stopped_early_leaves_its_files_its_own(tmp_path):
+    # claim_out marks the manifest incomplete; the run stops before record_files. What it wrote
+    # is not the user's: the next run may replace it (kept stays empty)
+    out = tmp_path / "o"
+    outdir.claim_out(out, ROOT)
+    (out / "site").mkdir()
+    (out / "site" / "index.html").write_text("half a site")
+    assert _doc(out)["complete"] is False
+    outdir.claim_out(out, ROOT)
+    assert _doc(out)["kept"] == []
+
+
+def test_a_manifest_of_the_earlier_format_is_read_as_complete(tmp_path):
+    # main's earlier manifest had entries and files but no complete/kept: its files list is what
+    # that run wrote, so a file found beside them is the user's
+    out = tmp_path / "o"
+    (out / "site").mkdir(parents=True)
+    (out / "site" / "index.html").write_text("ours")
+    (out / "site" / "mine.html").write_text("yours")
+    (out / outdir.MANIFEST).write_text(json.dumps({
+        "written_by": "trainperf", "entries": sorted(outdir.ENTRIES), "files": ["site/index.html"],
+    }))  # fmt: skip
+    outdir.claim_out(out, ROOT)
+    assert _doc(out)["kept"] == ["site/mine.html"]

@@ -22,7 +22,15 @@ they produce.
    ``DCGM_FI_PROF_*`` field of the GPU unchanged for at least :data:`FROZEN_MIN_SAMPLES` consecutive
    samples while ``DCGM_FI_DEV_GPU_UTIL`` >= :data:`BUSY_UTIL_PCT` % (a field DCGM has not yet
    watched, or frozen after an nv-hostengine restart). Without ``GPU_UTIL`` nothing is flagged;
-6. re-attributes jobs where the ``gpu`` label (DCGM index) and the ``device`` label (``nvidiaN``,
+6. excludes every frozen field of a GPU whose board power stopped changing (check ``stale``: the
+   exporter serving its last values after an nv-hostengine restart);
+7. excludes one field frozen while the rest of its GPU is live (check ``stale_field``, per field):
+   a run of bit-identical values of at least ``min_run`` samples while other fields of the GPU
+   change or the GPU is busy; the rule of each field (``varies``, ``increases`` or ``may_hold``,
+   with its reason) is the package table ``dcgm_staleness.csv``; values at a bound of their range
+   (an idle pipe at 0, an engine saturated at 100 %) and ``may_hold`` fields (clocks, temperatures,
+   frame buffer, error counters) are never flagged;
+8. re-attributes jobs where the ``gpu`` label (DCGM index) and the ``device`` label (``nvidiaN``,
    the device minor) disagree (check ``label_mismatch``): dcgm-exporter reads the job of GPU *i*
    from the HPC job-mapping file named *i*, which Slurm prolog scripts write per Slurm GPU index,
    i.e. per device minor; so the job belongs to the GPU whose minor is *i*. Action ``corrected``
@@ -49,8 +57,8 @@ from trainperf.quality import QualityLog
 from trainperf.tables import read_table
 
 __all__ = [
-    "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "across_sources", "finish", "range_table",
-    "value_bounds",
+    "BUSY_GR_RATIO", "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "STALE_RULES", "across_sources", "finish",
+    "range_table", "staleness_table", "value_bounds",
 ]  # fmt: skip
 
 FROZEN_MIN_SAMPLES = 5
@@ -627,6 +635,148 @@ def _drop_stale(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     return s.filter(~pl.col("_i").is_in(bad["_i"].implode())).drop("_i")
 
 
+STALE_RULES = ("varies", "increases", "active", "may_hold")
+"""Per-field staleness rules of ``trainperf/tables/dcgm_staleness.csv`` (column ``rule``):
+``varies`` (a measurement with sensor noise that changes between samples of any live GPU, busy or
+idle: board power), ``increases`` (a counter that grows on any powered GPU: energy), ``active`` (an
+activity ratio or rate that moves while the GPU is busy but sits at a steady, quantised level when
+idle), ``may_hold`` (legitimately constant: clocks, temperatures, memory, error counters; never
+flagged)."""
+
+GR_ENGINE_FIELD = 1001  # DCGM_FI_PROF_GR_ENGINE_ACTIVE (ratio)
+BUSY_GR_RATIO = BUSY_UTIL_PCT / 100
+"""``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` from which a GPU counts as busy: the DCP counterpart of
+``DCGM_FI_DEV_GPU_UTIL`` (the graphics engine active half of the time)."""
+
+
+@cache
+def staleness_table() -> pl.DataFrame:
+    """The per-field staleness rules (``trainperf/tables/dcgm_staleness.csv``): field_id, name,
+    rule (one of :data:`STALE_RULES`), min_run (consecutive equal samples that count as stale;
+    null for ``may_hold``), why (the reason and its source). Fields not in the table are not
+    checked."""
+    return read_table(
+        "dcgm_staleness",
+        schema={"field_id": pl.Int64, "name": pl.String, "rule": pl.String,
+                "min_run": pl.Int64, "why": pl.String},
+    )  # fmt: skip
+
+
+@cache
+def _stale_rules() -> dict[int, tuple[str, int]]:
+    t = staleness_table().filter(pl.col("rule") != "may_hold")
+    return {f: (r, n) for f, r, n in t.select("field_id", "rule", "min_run").iter_rows()}
+
+
+def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
+                       log: QualityLog) -> pl.DataFrame:  # fmt: skip
+    """One field of a GPU frozen while the GPU is live (check ``stale_field``), per field.
+
+    After :func:`_drop_frozen` (every profiling field at once) and :func:`_drop_stale` (every field
+    of a GPU whose power froze), this looks at each field alone, by the rule of its field in
+    :func:`staleness_table`: a series of a ``varies``, ``increases`` or ``active`` field whose value
+    stays bit-identical over a run of at least ``min_run`` consecutive samples is stale when the
+    GPU shows it is live at no fewer than half of the run's samples after the first: at that time
+    another checked field of the same GPU changed its value (a GPU whose every field is constant is
+    left to the checks ``frozen`` and ``stale``), and, for an ``active`` field, the GPU is busy by
+    another field (``DCGM_FI_DEV_GPU_UTIL`` >= :data:`BUSY_UTIL_PCT` % or
+    ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` >= :data:`BUSY_GR_RATIO`; a field is never its own evidence):
+    an activity ratio sits at a steady, quantised idle level while power and energy move. A run at
+    a bound of the field's range (:func:`value_bounds`: an idle pipe at 0, a saturated engine at 1
+    or 100 %) is a legitimate constant and never stale;
+    ``may_hold`` fields and fields not in the table are not checked. Every sample of a stale run is
+    excluded (the first cannot be told from its frozen copies), so coverage falls.
+
+    Args / returns: as the other checks (series table, samples in input order, source name, log);
+    the samples without the stale ones.
+    """
+    rules = _stale_rules()
+    gk = _gpu_keys(series)
+    fids = series["field_id"].to_list()
+    chk = [i for i, f in enumerate(fids) if f in rules and gk[i] is not None]
+    if not chk:
+        return samples
+    chk_set = set(chk)
+    min_run = [rules[f][1] if f in rules else 0 for f in fids]
+    n_min = min(min_run[i] for i in chk)
+    lo, hi = [], []
+    for i, (fid, lab) in enumerate(zip(fids, series["labels"], strict=True)):
+        labels = None
+        if i in chk_set and FIELDS[fid].unit == "W" and lab and "modelName" in lab:
+            labels = json.loads(lab)
+        a, b = value_bounds(fid, labels) if fid in rules else (None, None)
+        lo.append(a)
+        hi.append(b)
+    at_bound = (pl.col("value") == _per_sid(lo, pl.Float64)).fill_null(False) | (
+        pl.col("value") == _per_sid(hi, pl.Float64)
+    ).fill_null(False)
+    c = samples.filter(pl.col("sid").is_in(chk)).filter(~at_bound)
+    rep = c.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
+    if rep.filter(pl.col("n") - pl.col("u") >= n_min - 1).height == 0:
+        # cheap exit: no series repeats a value off its range's bounds often enough to hold a
+        # stale run (an idle pipe at 0, util at 100 % repeat by right)
+        return samples
+    s = samples.with_row_index("_i")
+    g = _per_sid(gk, pl.UInt32).alias("_g")
+    p = s.filter(pl.col("sid").is_in(chk)).sort(["sid", "timestamp", "_i"])
+    first_of_sid = pl.col("sid") != pl.col("sid").shift(1)
+    changed = pl.col("value") != pl.col("value").shift(1)
+    p = (
+        p.with_columns(g, first_of_sid.fill_null(True).alias("_f"),
+                       changed.fill_null(True).alias("_c"))
+        .with_columns((pl.col("_f") | pl.col("_c")).alias("_new"))
+        .with_columns(pl.col("_new").cast(pl.UInt32).cum_sum().alias("_run"))
+        .with_columns(pl.len().over("_run").alias("_len"))
+    )  # fmt: skip
+    # times at which a checked field of a GPU changed value (the evidence that the GPU is live)
+    moved = (p.filter(~pl.col("_f") & pl.col("_c")).select("_g", "timestamp").unique()
+             .with_columns(pl.lit(True).alias("_moved")))  # fmt: skip
+    # times at which the GPU is busy by GPU_UTIL (_bu) or by GR_ENGINE_ACTIVE (_bg); a field is
+    # never its own evidence
+    util = [i for i, f in enumerate(fids) if f == UTIL_FIELD and gk[i] is not None]
+    gr = [i for i, f in enumerate(fids) if f == GR_ENGINE_FIELD and gk[i] is not None]
+
+    def busy_at(sids: list[int], lo_val: float, name: str) -> pl.DataFrame:
+        return (s.filter(pl.col("sid").is_in(sids) & (pl.col("value") >= lo_val))
+                .select(g, "timestamp").unique().with_columns(pl.lit(True).alias(name)))  # fmt: skip
+
+    cand = p.filter((pl.col("_len") >= _per_sid(min_run, pl.Int64)) & ~at_bound)
+    if cand.height == 0:
+        return samples
+    active = [1 if f in rules and rules[f][0] == "active" else 0 for f in fids]
+    busy = (pl.col("_bu").fill_null(False) & ~pl.col("sid").is_in(util)) | (
+        pl.col("_bg").fill_null(False) & ~pl.col("sid").is_in(gr)
+    )
+    moved_ = pl.col("_moved").fill_null(False)
+    evidence = pl.when(_per_sid(active, pl.UInt8) == 1).then(moved_ & busy).otherwise(moved_)
+    cand = (
+        cand.join(moved, on=["_g", "timestamp"], how="left")
+        .join(busy_at(util, BUSY_UTIL_PCT, "_bu"), on=["_g", "timestamp"], how="left")
+        .join(busy_at(gr, BUSY_GR_RATIO, "_bg"), on=["_g", "timestamp"], how="left")
+        .with_columns((~pl.col("_new") & evidence).alias("_live"))
+    )
+    runs = (
+        cand.group_by("_run")
+        .agg(pl.col("_live").sum().alias("n_live"), pl.len().alias("n"))
+        .filter(pl.col("n_live") * 2 >= pl.col("n") - 1)
+    )
+    if runs.height == 0:
+        return samples
+    bad = cand.join(runs.select("_run"), on="_run", how="semi").sort("_i")
+    first = bad.row(0, named=True)
+    n_first = int(bad.filter(pl.col("_run") == first["_run"]).height)
+    ln = f" from line {first['line']}" if first["line"] is not None else ""
+    log.add(src, "stale_field", "excluded",
+            f"{bad.height} samples in {runs.height} runs of one value repeated bit for bit while "
+            f"other fields of the same GPU changed ({_field_counts(bad, series)}): "
+            f"a field the exporter stopped updating, not measurements; e.g. "
+            f"{series['field'][first['sid']]} = {first['value']:g}{ln} for {n_first} samples "
+            "(rules per field in dcgm_staleness.csv: activity ratios only while the GPU is busy; "
+            "clocks, temperatures, memory and error counters may stay constant and are not "
+            "checked)", **_summary(bad, series))  # fmt: skip
+    return s.filter(~pl.col("_i").is_in(bad["_i"].implode())).drop("_i")
+
+
 def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
     rows = series.select("sid", "hostname", "gpu", "entity", "field_id", "job_id", "labels").rows()
     minor: dict[int, int] = {}
@@ -733,6 +883,8 @@ def finish(
         samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
     if samples.height and checks:
         samples = _drop_stale(series, samples, source, log, frozen_min_samples)
+    if samples.height and checks:
+        samples = _drop_stale_fields(series, samples, source, log)
     if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
     if samples.height and checks:

@@ -353,8 +353,9 @@ def _consensus(
             lines[valid[0]],
         )
         return None
+    agreeing = set(agree)  # a list's `in` made this quadratic in the rank duplicates
     for r in valid:
-        if r not in agree:
+        if r not in agreeing:
             checks.add(
                 "duplicate_time_outlier",
                 "excluded",
@@ -477,7 +478,8 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
     # Relaunch: a run_start that comes (in file order) after the first attempt trained (an
     # eval_accuracy) or stopped (a run_stop). Rank duplicates of run_start come before any of those.
     progressed = [r for r, _, _ in evals + stops if r > starts[0]]
-    relaunch = [r for r in starts if progressed and r > min(progressed)]
+    first_progress = min(progressed) if progressed else None  # once: a loop's min is O(n^2)
+    relaunch = [r for r in starts if first_progress is not None and r > first_progress]
     attempt = starts
     if relaunch:
         checks.add(

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from trainperf.atomic import write_text_atomic
+from trainperf.report.outdir import unlink_owned
 
 __all__ = ["SUFFIX", "appendix_label", "write_appendix_notebooks"]
 
@@ -99,5 +100,5 @@ def write_appendix_notebooks(
         names.add(nb_path.name)
     for old in dst.glob("*.ipynb"):
         if old.name not in names:
-            old.unlink()
+            unlink_owned(old)  # a notebook the user put there stays
     return written

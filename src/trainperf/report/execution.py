@@ -11,7 +11,6 @@ ends they are appended to the run's log ``<out>/figures.jsonl``.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from trainperf.report.absent import write_absent_notebook
 from trainperf.report.batch.executors import crashed
 from trainperf.report.charts import export as figure_export
 from trainperf.report.notebooks import NotebookError, NotebookSpec, execute_notebook
+from trainperf.report.outdir import remove_tree
 from trainperf.report.preview import csv_outputs
 from trainperf.report.rerun import NotebookRun
 from trainperf.report.schedule import Work, run_work
@@ -44,7 +44,7 @@ def rel_path(path: str | Path, root: Path) -> str:
 def write_table_csvs(executed: Path, folder: Path) -> list[Path]:
     """Write the full-detail tables of an executed notebook (its ``text/csv`` outputs) into
     ``folder`` (replaced as a whole), one ``<label>.csv`` per table. Returns the files."""
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)  # a file in there that trainperf did not write stays (report.outdir)
     written = []
     for _, _, name, text in csv_outputs(executed):
         write_text_atomic(text, folder / name)

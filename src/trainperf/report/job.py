@@ -63,7 +63,7 @@ from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
-from trainperf.report.outdir import claim_out, record_files
+from trainperf.report.outdir import claim_out, record_files, remove_tree, unlink_owned
 from trainperf.report.parts import with_part_titles
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
@@ -665,7 +665,7 @@ def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | N
     kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
         if p.stem not in kept:
-            p.unlink()
+            unlink_owned(p)  # a file trainperf did not write stays
     values = config_values(cfg)
     if comparison is not None:
         values["inputs"].update(logs_flags(cfg, comparison))
@@ -726,9 +726,9 @@ def stage_book(
     for item in book_sources(root, project):
         src, dst = root / item, stage / item
         if dst.is_dir() and not dst.is_symlink():
-            shutil.rmtree(dst)
+            remove_tree(dst)  # a file the user put there stays (report.outdir)
         if src.is_dir():
-            shutil.copytree(src, dst)
+            shutil.copytree(src, dst, dirs_exist_ok=True)
         elif src.is_file():
             shutil.copyfile(src, dst)
     book = project.setdefault("book", {})

@@ -13,6 +13,7 @@ import pypandoc
 import yaml
 
 from trainperf.atomic import dir_mode
+from trainperf.report.outdir import carry_kept
 from trainperf.report.parts import part_title
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
@@ -193,6 +194,9 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
             tmp, pages, index, local, figures_dir, book_title, note, problems, _bibliography(root)
         )
         if site_dir.exists():
+            for k in carry_kept(site_dir, tmp):  # a user's file in site/ survives the rebuild
+                problems.append(f"{k} is not trainperf's (kept in the manifest): left in place "
+                                "instead of the page of that name")  # fmt: skip
             old = site_dir.with_name(f".{site_dir.name}.old")
             shutil.rmtree(old, ignore_errors=True)
             os.replace(site_dir, old)
