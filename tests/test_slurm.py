@@ -1408,8 +1408,6 @@ def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm_wi
         "share_by_state",
         "workload_marginals",
         "job_gpu_utilisation",
-        "MARGINAL_METRICS",
-        "published_marginals",
         "FINAL_STATES",
         "SIZE_BINS",
     ):
