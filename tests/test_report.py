@@ -667,7 +667,10 @@ def test_preview_of_a_small_book_by_hand(tmp_path):
 
 @slow
 def test_quarto_not_found_message(tmp_path, monkeypatch):
+    from trainperf.report.charts.fonts import LANGS_ENV
+
     monkeypatch.setattr(report, "quarto_available", lambda: None)
+    monkeypatch.setenv(LANGS_ENV, "en")  # the figures are not what is checked here
     lines = []
     nb = report.NotebookSpec(
         "mlperf_runs",
