@@ -36,6 +36,21 @@ def test_a_kernels_imports_do_not_build_the_rfc3987_grammar():
     assert got == {"helpers": False, "iri": True}
 
 
+def test_scanning_every_module_loads_nothing():
+    # inspect.getmodule reads __file__ of every module in sys.modules (torch does it for each
+    # operator it registers, IPython for a traceback); other dunder probes find nothing
+    got = _run(
+        "import sys, json, inspect\n"
+        "from trainperf.report import charts\n"
+        "inspect.getmodule(json.dumps)\n"
+        "inspect.getmodule(inspect.currentframe())\n"
+        "stub = sys.modules['rfc3987_syntax']\n"
+        "print(json.dumps({'helpers': 'rfc3987_syntax.syntax_helpers' in sys.modules,\n"
+        "  'wrapped': hasattr(stub, '__wrapped__'), 'file': stub.__file__.endswith('__init__.py')}))\n"
+    )
+    assert got == {"helpers": False, "wrapped": False, "file": True}
+
+
 def test_iri_checks_answer_as_rfc_3987_says_once_used():
     # RFC 3987 section 2.2: IRI = scheme ":" ihier-part [...]; ucschar (e.g. U+4F8B, U+30D1) is
     # allowed in ipath and ireg-name; a space is in no production; a relative reference has no

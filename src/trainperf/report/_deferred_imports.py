@@ -29,9 +29,14 @@ _NAME = "rfc3987_syntax"
 
 class _Deferred(types.ModuleType):
     """The stand-in: any attribute it lacks (all but ``is_valid_syntax`` and the module's own
-    ``__name__``, ``__spec__``, ``__path__``) is the real module's, loaded then."""
+    ``__name__``, ``__spec__``, ``__path__``, ``__file__``) is the real module's, loaded then;
+    a probe for another dunder name (what ``inspect.getmodule`` and the like ask every module in
+    ``sys.modules``, e.g. torch registering its operators) is an AttributeError, as for a module
+    without it, and loads nothing."""
 
     def __getattr__(self, attr: str):
+        if attr.startswith("__") and attr.endswith("__") and attr != "__all__":
+            raise AttributeError(attr)
         return getattr(_load(), attr)
 
 
@@ -67,6 +72,7 @@ def defer_rfc3987_syntax() -> bool:
     stub.__spec__ = spec
     # submodules (rfc3987_syntax.utils) are found through the real package's folder
     stub.__path__ = list(spec.submodule_search_locations or [])
+    stub.__file__ = spec.origin
     stub.is_valid_syntax = _is_valid_syntax
     sys.modules[_NAME] = stub
     return True
