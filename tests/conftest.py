@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import MLPERF, ROOT
 
+# first: the stand-in for rfc3987_syntax (trainperf.report), before any test module imports
+# jsonschema (through altair, nbformat or papermill); ~2 s less of every worker's collection
+import trainperf.report  # noqa: F401
+
 
 @pytest.fixture
 def results_tree(tmp_path):
@@ -202,16 +206,39 @@ def pytest_xdist_make_scheduler(config, log):
 
     class GroupScheduling(LoadScopeScheduling):
         """One work unit per group of tests/conftest.py (:data:`SHARED_GROUPS`); every other
-        test on its own."""
+        test on its own. Handed out longest first, as far as known: the groups (most tests
+        first, as pytest-xdist orders them), then the ``slow`` tests, then the rest, so that no
+        worker starts a notebook-executing test while the other has nothing left to do."""
 
         _groups: dict[str, str] | None = None
+        _slow: set[str] = set()
+        _ordered = False
+
+        def _read(self):
+            self._groups, slow = {}, set()
+            for f in Path(os.environ[_GROUPS_ENV]).glob("*.json"):
+                doc = json.loads(f.read_text())
+                self._groups.update(doc["groups"])
+                slow.update(doc["slow"])
+            self._slow = slow
 
         def _split_scope(self, nodeid):
             if self._groups is None:
-                self._groups = {}
-                for f in Path(os.environ[_GROUPS_ENV]).glob("*.json"):
-                    self._groups.update(json.loads(f.read_text()))
+                self._read()
             return self._groups.get(nodeid, nodeid)
+
+        def _assign_work_unit(self, node):
+            if not self._ordered:  # the first assignment: the work queue is complete
+                self._ordered = True
+
+                def rank(unit):
+                    scope, tests = unit
+                    return 0 if len(tests) > 1 else 1 if scope in self._slow else 2
+
+                units = sorted(self.workqueue.items(), key=rank)  # stable
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)
 
@@ -242,5 +269,6 @@ def pytest_collection_modifyitems(config, items):
         # every worker collects the same tests; each writes its own file (atomically)
         dst = Path(os.environ[_GROUPS_ENV]) / f"{worker['workerid']}.json"
         tmp = dst.with_suffix(".tmp")
-        tmp.write_text(json.dumps(groups))
+        slow = [item.nodeid for item in items if item.get_closest_marker("slow")]
+        tmp.write_text(json.dumps({"groups": groups, "slow": slow}))
         tmp.replace(dst)

@@ -169,11 +169,55 @@ def test_cli_hookup_keeps_top_level_debug():
 # ---------------------------------------------------------------------------------------- slow
 
 
+#: The folders of :func:`first_batch`: one of each benchmark (3, 10 and 3 result files). The
+#: notebook over every folder of SYSTEMS is the main job's own batch, checked by
+#: :func:`test_the_main_jobs_batch_ran_every_bundled_folder` (run once in the suite, not twice).
+SUBSET = {
+    "v3.1/NVIDIA/eos_n64_ngc23.09_nemo/gpt3",
+    "v4.1/NVIDIA/eos_n8_ngc24.09_nemo/llama2_70b_lora",
+    "v5.0/NVIDIA/eos-dfw_n64_ngc25.01_nemo/llama31_405b",
+}
+
+
+def _check_runs(ok: pl.DataFrame, names: set[str]) -> None:
+    """The successful runs of a batch of notebooks/mlperf_runs.ipynb over the bundled folders
+    ``names``: each run's results file holds one row per result file of its folder."""
+    assert set(ok["name"]) == names
+    for rec in ok.iter_rows(named=True):
+        nb = json.loads(Path(rec["notebook"]).read_text())
+        assert nb["metadata"]["papermill"]["parameters"]["results_path"] == rec["results"]
+        runs = pl.read_parquet(rec["results"])
+        assert runs.height == rec["result_rows"] == rec["n_success"] == rec["time_to_train_n"]
+        assert rec["time_to_train_median_min"] == pytest.approx(runs["time_to_train_min"].median())
+        assert json.loads(rec["parameters"])["mlperf_path"] == rec["mlperf_path"]
+        # LoRA folders hold 10 result files each (1, 8 and 128 nodes), the others 3
+        n_files = 10 if rec["name"].endswith("/llama2_70b_lora") else 3
+        assert rec["result_rows"] == n_files, rec["name"]
+
+
+@pytest.mark.slow
+def test_the_main_jobs_batch_ran_every_bundled_folder(main_job):
+    # the main job's batch (grids/mlperf_systems.yaml) is the notebook over every folder of SYSTEMS
+    tmp, summary = main_job
+    nb_path = next(p for p in summary["notebooks"] if Path(p).stem == "eos_comparison")
+    params = json.loads(Path(nb_path).read_text())["metadata"]["papermill"]["parameters"]
+    runs = pl.read_parquet(params["batch_summary_path"])
+    assert runs.height == len(SYSTEMS)
+    assert set(runs["status"]) <= {"success", "skipped"}  # skipped: reused from the cache
+    _check_runs(runs, SYSTEMS)
+    assert runs.filter(pl.col("name").str.ends_with("/llama2_70b_lora")).height == 3
+
+
 @pytest.fixture(scope="module")
 def first_batch(tmp_path_factory):
-    """The bundled MLPerf folders (SYSTEMS, one run each) plus one broken run, executed with 2 workers."""
+    """The bundled MLPerf folders of SUBSET (one run each, discovered) plus one broken run,
+    executed with 2 workers."""
     tmp = tmp_path_factory.mktemp("batch")
-    shutil.copytree(MLPERF, tmp / "mlperf")
+    for name in SUBSET:
+        rnd, submitter, system, bench = name.split("/")
+        src, dst = MLPERF / rnd / submitter, tmp / "mlperf" / rnd / submitter
+        shutil.copytree(src / "results" / system / bench, dst / "results" / system / bench)
+        shutil.copytree(src / "systems", dst / "systems", dirs_exist_ok=True)
     (tmp / "empty").mkdir()  # no result file: load_results raises FileNotFoundError
     spec = {
         "notebook": os.path.relpath(NOTEBOOK, tmp / "grids"),
@@ -192,28 +236,17 @@ def first_batch(tmp_path_factory):
 def test_batch_runs_every_folder_and_records_the_failure(first_batch):
     tmp, g, summary = first_batch
     out = tmp / "out"
-    assert summary.height == len(SYSTEMS) + 1
+    assert summary.height == len(SUBSET) + 1
     assert summary.columns[:5] == ["run", "name", "parameters", "figures_dir", "mlperf_path"]
     assert summary.schema["duration_s"] == pl.Float64
     assert summary.schema["time_to_train_median_min"] == pl.Float64
     ok = summary.filter(pl.col("status") == "success")
-    assert set(ok["name"]) == SYSTEMS
     bad = summary.filter(pl.col("status") == "failed").row(0, named=True)
     assert bad["name"] == "broken"
     assert bad["error"].startswith("FileNotFoundError: ")
     assert "no result_*.txt files" in bad["error"]
     assert bad["notebook"].endswith(".failed.ipynb") and bad["results"] is None
-    for rec in ok.iter_rows(named=True):
-        nb = json.loads(Path(rec["notebook"]).read_text())
-        assert nb["metadata"]["papermill"]["parameters"]["results_path"] == rec["results"]
-        runs = pl.read_parquet(rec["results"])
-        assert runs.height == rec["result_rows"] == rec["n_success"] == rec["time_to_train_n"]
-        assert rec["time_to_train_median_min"] == pytest.approx(runs["time_to_train_min"].median())
-        assert json.loads(rec["parameters"])["mlperf_path"] == rec["mlperf_path"]
-    # LoRA folders hold 10 result files each (1 node and 8 nodes), GPT-3 folders 3
-    lora = ok.filter(pl.col("name").str.contains("llama2_70b_lora"))
-    assert lora.height == 3 and lora["result_rows"].to_list() == [10, 10, 10]
-    assert set(ok.filter(pl.col("name").str.ends_with("/gpt3"))["result_rows"]) == {3}
+    _check_runs(ok, SUBSET)
     # summary on disk, Parquet and CSV; no temporary file left anywhere
     assert pl.read_parquet(out / "summary.parquet").equals(summary)
     assert pl.read_csv(out / "summary.csv")["run"].to_list() == summary["run"].to_list()
@@ -256,7 +289,7 @@ def test_cli_on_a_finished_grid_skips_everything(first_batch, capsys):
     del spec["runs"]  # same output, the discovered runs only: all done
     g2 = write_grid(g.parent, spec, "done.yaml")
     assert batch.main([str(g2), "--workers", "2"]) == 0
-    assert f"0 succeeded, {len(SYSTEMS)} skipped (done before), 0 failed" in capsys.readouterr().out
+    assert f"0 succeeded, {len(SUBSET)} skipped (done before), 0 failed" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -58,9 +58,18 @@ def _works(proj):
     return out.stdout.strip() == "7"
 
 
-def test_the_fast_path_installs_with_uv(tmp_path):
-    proj = _project(tmp_path)
-    res = _make_env(proj, UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+@pytest.fixture(scope="module")
+def fresh_env(tmp_path_factory):
+    """The tiny project after its first ``make env`` (the fast path): (project, result, uv cache).
+    Read by the fast path's test, then run again by the existing environment's (what it checks
+    of the first run holds after the second: the project imports, uv is in the venv)."""
+    tmp = tmp_path_factory.mktemp("make-env")
+    proj, cache = _project(tmp), str(tmp / "uv-cache")
+    return proj, _make_env(proj, UV_CACHE_DIR=cache), cache
+
+
+def test_the_fast_path_installs_with_uv(fresh_env):
+    proj, res, _ = fresh_env
     assert res.returncode == 0, res.stderr
     # one line per stage as it starts, the bytecode's count, the total: no fallback, no warning
     out = res.stdout.strip().splitlines()
@@ -88,11 +97,10 @@ def test_uv_failing_falls_back_to_pip_and_says_so(tmp_path):
     assert _works(proj)
 
 
-def test_an_existing_environment_says_only_the_stages_it_runs(tmp_path):
+def test_an_existing_environment_says_only_the_stages_it_runs(fresh_env):
     # `make env` after pyproject.toml changed: the venv and its uv are there already
-    proj = _project(tmp_path)
-    cache = str(tmp_path / "uv-cache")
-    assert _make_env(proj, UV_CACHE_DIR=cache).returncode == 0
+    proj, first, cache = fresh_env
+    assert first.returncode == 0, first.stderr
     res = _make_env(proj, UV_CACHE_DIR=cache)
     assert res.returncode == 0, res.stderr
     out = res.stdout.strip().splitlines()

@@ -223,10 +223,16 @@ def _html_outputs(nb: dict) -> list[tuple[str, str]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("kind", "fmt"), [("parsable2", "auto"), ("json", "json")])
-def test_notebook_recovers_marginals_and_escapes_names(tmp_path, probe_dumps, kind, fmt):
+def test_notebook_recovers_marginals_and_escapes_names(
+    tmp_path, probe_dumps, kind, fmt, monkeypatch
+):
+    from trainperf.report.charts.fonts import LANGS_ENV
     from trainperf.report.notebooks import execute_notebook
 
     dump = probe_dumps[kind]  # the demo history with the hostile names
+    # the English figures only (the kernel inherits it): what is checked here is in every
+    # language alike, and the main job exports the Japanese ones (test_charts_i18n)
+    monkeypatch.setenv(LANGS_ENV, "en")
 
     figures = tmp_path / "figures"
     results = tmp_path / "marginals.parquet"
