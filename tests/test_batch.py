@@ -199,7 +199,7 @@ def _check_runs(ok: pl.DataFrame, names: set[str]) -> None:
 def test_the_main_jobs_batch_ran_every_bundled_folder(main_job):
     # the main job's batch (grids/mlperf_systems.yaml) is the notebook over every folder of SYSTEMS
     tmp, summary = main_job
-    nb_path = next(p for p in summary["notebooks"] if Path(p).stem == "eos_comparison")
+    nb_path = next(p for p in summary.notebooks if Path(p).stem == "eos_comparison")
     params = json.loads(Path(nb_path).read_text())["metadata"]["papermill"]["parameters"]
     runs = pl.read_parquet(params["batch_summary_path"])
     assert runs.height == len(SYSTEMS)

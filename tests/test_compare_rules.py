@@ -336,6 +336,10 @@ def test_quarto_renders_a_staged_book_for_any_out(tmp_path, monkeypatch):
         name = "Lab 7"
         language = "en"
 
+        @staticmethod
+        def inputs():  # the config's given-input flags (config.schema.Config.inputs)
+            return {"mlperf": True}
+
     got = job._build_book(ROOT, out, figures, Cfg, {}, None, lambda _: None)
     stage = out / "quarto"
     assert got["quarto"] is True and got["site"] == str(stage / "_book" / "index.html")

@@ -73,10 +73,11 @@ def test_job_name_in_the_slurm_tables_escaped_exactly_once():
     pypandoc = pytest.importorskip("pypandoc")
     d = slurm.read_sacct(SYN / "json_23_11.json")
     jobs = d.jobs.with_columns(pl.lit("<script>x</script> & co").alias("JobName"))
+    from trainperf import jobs as jobstats
     from trainperf.report.display import Col, table
 
     t = _run_cell(_cell("tbl-slurm-successful-longest"), {"pl": pl, "jobs": jobs, "Col": Col,
-                                                              "table": table})  # fmt: skip
+                                                              "table": table, "jobstats": jobstats})  # fmt: skip
     html = " ".join(pypandoc.convert_text(t.markdown, "html", format="markdown").split())
     # the name shows as the reader typed it: &lt; once in the HTML, never &amp;lt; (seen as "&lt;")
     assert "&lt;script&gt;x&lt;/" in html and "&amp;lt;" not in html and "<script>" not in html

@@ -58,7 +58,7 @@ from trainperf.tables import read_table
 
 __all__ = [
     "BUSY_GR_RATIO", "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "STALE_RULES", "across_sources", "finish",
-    "range_table", "staleness_table", "value_bounds",
+    "range_table", "staleness_table", "STALENESS_SCHEMA", "value_bounds",
 ]  # fmt: skip
 
 FROZEN_MIN_SAMPLES = 5
@@ -649,17 +649,18 @@ BUSY_GR_RATIO = BUSY_UTIL_PCT / 100
 ``DCGM_FI_DEV_GPU_UTIL`` (the graphics engine active half of the time)."""
 
 
+#: Columns of :func:`staleness_table`.
+STALENESS_SCHEMA = {"field_id": pl.Int64, "name": pl.String, "rule": pl.String,
+                    "min_run": pl.Int64, "why": pl.String}  # fmt: skip
+
+
 @cache
 def staleness_table() -> pl.DataFrame:
-    """The per-field staleness rules (``trainperf/tables/dcgm_staleness.csv``): field_id, name,
-    rule (one of :data:`STALE_RULES`), min_run (consecutive equal samples that count as stale;
-    null for ``may_hold``), why (the reason and its source). Fields not in the table are not
-    checked."""
-    return read_table(
-        "dcgm_staleness",
-        schema={"field_id": pl.Int64, "name": pl.String, "rule": pl.String,
-                "min_run": pl.Int64, "why": pl.String},
-    )  # fmt: skip
+    """The per-field staleness rules (``trainperf/tables/dcgm_staleness.csv``), as
+    :data:`STALENESS_SCHEMA`: field_id, name, rule (one of :data:`STALE_RULES`), min_run
+    (consecutive equal samples that count as stale; null for ``may_hold``), why (the reason and its
+    source). Fields not in the table are not checked."""
+    return read_table("dcgm_staleness", schema=STALENESS_SCHEMA)
 
 
 @cache

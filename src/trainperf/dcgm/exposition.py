@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # not .auto: in a kernel without ipywidgets it warns into the book
 
 from trainperf.dcgm.checks import finish
 from trainperf.dcgm.fields import DcgmFormatError, DcgmWarning

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # not .auto: in a kernel without ipywidgets it warns into the book
 
 from trainperf.errors import InputError
 from trainperf.mlperf.checks import (

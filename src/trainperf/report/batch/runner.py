@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # not .auto: in a kernel without ipywidgets it warns into the book
 
 from trainperf.report.batch.execute import done_record
 from trainperf.report.batch.executors import run_local, run_submitit
