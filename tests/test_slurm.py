@@ -1510,7 +1510,14 @@ def test_generated_dumps_read_as_the_reference_reader_reads_them(data):
         except slurm_reference.SacctParseError as exc:
             with pytest.raises(SacctParseError) as new_exc:
                 slurm.parse_sacct_parsable(text)
-            assert new_exc.value.line == exc.line, (text, str(exc), str(new_exc.value))
+            # a dump with two bad lines: the readers check the columns in different orders, so
+            # each may name another of them; the line the new one names is bad by the old reader
+            # too (the header and that line alone fail there)
+            got = new_exc.value
+            if got.line != exc.line:
+                rows = text.splitlines()
+                with pytest.raises((slurm_reference.SacctParseError, ValueError)):
+                    slurm_reference.parse_sacct_parsable(rows[0] + "\n" + rows[got.line - 1])
             return
         except ValueError as exc:  # e.g. Python ints beyond 64 bits in the old reader
             pytest.skip(f"old reader: {exc}")
