@@ -60,3 +60,20 @@ def main_job_languages(main_job) -> set[str]:
     text = (tmp / "run_output.txt").read_text()
     skipped = any(ln.startswith("Japanese figures skipped:") for ln in text.splitlines())
     return {"en"} if skipped else {"en", "ja"}
+
+
+def read_exposition_warned(path: Path):
+    """``dcgm.read_exposition_reading(path)`` and the messages of the DcgmWarnings it gave."""
+    import warnings
+
+    from trainperf import dcgm  # here, not at the top: conftest imports this module first
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = dcgm.read_exposition_reading(path)
+    return r, [str(x.message) for x in w if issubclass(x.category, dcgm.DcgmWarning)]
+
+
+def quality_by_check(reading) -> dict[str, dict]:
+    """A reading's quality rows keyed by their ``check``."""
+    return {row["check"]: row for row in reading.quality.iter_rows(named=True)}

@@ -5,11 +5,11 @@ value is worked out by hand in the test."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers import quality_by_check, read_exposition_warned
 
 from trainperf import dcgm
 
@@ -24,15 +24,7 @@ def sample(field: str, host: str, value: float, ms: int | None = None, uuid: str
     return f'{field}{{gpu="{gpu}",UUID="{uuid}",{MODEL},Hostname="{host}"{extra}}} {value}{ts}'
 
 
-def read(path: Path) -> tuple[dcgm.Reading, list[str]]:
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = dcgm.read_exposition_reading(path)
-    return r, [str(x.message) for x in w if issubclass(x.category, dcgm.DcgmWarning)]
-
-
-def checks(r: dcgm.Reading) -> dict[str, dict]:
-    return {row["check"]: row for row in r.quality.iter_rows(named=True)}
+read, checks = read_exposition_warned, quality_by_check
 
 
 def per_gpu_power(r: dcgm.Reading) -> pl.DataFrame:

@@ -6,11 +6,11 @@ value is worked out by hand in the test."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers import quality_by_check, read_exposition_warned
 
 from trainperf import dcgm
 from trainperf.dcgm import checks as dcgm_checks
@@ -37,15 +37,7 @@ def archive(tmp_path: Path, name: str, columns: dict[str, list]) -> Path:
     return p
 
 
-def read(path: Path) -> tuple[dcgm.Reading, list[str]]:
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = dcgm.read_exposition_reading(path)
-    return r, [str(x.message) for x in w if issubclass(x.category, dcgm.DcgmWarning)]
-
-
-def checks(r: dcgm.Reading) -> dict[str, dict]:
-    return {row["check"]: row for row in r.quality.iter_rows(named=True)}
+read, checks = read_exposition_warned, quality_by_check
 
 
 def values(r: dcgm.Reading, field: str) -> list[float]:
