@@ -21,7 +21,7 @@ BOMB = "".join(
 
 
 def refused_fast(fn, *args, match: str) -> None:
-    # refused without expanding it: the refusal allocates a bounded few MiB (the expansion took 6 GB
+    # refused without expanding it: the refusal allocates tens of MiB at most (the expansion took 6 GB
     # and 169 s before). A work bound, not a timer: the time is for benchmarks, not unit tests.
     tracemalloc.start()
     try:
@@ -30,7 +30,7 @@ def refused_fast(fn, *args, match: str) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 16 * 2**20, f"{peak / 2**20:.1f} MiB allocated while refusing"
+    assert peak < 64 * 2**20, f"{peak / 2**20:.1f} MiB allocated while refusing"
 
 
 def test_billion_laughs_refused_fast(tmp_path):
