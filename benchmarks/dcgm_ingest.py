@@ -63,6 +63,30 @@ def _value(metric: str, kind: str, rng) -> str:
     return str(rng.randrange(100000))
 
 
+def _write_scrapes(path: Path, target: int, hosts: int, gpus: int, labs: dict, fields: list,
+                   stamp, rng) -> dict:  # fmt: skip
+    """Scrapes of every host, 15 s apart, until ``target`` bytes: a ``stamp(t)`` line, then per field
+    its HELP and TYPE lines and one sample per GPU. Returns bytes, samples and scrapes written."""
+    t = 1767225600
+    written = samples = scrapes = 0
+    with open(path, "w") as fh:
+        while written < target:
+            for h in range(hosts):
+                out = [stamp(t)]
+                for m, typ, kind, help_ in fields:
+                    out.append(f"# HELP {m} {help_}")
+                    out.append(f"# TYPE {m} {typ}")
+                    for g in range(gpus):
+                        out.append(f"{m}{{{labs[h, g]}}} {_value(m, kind, rng)}")
+                        samples += 1
+                s = "\n".join(out) + "\n"
+                fh.write(s)
+                written += len(s)
+                scrapes += 1
+            t += 15
+    return {"bytes": written, "samples": samples, "scrapes": scrapes}
+
+
 def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
     """Write the archive; return counts."""
     import random
@@ -78,25 +102,8 @@ def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
         for h in range(hosts)
         for g in range(gpus)
     }
-    t = 1767225600
-    written = samples = scrapes = 0
-    with open(path, "w") as fh:
-        while written < target:
-            for h in range(hosts):
-                out = [str(t)]
-                for m, typ, kind in METRICS:
-                    out.append(f"# HELP {m} synthetic")
-                    out.append(f"# TYPE {m} {typ}")
-                    for g in range(gpus):
-                        v = _value(m, kind, rng)
-                        out.append(f"{m}{{{labs[h, g]}}} {v}")
-                        samples += 1
-                s = "\n".join(out) + "\n"
-                fh.write(s)
-                written += len(s)
-                scrapes += 1
-            t += 15
-    return {"bytes": written, "samples": samples, "scrapes": scrapes}
+    fields = [(m, typ, kind, "synthetic") for m, typ, kind in METRICS]
+    return _write_scrapes(path, target, hosts, gpus, labs, fields, str, rng)
 
 
 # dcgm-exporter 3.x/4.x: the default counters' HELP texts (etc/default-counters.csv) and two more
@@ -150,24 +157,9 @@ def generate_exporter_archive(path: Path, size_mb: float, hosts: int = 8, gpus: 
         for h in range(hosts)
         for g in range(gpus)
     }
-    t = 1767225600
-    written = samples = scrapes = 0
-    with open(path, "w") as fh:
-        while written < target:
-            for h in range(hosts):
-                out = [f"# TIMESTAMP {t}"]
-                for m, typ, kind, help_ in EXPORTER_FIELDS:
-                    out.append(f"# HELP {m} {help_}")
-                    out.append(f"# TYPE {m} {typ}")
-                    for g in range(gpus):
-                        out.append(f"{m}{{{labs[h, g]}}} {_value(m, kind, rng)}")
-                        samples += 1
-                s = "\n".join(out) + "\n"
-                fh.write(s)
-                written += len(s)
-                scrapes += 1
-            t += 15
-    return {"bytes": written, "samples": samples, "scrapes": scrapes}
+    return _write_scrapes(
+        path, target, hosts, gpus, labs, EXPORTER_FIELDS, "# TIMESTAMP {}".format, rng
+    )
 
 
 CHILD = r"""

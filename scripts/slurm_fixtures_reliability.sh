@@ -17,19 +17,8 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/tests/data/slurm/real/reliability}"
-[ "$(id -u)" = 0 ] || { echo "run as root (the daemons run as SlurmUser=root)" >&2; exit 2; }
-
-B="$(mktemp -d /tmp/trainperf-slurm.XXXXXX)"
-cleanup() {
-  set +e
-  "$REPO/scripts/slurm_cluster.sh" stop "$B"
-  rm -rf "$B"
-}
-trap cleanup EXIT
-"$REPO/scripts/slurm_cluster.sh" start "$B" >/dev/null
-# shellcheck source=/dev/null
-. "$B/env.sh"
-cd "$B"
+# shellcheck source=scripts/slurm_session.sh
+. "$REPO/scripts/slurm_session.sh"  # the cluster in $B, stopped on exit; cwd $B
 states_of() { sacct -n -X -P --duplicates -j "$1" -o State 2>/dev/null | tr '\n' ' '; }
 wait_states() {  # wait_states <jobid> <seconds> <regex over the states of every attempt>
   for _ in $(seq 1 "$2"); do states_of "$1" | grep -Eq "$3" && return 0; sleep 1; done
