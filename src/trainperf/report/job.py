@@ -543,11 +543,14 @@ def run_report(
     # everything that can be refused is refused before the first notebook runs
     check_cell_options(_option_documents(root, specs))
     cfg = _config(config, root)
-    plan, absent = _plan_with_config(root, out, figures, specs, cfg, overrides, run_batches)
+    demo = is_demo(cfg, root)
+    plan, absent = _plan_with_config(
+        root, out, figures, specs, cfg, overrides, run_batches, demo=demo
+    )
 
     claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
-    _reset_values(out, plan, cfg, comparison)
+    _reset_values(out, plan, cfg, comparison, demo=demo)
     job = ReportJob(
         root,
         out,
@@ -601,12 +604,17 @@ def _plan_with_config(
     cfg,
     overrides: dict[str, dict] | None,
     run_batches: bool,
+    demo: bool = False,
 ) -> tuple[ReportPlan, dict[str, str]]:
     """The plan of a run from the config and the user's overrides (overrides last), and the
-    notebooks whose input the config does not give (name -> the sentence their page shows)."""
+    notebooks whose input the config does not give (name -> the sentence their page shows);
+    ``demo`` (:func:`is_demo`) adds :func:`demo_overrides`."""
     inputs = report_overrides(cfg)
     names = {s.name for s in specs}
     merged: dict[str, dict] = {nb: dict(kv) for nb, kv in inputs.overrides.items() if nb in names}
+    for nb, kv in demo_overrides(cfg, demo).items():
+        if nb in names and nb not in inputs.absent:
+            merged.setdefault(nb, {}).update(kv)
     for nb, kv in (overrides or {}).items():
         merged.setdefault(nb, {}).update(kv)
     absent = {
@@ -659,14 +667,56 @@ def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
     return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
 
 
-def _reset_values(out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | None = None) -> None:
+def is_demo(cfg, root: Path) -> bool:
+    """Whether ``cfg`` is the bundled demo's case study: the config's ``name`` and its
+    ``published:`` rows (byte for byte) are those of :data:`~trainperf.config.DEMO_CONFIG`.
+
+    Only then does the book carry the case study's own material (its paper's table, its talk's
+    quoted ratio, the prose about its transcribed rows, its name beside the synthetic data it
+    calibrated): ``values.inputs.demo``, tested by the chapters with ``when-meta``. Any other
+    config, one with published rows of its own included, gets none of it. A demo config that
+    cannot be read (an installed package without ``configs/``) makes every config a user's."""
+    if cfg.published is None:
+        return False
+    for base in (root, project_root()):
+        path = base / DEMO_CONFIG
+        if path.is_file():
+            break
+    else:
+        return False
+    try:
+        demo = load_config(path)
+        same_rows = (
+            Path(cfg.published.path).read_bytes() == Path(demo.published.path).read_bytes()
+        )
+    except (ConfigError, OSError, AttributeError):  # AttributeError: a demo without published
+        return False
+    return cfg.name == demo.name and same_rows
+
+
+def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
+    """Notebook parameters that keep the case study's material out of a user's book:
+    ``eos_comparison.case_study`` (its paper's comparison and its talk's ratio) and, where the
+    Slurm history is the synthetic one, the label of the published shares the generator is
+    calibrated to (named only in the demo's book)."""
+    ov: dict[str, dict] = {"eos_comparison": {"case_study": demo}}
+    if cfg.sacct_synthetic and not demo:
+        ov["slurm_jobs"] = {"marginals_label": "Calibration target (published shares)"}
+    return ov
+
+
+def _reset_values(
+    out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | None = None, demo: bool = False
+) -> None:
     """Values of notebooks not in this job must not linger (those of skipped notebooks stay);
-    the config's values are written afresh (with :func:`logs_flags` in ``values.inputs``)."""
+    the config's values are written afresh (with :func:`logs_flags` and ``demo``,
+    :func:`is_demo`, in ``values.inputs``)."""
     kept = {spec.name for spec, _ in plan.notebooks}
     for p in (out / "values").glob("*.json"):
         if p.stem not in kept:
             unlink_owned(p)  # a file trainperf did not write stays
     values = config_values(cfg)
+    values["inputs"]["demo"] = demo
     if comparison is not None:
         values["inputs"].update(logs_flags(cfg, comparison))
     for name, vals in values.items():
