@@ -438,3 +438,201 @@ def test_legends_name_only_what_is_drawn():
         pl.lit(None, pl.Float64).alias("bytes_per_gpu_layout"))  # fmt: skip
     chart = json.dumps(charts.memory_per_gpu(by_nodes, 80.0, "Llama 2 70B LoRA").to_dict())
     assert "evenly over all GPUs" in chart and "TP x PP x ZeRO-1 layout" not in chart
+
+
+# --------------------------------------------------------------------------- the user's book
+
+
+#: What only the bundled demo's book may say: the case study's name (Latin and Japanese), its
+#: paper (arXiv:2604.13600, Konishi et al.) and white paper, its talk (Tsubouchi, Cloud Operator
+#: Days Tokyo 2025, on Speaker Deck) and the talk's quoted 1.28x. Matched case-insensitively on
+#: what a reader sees; "the paper" and "the talk" as the book refers to the case study's (other
+#: works are named: "the ZeRO paper"; "talk" the verb, "where the GPUs talk", is not matched).
+DEMO_TERMS = (
+    r"sakura", r"さくら", r"\bthe paper\b", r"\bthe paper's\b", r"\bthe talk\b", r"\bthe talk's\b",
+    r"2604\.13600", r"2507\.02124", r"konishi", r"tsubouchi", r"cloud operator days",
+    r"speakerdeck", r"\b1\.28\s*(x|×)", r"published for [A-Z]",
+)  # fmt: skip
+
+
+def _demo_terms(text: str) -> list[str]:
+    import re
+
+    return [t for t in DEMO_TERMS if re.search(t, text, re.IGNORECASE)]
+
+
+def _own_rows(tmp: Path) -> Path:
+    """Published rows of the user's own cluster (a GPT-3 and a LoRA scale; minutes of their own,
+    not the case study's), in the layout of data/reference/published_results.csv."""
+    head = (ROOT / "data/reference/published_results.csv").read_text().splitlines()[0]
+    rows = [
+        "Copycat,v4.1,Copycat Labs,gpt3,256,32,110.0,,,,fp8,700.0,750.0,Copycat run book,false",
+        "Copycat,v4.1,Copycat Labs,llama2_70b_lora,64,8,5.0,,,,,,,Copycat run book,false",
+    ]
+    p = tmp / "own_rows.csv"
+    p.write_text("\n".join([head, *rows]) + "\n")
+    return p
+
+
+@pytest.fixture(scope="module")
+def users_book(tmp_path_factory):
+    """The book of a user's config with every input: own MLPerf logs (Eos v4.1 GPT-3 at 256 GPUs
+    and LoRA at 64 GPUs, relabelled 'Copycat'), own published rows with a quoted ratio, and the
+    synthetic telemetry and Slurm history (a user without their own)."""
+    from trainperf.report import job as report
+    from trainperf.report.charts.fonts import LANGS_ENV
+
+    tmp = tmp_path_factory.mktemp("users_book")
+    root = tmp / "training_results_v4.1" / "Copycat"
+    src = MLPERF / "v4.1" / "NVIDIA"
+    for system, name, bench in (("eos_n32_ngc24.09_nemo", "cc_256", "gpt3"),
+                                ("eos_n8_ngc24.09_nemo", "cc_64", "llama2_70b_lora")):  # fmt: skip
+        res = root / "results" / name / bench
+        res.mkdir(parents=True)
+        for f in (src / "results" / system / bench).iterdir():
+            shutil.copyfile(f, res / f.name)
+        desc = json.loads((src / "systems" / f"{system}.json").read_text())
+        desc["submitter"], desc["system_name"] = "Copycat", name
+        (root / "systems").mkdir(exist_ok=True)
+        (root / "systems" / f"{name}.json").write_text(json.dumps(desc))
+    data = {
+        "name": "Copycat", "accelerator": "H100 SXM", "gpus_per_node": 8, "nodes": 40,
+        "mlperf": str(tmp / "training_results_v4.1"),
+        "published": {"path": str(_own_rows(tmp)), "quoted_ratio": 1.1},
+        "telemetry": {"source": "synthetic", "mlperf_log": str(
+            src / "results" / "eos_n64_ngc24.09_nemo" / "gpt3" / "result_0.txt")},
+        "sacct": "synthetic",
+    }  # fmt: skip
+    cfg = tmp / "copycat.yaml"
+    cfg.write_text(yaml.safe_dump(data), encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LANGS_ENV, "en")  # the English figures only: the book's language
+    try:
+        out, figures, lines = tmp / "book", tmp / "figures", []
+        summary = report.run_report(
+            out=out, figures=figures, root=ROOT, use_quarto=False, log=lines.append,
+            progress=False, run_batches=False, config=load_config(cfg),
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    return summary, out, figures, lines
+
+
+def _page_text(html: str) -> str:
+    """What a reader reads on a page: the text, alt texts and titles, without the tags and the
+    figures' data URIs (their titles are checked in the figure files)."""
+    import re
+
+    html = re.sub(r"data:[^\"')\s]+", "", html)
+    alts = " ".join(re.findall(r'(?:alt|title)="([^"]*)"', html))
+    return re.sub(r"<[^>]+>", " ", html) + " " + alts
+
+
+@pytest.mark.slow
+def test_the_users_book_holds_nothing_of_the_demo(users_book):
+    import re
+
+    from trainperf.report.preview.pages import chapter_markdown
+    from trainperf.report.preview.book import book_structure
+
+    summary, out, figures, lines = users_book
+    assert summary.problems == [], summary.problems
+    assert not [ln for ln in lines if "failed" in ln], lines
+    values = yaml.safe_load((out / "values.yml").read_text())["values"]
+    assert values["inputs"]["demo"] is False and values["inputs"]["published"] is True
+    found: dict[str, list[str]] = {}
+    # 1. every chapter as Quarto shows it: includes inlined, content-visible/-hidden when-meta
+    #    resolved against this book's values, meta values and embeds filled in
+    structure = book_structure(ROOT)
+    assert len(structure.chapters) >= 10
+    for qmd in structure.chapters:
+        md = chapter_markdown(qmd, out / "notebooks", values)
+        found[str(qmd.relative_to(ROOT))] = _demo_terms(md)
+    # 2. every page of the built site (chapters, notebook appendices with their outputs, the
+    #    references page from the book's bibliography)
+    site = Path(summary.site).parent
+    pages = sorted(site.glob("*.html"))
+    assert {"index.html", "operations.html", "references.html"} <= {p.name for p in pages}
+    for page in pages:
+        found[f"site/{page.name}"] = _demo_terms(_page_text(page.read_text(errors="replace")))
+    # 3. the executed notebooks and their appendix copies: markdown, code shown folded, outputs
+    for nb in sorted([*(out / "notebooks").glob("*.ipynb"), *(out / "appendix").glob("*.ipynb")]):
+        found[f"notebooks/{nb.name}"] = _demo_terms(nb.read_text())
+    # 4. the figures' titles and texts (SVG) and the book's values
+    for fig in sorted(figures.glob("*.svg")):
+        found[f"figures/{fig.name}"] = _demo_terms(fig.read_text())
+    assert len(list(figures.glob("*.svg"))) >= 10
+    found["values.yml"] = _demo_terms((out / "values.yml").read_text())
+    assert not {k: v for k, v in found.items() if v}, {k: v for k, v in found.items() if v}
+    # the list is not trivially met: the demo's chapters, read as the demo's book, have them
+    demo_values = {**values, "inputs": {**values["inputs"], "demo": True}}
+    for chapter in ("operations.qmd", "_trace.qmd", "telemetry_cluster.qmd", "glossary.qmd"):
+        from trainperf.report.preview.pages import _conditional_content
+
+        text = _conditional_content((ROOT / "chapters" / chapter).read_text(),
+                                    {"values": demo_values})  # fmt: skip
+        assert "SAKURAONE" in text and _demo_terms(text), chapter
+    # and the user's synthetic inputs are said to be synthetic, in neutral words
+    ops = (site / "operations.html").read_text()
+    tel = (site / "telemetry_cluster.html").read_text()
+    assert "It is not the accounting of Copycat" in re.sub(r"\s+", " ", _page_text(ops))
+    assert "It is not the telemetry of Copycat" in re.sub(r"\s+", " ", _page_text(tel))
+
+
+@pytest.mark.slow
+def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
+    import polars as pl
+
+    summary, out, figures, _ = users_book
+    # the user's rows enter comparison.csv against Eos v4.1 logs at equal GPU count: GPT-3 at 256
+    # GPUs, 110.0 min against Eos v4.1 eos_n32 (256 GPUs, 96.664 min, its score; the paper's
+    # table and PAPER_TABLE give 96.66): ratio 110.0 / 96.664 = 1.138
+    cmp = pl.read_csv(out / "comparison.csv").filter(pl.col("evaluated_source") == "published")
+    (gpt3,) = cmp.filter((pl.col("benchmark") == "gpt3") & (pl.col("n_gpus") == 256)).rows(named=True)
+    assert f"{gpt3['ratio']:.3f}" == f"{110.0 / 96.664:.3f}" == "1.138"
+    # the eos_comparison notebook ran them (no paper table of the case study: its rows are not
+    # there) and says where they are compared
+    nb = json.loads((out / "notebooks" / "eos_comparison.ipynb").read_text())
+    shown = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    assert "The published rows of Copycat are compared with Eos" in shown
+    assert "Paper" not in shown and "paper_ratio" not in shown
+    values = yaml.safe_load((out / "values.yml").read_text())["values"]["eos_comparison"]
+    assert "talk_ratio" not in values and not [k for k in values if k.startswith("paper_")]
+    site = Path(summary.site).parent
+    pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}
+    chapter = next(t for t in pages.values() if "The published rows the config gives" in t)
+    assert "this book does not place it against the data" in chapter
+    assert "Copied and not verified: the published rows of Copycat" in pages["index.html"]
+
+
+def test_only_the_bundled_case_study_is_the_demo(tmp_path):
+    from trainperf.report import job
+
+    demo = load_config(ROOT / "configs" / "sakuraone.yaml")
+    assert job.is_demo(demo, ROOT) is True
+    # the same rows under another name, another cluster's rows under the demo's name, no rows
+    rows = tmp_path / "rows.csv"
+    shutil.copyfile(ROOT / "data" / "reference" / "published_results.csv", rows)
+    other = tmp_path / "o.yaml"
+    for name, path in (("Copycat", rows), ("SAKURAONE", _own_rows(tmp_path))):
+        other.write_text(yaml.safe_dump({"name": name, "accelerator": "H100 SXM",
+                                         "gpus_per_node": 8, "published": {"path": str(path)}}))  # fmt: skip
+        assert job.is_demo(load_config(other), ROOT) is False, name
+    other.write_text(yaml.safe_dump({"name": "SAKURAONE", "accelerator": "H100 SXM",
+                                     "gpus_per_node": 8}))  # fmt: skip
+    assert job.is_demo(load_config(other), ROOT) is False
+    assert job.demo_overrides(demo, True) == {"eos_comparison": {"case_study": True}}
+
+
+def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
+    from trainperf.report import job
+
+    bib = job.book_bibliography(ROOT, tmp_path / "refs.bib", demo=False)
+    text = bib.read_text()
+    # references.bib: the paper, the white paper and the talk name SAKURAONE; the 14 others stay
+    whole = (ROOT / "references.bib").read_text()
+    assert whole.count("\n@") + whole.startswith("@") == text.count("\n@") + text.startswith("@") + 3
+    for key in ("konishi2026sakuraone", "konishi2025whitepaper", "tsubouchi2025talk"):
+        assert key in whole and key not in text
+    assert "narayanan2021megatron" in text and not _demo_terms(text)
+    assert job.book_bibliography(ROOT, tmp_path / "x.bib", demo=True) == ROOT / "references.bib"

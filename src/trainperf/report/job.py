@@ -34,6 +34,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -667,6 +668,42 @@ def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
     return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
 
 
+def _demo_config(root: Path):
+    """The bundled demo's config (of this checkout, else of the installed package), or None."""
+    for base in (root, project_root()):
+        path = base / DEMO_CONFIG
+        if path.is_file():
+            try:
+                return load_config(path)
+            except ConfigError:
+                return None
+    return None
+
+
+_BIB_ENTRY = re.compile(r"^@\w+\s*\{", re.MULTILINE)
+
+
+def book_bibliography(root: Path, dest: Path, demo: bool) -> Path:
+    """The BibTeX file of a book: the project's ``references.bib`` for the demo; for any other
+    config a copy at ``dest`` without the entries that name the demo's case study (its paper,
+    white paper and talk: the references page lists every entry, ``nocite: @*``).
+
+    Returns:
+        The file to render with (``root / "references.bib"`` or ``dest``, written atomically).
+    """
+    bib = root / "references.bib"
+    demo_cfg = None if demo else _demo_config(root)
+    if demo or demo_cfg is None or not bib.is_file():
+        return bib
+    text = bib.read_text(encoding="utf-8")
+    starts = [m.start() for m in _BIB_ENTRY.finditer(text)] + [len(text)]
+    head, entries = text[: starts[0]], [text[a:b] for a, b in zip(starts, starts[1:])]
+    name = demo_cfg.name.casefold()
+    kept = [e for e in entries if name not in e.casefold()]
+    write_text_atomic(head + "".join(kept), dest)
+    return dest
+
+
 def is_demo(cfg, root: Path) -> bool:
     """Whether ``cfg`` is the bundled demo's case study: the config's ``name`` and its
     ``published:`` rows (byte for byte) are those of :data:`~trainperf.config.DEMO_CONFIG`.
@@ -676,22 +713,13 @@ def is_demo(cfg, root: Path) -> bool:
     calibrated): ``values.inputs.demo``, tested by the chapters with ``when-meta``. Any other
     config, one with published rows of its own included, gets none of it. A demo config that
     cannot be read (an installed package without ``configs/``) makes every config a user's."""
-    if cfg.published is None:
-        return False
-    for base in (root, project_root()):
-        path = base / DEMO_CONFIG
-        if path.is_file():
-            break
-    else:
+    demo = _demo_config(root) if cfg.published is not None else None
+    if demo is None or demo.published is None or cfg.name != demo.name:
         return False
     try:
-        demo = load_config(path)
-        same_rows = (
-            Path(cfg.published.path).read_bytes() == Path(demo.published.path).read_bytes()
-        )
-    except (ConfigError, OSError, AttributeError):  # AttributeError: a demo without published
+        return Path(cfg.published.path).read_bytes() == Path(demo.published.path).read_bytes()
+    except OSError:
         return False
-    return cfg.name == demo.name and same_rows
 
 
 def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
@@ -807,8 +835,10 @@ def _build_book(
     quarto = (
         quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
     )
+    demo = (values.get("inputs") or {}).get("demo") is True
     if quarto:
         stage = stage_book(root, out, figures, cfg.name, cfg.inputs())
+        book_bibliography(root, stage / "references.bib", demo)  # the copy, without the demo's
         log(f"rendering the book with quarto render in {rel_path(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)
         book = stage / "_book"
@@ -836,6 +866,7 @@ def _build_book(
         note=note if use_quarto is None else "",
         log=log,
         title=book_title(cfg.name),
+        bibliography=book_bibliography(root, out / "scratch" / "references.bib", demo),
     )
     if use_quarto is None:
         log(

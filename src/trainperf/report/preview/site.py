@@ -141,9 +141,11 @@ def build_preview_site(
     note: str = "",
     log=None,
     title: str | None = None,
+    bibliography: str | Path | None = None,
 ) -> tuple[Path, list[str]]:
     """Build the preview site of the book (no Quarto needed); ``title``: the book's title (None:
-    ``book.title`` of ``_quarto.yml``).
+    ``book.title`` of ``_quarto.yml``); ``bibliography``: the BibTeX file citations and the
+    references page are rendered with (None: the ``bibliography:`` of ``_quarto.yml``).
 
     Pages, in ``_quarto.yml`` order: the chapters (the first one is ``index.html``, the others
     ``<file stem>.html``), then the appendices (an executed notebook ``x.ipynb`` becomes
@@ -176,13 +178,16 @@ def build_preview_site(
     problems: list[str] = []
     try:
         return _build(
-            root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems
+            root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems,
+            bibliography,
         )
     finally:
         release_data_uris()
 
 
-def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems):
+def _build(
+    root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems, bib=None
+):
     pages = _read_pages(root, notebooks_dir, values, problems)
     index, local = _number_pages(pages, problems)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +196,8 @@ def _build(root, notebooks_dir, figures_dir, site_dir, book_title, note, log, va
     os.chmod(tmp, dir_mode())  # mkdtemp makes 0700: the site follows the umask like any folder
     try:
         _write_pages(
-            tmp, pages, index, local, figures_dir, book_title, note, problems, _bibliography(root)
+            tmp, pages, index, local, figures_dir, book_title, note, problems,
+            Path(bib) if bib else _bibliography(root),
         )
         if site_dir.exists():
             for k in carry_kept(site_dir, tmp):  # a user's file in site/ survives the rebuild
