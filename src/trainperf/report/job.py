@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -697,7 +698,7 @@ def book_bibliography(root: Path, dest: Path, demo: bool) -> Path:
         return bib
     text = bib.read_text(encoding="utf-8")
     starts = [m.start() for m in _BIB_ENTRY.finditer(text)] + [len(text)]
-    head, entries = text[: starts[0]], [text[a:b] for a, b in zip(starts, starts[1:])]
+    head, entries = text[: starts[0]], [text[a:b] for a, b in itertools.pairwise(starts)]
     name = demo_cfg.name.casefold()
     kept = [e for e in entries if name not in e.casefold()]
     write_text_atomic(head + "".join(kept), dest)

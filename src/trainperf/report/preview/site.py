@@ -178,7 +178,15 @@ def build_preview_site(
     problems: list[str] = []
     try:
         return _build(
-            root, notebooks_dir, figures_dir, site_dir, book_title, note, log, values, problems,
+            root,
+            notebooks_dir,
+            figures_dir,
+            site_dir,
+            book_title,
+            note,
+            log,
+            values,
+            problems,
             bibliography,
         )
     finally:
@@ -196,7 +204,14 @@ def _build(
     os.chmod(tmp, dir_mode())  # mkdtemp makes 0700: the site follows the umask like any folder
     try:
         _write_pages(
-            tmp, pages, index, local, figures_dir, book_title, note, problems,
+            tmp,
+            pages,
+            index,
+            local,
+            figures_dir,
+            book_title,
+            note,
+            problems,
             Path(bib) if bib else _bibliography(root),
         )
         if site_dir.exists():
