@@ -640,3 +640,26 @@ def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
         assert key in whole and key not in text
     assert "narayanan2021megatron" in text and not _demo_terms(text)
     assert job.book_bibliography(ROOT, tmp_path / "x.bib", demo=True) == ROOT / "references.bib"
+
+
+def test_the_quarto_project_of_a_users_book_has_the_filtered_bibliography(tmp_path, monkeypatch):
+    import stat
+
+    from trainperf.report import job
+
+    # a stand-in for `quarto render` that writes an empty book (Quarto is not installable here):
+    # what is checked is the staged project Quarto renders, not Quarto
+    fake = tmp_path / "quarto"
+    fake.write_text("#!/bin/sh\nmkdir -p _book && echo '<html></html>' > _book/index.html\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(job, "quarto_available", lambda: str(fake))
+    cfg = load_config(ROOT / "configs" / "sakuraone.yaml")
+    out, figures = tmp_path / "out", tmp_path / "fig"
+    out.mkdir()
+    figures.mkdir()
+    for demo in (False, True):
+        book = job._build_book(ROOT, out, figures, cfg, {"inputs": {"demo": demo}}, None, print)
+        assert book["quarto"] is True
+        staged = (out / "quarto" / "references.bib").read_text()
+        # the case study's paper only in the demo's book; the other works in both
+        assert ("konishi2026sakuraone" in staged) is demo and "narayanan2021megatron" in staged
