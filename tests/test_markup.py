@@ -111,8 +111,8 @@ def test_comparison_notebook_markdown_outputs_escape_the_config_name():
     from IPython.display import Markdown
 
     shown = []
-    ns = {"published_given": False, "evaluated": "<script>x</script> **b**", "md_text": md_text,
-          "Markdown": Markdown, "display": shown.append}  # fmt: skip
+    ns = {"published_given": False, "case_study": False, "evaluated": "<script>x</script> **b**",
+          "md_text": md_text, "Markdown": Markdown, "display": shown.append}  # fmt: skip
     src = _cell("eos_comparison.ipynb", "tbl-eos-talk")
     exec(compile(ast.parse(src), "<cell>", "exec"), ns)  # noqa: S102 - the project's own notebook
     out = html_of(shown[0].data)
