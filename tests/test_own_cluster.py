@@ -665,3 +665,18 @@ def test_the_quarto_project_of_a_users_book_has_the_filtered_bibliography(tmp_pa
         staged = (out / "quarto" / "references.bib").read_text()
         # the case study's paper only in the demo's book; the other works in both
         assert ("konishi2026sakuraone" in staged) is demo and "narayanan2021megatron" in staged
+
+
+@pytest.mark.slow
+def test_the_demos_book_keeps_its_case_study(main_job):
+    # the bundled demo (configs/sakuraone.yaml) is the case study: its pages keep the paper's
+    # and the talk's material that a user's book leaves out
+    tmp, summary = main_job
+    values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
+    assert values["inputs"]["demo"] is True and values["eos_comparison"]["talk_ratio"] == 1.28
+    site = Path(summary.site).parent
+    pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}
+    assert "the marginals published for SAKURAONE" in pages["operations.html"]
+    assert "SAKURAONE paper observed" in pages["telemetry_cluster.html"]
+    assert any("What the talk" in t and "1.28x" in t for t in pages.values())
+    assert "Konishi" in pages["references.html"] and "Tsubouchi" in pages["references.html"]
