@@ -43,3 +43,43 @@ def test_comparison_side_uses_end_to_end_basis(habana):
     assert side["n_gpus"] == 384
     assert side["throughput_basis"] == "e2e"
     assert side["tokens_per_s_per_gpu"] == pytest.approx(341.37, abs=0.01)
+
+
+def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
+    # The user's folder: a copy of Eos v3.1 eos_n64 GPT-3 (512 GPUs) whose result_2.txt was cut
+    # off at 1 kB (before run_start), as a copy interrupted mid-transfer leaves it.
+    import json
+    import shutil
+
+    import yaml
+
+    from trainperf.report import cli
+
+    src = Path(__file__).parents[1] / "data" / "mlperf" / "v3.1" / "NVIDIA"
+    res = tmp_path / "v3.1" / "Lab" / "results" / "lab_512" / "gpt3"
+    res.mkdir(parents=True)
+    for name in ("result_0.txt", "result_1.txt"):
+        shutil.copyfile(src / "results" / "eos_n64_ngc23.09_nemo" / "gpt3" / name, res / name)
+    full = (src / "results" / "eos_n64_ngc23.09_nemo" / "gpt3" / "result_2.txt").read_bytes()
+    (res / "result_2.txt").write_bytes(full[:1000])
+    (tmp_path / "v3.1" / "Lab" / "systems").mkdir()
+    shutil.copyfile(src / "systems" / "eos_n64_ngc23.09_nemo.json",
+                    tmp_path / "v3.1" / "Lab" / "systems" / "lab_512.json")  # fmt: skip
+    cfg = tmp_path / "lab.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
+                                   "mlperf": str(tmp_path)}), encoding="utf-8")  # fmt: skip
+    assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["rows"]
+    # run_start -> run_stop: result_0 58.2469 min, result_1 58.3529 min (mlperf-logging's
+    # summarizer on the full folder: 58.2469, 58.3529, 58.3019 for result_2). The damaged run
+    # counts as the dropped slowest: drop the fastest (58.2469), the mean of the rest is 58.3529.
+    # Reference Eos v3.1 at 512 GPUs: 58.30195 (olympic mean of all three), ratio 1.00087.
+    assert row["evaluated_runs"] == 2
+    assert row["evaluated_min"] == pytest.approx(58.3529, abs=1e-4)
+    assert row["ratio"] == pytest.approx(58.3529 / 58.30195, abs=1e-4)
+    expected = "1 of 3 runs failed or damaged, counted as the dropped slowest by the MLPerf rules"
+    assert row["note"].startswith(expected)
+    assert doc["warnings"] == [f"gpt3 at 512 GPUs: {row['note']}"]
+    assert cli.main(["compare", "--config", str(cfg)]) == 0
+    assert f"note: gpt3 at 512 GPUs: {expected}" in capsys.readouterr().err

@@ -65,8 +65,9 @@ step level, median over runs), ``model_tflops_per_gpu`` (Float64, model TFLOP/s 
 level), ``precision`` (String, ``fp8``/``bf16`` the runs trained in, null if unknown), ``mfu``
 (Float64, fraction of the dense peak of ``precision``; null if unknown), ``mfu_bf16``,
 ``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks), ``note`` (String: why a result
-has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``; where the precision
-came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
+has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``, or a score from fewer
+runs than logged, ``1 of 3 runs failed or damaged, counted as the dropped slowest ...``; where the
+precision came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
 description, e.g. ``NVIDIA NeMo Framework Release 24.09``; null if none), ``throughput_basis``
 (String, ``step`` when tokens/s, TFLOP/s and MFU are step-level, ``e2e`` when they are end to end,
 tokens to converge over the time to train, evaluations included: Llama 2 70B LoRA and Llama 3.1
@@ -140,7 +141,8 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
 * ``time_ratio`` (Float64): the raw ``T_A / reference_min`` (equal to ``ratio`` here, as the GPU
   counts are equal; kept so that a reader need not take that on trust).
 * ``throughput_ratio`` (Float64): ``tps_B / tps_A`` against a measured reference on the same basis.
-* ``note`` (String): the evaluated side's note (why no score, where the precision came from)."""
+* ``note`` (String): the evaluated side's note (why no score, runs that failed or were damaged,
+  where the precision came from)."""
 
 
 def _mfu(tflops, accelerator: str | None, precision: str, accelerators=None) -> float | None:
@@ -305,9 +307,16 @@ def side_from_results(
 
 
 def _score_note(r: dict) -> str | None:
-    if r["score_min"] is not None:
-        return None
     n, ok = r.get("n_runs") or 0, r.get("n_valid_runs") or 0
+    if r["score_min"] is not None:
+        if ok >= n:
+            return None
+        # a score from fewer runs than logged: the MLPerf rules count a failed run as the dropped
+        # slowest one; the user must see that a file of theirs did not count
+        return (
+            f"{n - ok} of {n} runs failed or damaged, counted as the dropped slowest by the MLPerf "
+            "rules (see the runs' quality table)"
+        )
     return f"no valid score: {n - ok} of {n} runs failed or damaged (see the runs' quality table)"
 
 
