@@ -83,3 +83,16 @@ def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
     assert doc["warnings"] == [f"gpt3 at 512 GPUs: {row['note']}"]
     assert cli.main(["compare", "--config", str(cfg)]) == 0
     assert f"note: gpt3 at 512 GPUs: {expected}" in capsys.readouterr().err
+
+
+def test_unknown_round_says_how_to_give_it():
+    # A flat folder of result_*.txt (e.g. Nebius's v5.1 405B files copied without their tree)
+    # has no round; the note must tell the user how to give one, not only that it is missing.
+    from trainperf.compare import reference_round_for
+
+    pick, why = reference_round_for(None, ["v4.1", "v5.0"])
+    assert pick == "v5.0"
+    assert why == (
+        "round of the evaluated logs unknown (no folder named like v5.0 or training_results_v5.0 "
+        "above them); the reference's newest round v5.0"
+    )

@@ -402,7 +402,10 @@ def reference_round_for(
 
     if evaluated_round is None:
         pick = max(available, key=_version)
-        return pick, f"round of the evaluated logs unknown; the reference's newest round {pick}"
+        return pick, (
+            "round of the evaluated logs unknown (no folder named like v5.0 or "
+            f"training_results_v5.0 above them); the reference's newest round {pick}"
+        )
     pick = min(available, key=dist)
     why = (
         f"no result of the reference in {requested}"
