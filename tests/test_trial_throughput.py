@@ -96,3 +96,32 @@ def test_unknown_round_says_how_to_give_it():
         "round of the evaluated logs unknown (no folder named like v5.0 or training_results_v5.0 "
         "above them); the reference's newest round v5.0"
     )
+
+
+def test_reference_of_4_gpus_a_node_keeps_its_own_node_count(tmp_path):
+    # A reference whose nodes hold 4 GPUs (GB200 systems such as IBM+CoreWeave+NVIDIA's v5.0
+    # carina_ngpu1024: 256 nodes x 4): here the Eos v5.0 405B logs relabelled as 128 nodes x 4
+    # GPUs. reference_n_nodes must be 512 / 4 = 128 (its system description), not 512 / 8 = 64.
+    import json
+    import shutil
+
+    from trainperf.compare import cluster_comparison
+
+    src = Path(__file__).parents[1] / "data" / "mlperf" / "v5.0" / "NVIDIA"
+    root = tmp_path / "v5.0" / "Lab4"
+    res = root / "results" / "lab4_512" / "llama31_405b"
+    res.mkdir(parents=True)
+    for f in (src / "results" / "eos-dfw_n64_ngc25.01_nemo" / "llama31_405b").iterdir():
+        shutil.copyfile(f, res / f.name)
+    desc = json.loads((src / "systems" / "eos-dfw_n64_ngc25.01_nemo.json").read_text())
+    desc["number_of_nodes"], desc["accelerators_per_node"] = "128", "4"
+    (root / "systems").mkdir()
+    (root / "systems" / "lab4_512.json").write_text(json.dumps(desc))
+    frame = cluster_comparison(
+        "Lab", 4, "H100 SXM", tmp_path, mlperf=tmp_path, reference_name="Lab4", warn=False
+    )
+    (row,) = frame.to_dicts()
+    assert row["n_gpus"] == 512 and row["n_nodes"] == 128
+    assert row["reference_kind"] == "measured" and row["reference_n_gpus"] == 512
+    assert row["reference_n_nodes"] == 128
+    assert row["ratio"] == 1.0

@@ -579,7 +579,7 @@ def log_comparison(
 
 
 def reference_side(
-    results, name: str, gpus_per_node: int, precision: str | None = None
+    results, name: str, gpus_per_node: int | None = None, precision: str | None = None
 ) -> pl.DataFrame:
     """The reference's side (:data:`SIDE_SCHEMA`) from its MLPerf results.
 
@@ -591,7 +591,9 @@ def reference_side(
     Args:
         results: :class:`trainperf.mlperf.Results` of the reference's folder.
         name: the reference's name (``Eos``).
-        gpus_per_node: the reference's GPUs per node.
+        gpus_per_node: the reference's GPUs per node; None: each result's own
+            ``number_of_nodes`` (its ``systems/<system>.json``), as for a reference of 4 GPUs a
+            node (e.g. GB200 systems).
         precision: the precision its runs trained in (MFU against its peak), or None.
     """
     ref = side_from_results(results, name, gpus_per_node, None, precision)
@@ -610,7 +612,7 @@ def cluster_comparison(
     reference_name: str = "Eos",
     reference_round: str | None = None,
     reference_precision: str = "fp8",
-    reference_gpus_per_node: int = 8,
+    reference_gpus_per_node: int | None = None,
     accelerators: pl.DataFrame | None = None,
     warn: bool = True,
 ) -> pl.DataFrame:
@@ -625,7 +627,9 @@ def cluster_comparison(
         mlperf: folder of the evaluated cluster's MLPerf logs (or None).
         published: a published-results CSV holding rows whose ``system`` is ``name`` (or None).
         precision: datatype the evaluated runs trained in (None: unknown).
-        reference_name, reference_precision, reference_gpus_per_node: the reference side.
+        reference_name, reference_precision: the reference side.
+        reference_gpus_per_node: the reference's GPUs per node (``reference_n_nodes``); None:
+            each reference result's own ``number_of_nodes`` from its system description.
         reference_round: compare against this round where the reference has the benchmark in it
             (None: each result's own round, else the nearest; :func:`reference_round_for`).
         accelerators: accelerator table with the config's own accelerator (default: the bundled
