@@ -125,3 +125,20 @@ def test_reference_of_4_gpus_a_node_keeps_its_own_node_count(tmp_path):
     assert row["reference_kind"] == "measured" and row["reference_n_gpus"] == 512
     assert row["reference_n_nodes"] == 128
     assert row["ratio"] == 1.0
+
+
+def test_a_round_asked_for_but_missing_is_named_as_asked():
+    # config reference.round v5.0 for GPT-3 175B, which the Eos logs have in v3.1, v4.0 and v4.1;
+    # the evaluated result is v3.1 (e.g. Azure's 10,752-GPU run): its own round is compared, and
+    # the note must not call v3.1 the round "nearest" to v5.0 (v4.1 is).
+    from trainperf.compare import reference_round_for
+
+    assert reference_round_for("v3.1", ["v3.1", "v4.0", "v4.1"], "v5.0") == (
+        "v3.1",
+        "no result of the reference in v5.0 (asked for); the evaluated round v3.1",
+    )
+    assert reference_round_for("v5.0", ["v3.1", "v4.1"], "v3.5") == (
+        "v4.1",
+        "no result of the reference in v3.5 (asked for); nearest round v4.1 to the evaluated "
+        "round v5.0",
+    )

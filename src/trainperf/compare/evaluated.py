@@ -407,12 +407,15 @@ def reference_round_for(
             f"training_results_v5.0 above them); the reference's newest round {pick}"
         )
     pick = min(available, key=dist)
-    why = (
-        f"no result of the reference in {requested}"
-        if requested is not None
-        else f"no result of the reference in {evaluated_round}"
-    )
-    return pick, f"{why}; nearest round {pick}"
+    if requested is not None and pick == evaluated_round:
+        # the round asked for is missing; the result's own round is there: that one, named so
+        # (not "nearest", which would read as nearest to the round asked for)
+        why = f"no result of the reference in {requested} (asked for); the evaluated round {pick}"
+        return pick, why
+    if requested is not None:
+        why = f"no result of the reference in {requested} (asked for); nearest round {pick}"
+        return pick, f"{why} to the evaluated round {evaluated_round}"
+    return pick, f"no result of the reference in {evaluated_round}; nearest round {pick}"
 
 
 _KIND_ORDER = {"measured": 0, "interpolated": 1, "extrapolated": 2, "none": 3}
