@@ -142,3 +142,35 @@ def test_a_round_asked_for_but_missing_is_named_as_asked():
         "no result of the reference in v3.5 (asked for); nearest round v4.1 to the evaluated "
         "round v5.0",
     )
+
+
+def test_an_estimate_names_a_measured_run_at_that_count_in_another_round(tmp_path):
+    # Trial case: Azure's v3.1 GPT-3 at 10,752 GPUs is compared with Eos v3.1 extrapolated 14x
+    # from 768 GPUs, while Eos measured 10,752 GPUs in v4.0. Fixture: Eos v3.1 eos_n96 (768 GPUs)
+    # relabelled as a v4.1 result of "Lab": Eos v4.1 has 256 and 512 GPUs, so the reference is
+    # extrapolated from 512: 49.7951 x 512 / 768 = 33.1967 min, ratio 40.6264 / 33.1967 = 1.2238;
+    # Eos measured 768 GPUs in v3.1 (the same logs): 40.6264 min, ratio against it exactly 1.
+    import shutil
+
+    from trainperf.compare import cluster_comparison, comparison_summary
+
+    data = Path(__file__).parents[1] / "data" / "mlperf"
+    src = data / "v3.1" / "NVIDIA"
+    root = tmp_path / "v4.1" / "Lab"
+    res = root / "results" / "lab_768" / "gpt3"
+    res.mkdir(parents=True)
+    for f in (src / "results" / "eos_n96_ngc23.09_nemo" / "gpt3").iterdir():
+        shutil.copyfile(f, res / f.name)
+    (root / "systems").mkdir()
+    shutil.copyfile(src / "systems" / "eos_n96_ngc23.09_nemo.json", root / "systems" / "lab_768.json")
+    frame = cluster_comparison("Lab", 8, "H100 SXM", data, mlperf=tmp_path, warn=False)
+    (row,) = frame.to_dicts()
+    assert row["reference_round"] == "v4.1" and row["reference_kind"] == "extrapolated"
+    assert row["reference_min"] == pytest.approx(49.7951 * 512 / 768, abs=1e-3)
+    assert row["ratio"] == pytest.approx(40.6264 / (49.7951 * 512 / 768), abs=1e-4)
+    assert row["reference_other_round"] == "v3.1"
+    assert row["reference_other_round_min"] == pytest.approx(40.6264, abs=1e-4)
+    assert row["ratio_other_round"] == 1.0
+    assert "(GPT-3 175B; Eos measured 768 GPUs in v3.1: 1.00x against that run)" in (
+        comparison_summary(frame)
+    )

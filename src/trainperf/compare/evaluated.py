@@ -113,6 +113,9 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "ratio_high": pl.Float64,
     "time_ratio": pl.Float64,
     "throughput_ratio": pl.Float64,
+    "reference_other_round": pl.String,
+    "reference_other_round_min": pl.Float64,
+    "ratio_other_round": pl.Float64,
     "note": pl.String,
 }
 """Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
@@ -141,6 +144,11 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
 * ``time_ratio`` (Float64): the raw ``T_A / reference_min`` (equal to ``ratio`` here, as the GPU
   counts are equal; kept so that a reader need not take that on trust).
 * ``throughput_ratio`` (Float64): ``tps_B / tps_A`` against a measured reference on the same basis.
+* ``reference_other_round``, ``reference_other_round_min``, ``ratio_other_round``: where the row's
+  reference is an estimate (interpolated or extrapolated) but the reference measured exactly
+  ``n_gpus`` in another round (e.g. GPT-3 at 10,752 GPUs: Eos v3.1 extrapolated from 768, measured
+  in v4.0), that round (the nearest to the compared one), its time (minutes) and the ratio against
+  it; null otherwise. Not the comparison (the round rule decides that): a reader's check of it.
 * ``note`` (String): the evaluated side's note (why no score, runs that failed or were damaged,
   where the precision came from)."""
 
@@ -473,6 +481,27 @@ def _reference_estimate(n: int, by_gpus: dict[int, dict]) -> dict[str, Any]:
     }
 
 
+def _other_round_measured(n: int, chosen: str | None, same: list[dict]) -> dict[str, Any]:
+    """The reference measured at exactly ``n`` GPUs in a round other than ``chosen`` (the nearest
+    such round, the newer of two equally near; its fastest result there): the
+    ``reference_other_round*`` columns, empty when there is none."""
+    rounds = {b["round"] for b in same if b["round"] and b["round"] != chosen}
+    rounds = [r for r in rounds if n in _measured_by_gpus([b for b in same if b["round"] == r])]
+    if not rounds:
+        return {}
+    c = _version(chosen) if chosen else ()
+
+    def dist(r: str) -> tuple:
+        v = _version(r)
+        fv = v[0] + (v[1] if len(v) > 1 else 0) / 10 if v else 0.0
+        fc = c[0] + (c[1] if len(c) > 1 else 0) / 10 if c else 0.0
+        return (abs(fv - fc), tuple(-x for x in v))
+
+    pick = min(rounds, key=dist)
+    b = _measured_by_gpus([b for b in same if b["round"] == pick])[n]
+    return {"reference_other_round": pick, "reference_other_round_min": b["time_to_train_min"]}
+
+
 def _bounds(row: dict, n: int, t_a: float) -> tuple[float | None, float | None]:
     """(ratio_low, ratio_high): the ratio against each measured neighbour's own GPU time.
 
@@ -566,6 +595,8 @@ def log_comparison(
             row.update(_reference_estimate(n, by_gpus))
             if why:
                 row["reference_round_note"] = why
+            if row["reference_kind"] != "measured":
+                row.update(_other_round_measured(n, chosen, same))
         elif ref_rows:
             row["reference_system"] = (same or ref_rows)[0]["system"]
         t_a, t_b = a["time_to_train_min"], row["reference_min"]
@@ -573,6 +604,9 @@ def log_comparison(
             row["ratio"] = gpu_time_ratio(n, t_a, row["reference_n_gpus"], t_b)
             row["time_ratio"] = t_a / t_b
             row["ratio_low"], row["ratio_high"] = _bounds(row, n, t_a)
+        t_o = row["reference_other_round_min"]
+        if t_a is not None and t_o:
+            row["ratio_other_round"] = t_a / t_o
         tps_a, tps_b = a["tokens_per_s_per_gpu"], row["reference_tokens_per_s_per_gpu"]
         if tps_a and tps_b and a["throughput_basis"] == row["reference_throughput_basis"]:
             row["throughput_ratio"] = tps_b / tps_a
@@ -787,6 +821,12 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
                 f"{r['reference_system'] or 'the reference'} has no result of it."
             )
         else:
+            if r.get("ratio_other_round") is not None:  # "(GPT-3 175B)" -> "(GPT-3 175B; ...)"
+                where = (
+                    f"{where[:-1]}; {r['reference_system'] or 'the reference'} measured "
+                    f"{_gpus(r['n_gpus'])} in {r['reference_other_round']}: "
+                    f"{r['ratio_other_round']:.2f}x against that run)"
+                )
             parts.append(f"{_estimate(r)} the GPU time of {ref} {where}")
     other += [f"{line}." for line in round_warnings(comparison)]
     head = f"{name} needs " + "; ".join(parts) + "." if parts else ""
