@@ -80,9 +80,9 @@ def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
     assert row["ratio"] == pytest.approx(58.3529 / 58.30195, abs=1e-4)
     expected = "1 of 3 runs failed or damaged, counted as the dropped slowest by the MLPerf rules"
     assert row["note"].startswith(expected)
-    assert doc["warnings"] == [f"gpt3 at 512 GPUs: {row['note']}"]
+    assert doc["warnings"] == [f"GPT-3 175B at 512 GPUs: {row['note']}"]
     assert cli.main(["compare", "--config", str(cfg)]) == 0
-    assert f"note: gpt3 at 512 GPUs: {expected}" in capsys.readouterr().err
+    assert f"note: GPT-3 175B at 512 GPUs: {expected}" in capsys.readouterr().err
 
 
 def test_unknown_round_says_how_to_give_it():

@@ -15,6 +15,7 @@ import warnings
 import polars as pl
 
 from trainperf.compare import (
+    BENCHMARK_NAMES,
     ComparisonWarning,
     cluster_comparison,
     comparison_summary,
@@ -62,11 +63,13 @@ def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
 
 def evaluated_notes(frame: pl.DataFrame) -> list[str]:
     """One line per row whose evaluated side has a ``note`` (a run that failed or was damaged, no
-    valid score, where the precision came from): ``gpt3 at 512 GPUs: 1 of 3 runs failed ...``."""
-    return [
-        f"{r['benchmark']} at {r['n_gpus']:,} GPUs: {r['note']}"
-        for r in frame.filter(pl.col("note").is_not_null()).iter_rows(named=True)
-    ]
+    valid score, where the precision came from), the benchmark named as in the round warnings:
+    ``GPT-3 175B at 512 GPUs: 1 of 3 runs failed ...``."""
+    lines = []
+    for r in frame.filter(pl.col("note").is_not_null()).iter_rows(named=True):
+        at = f"at {r['n_gpus']:,} GPUs" if r["n_gpus"] else "at an unknown GPU count"
+        lines.append(f"{BENCHMARK_NAMES.get(r['benchmark'], r['benchmark'])} {at}: {r['note']}")
+    return lines
 
 
 def _table(frame: pl.DataFrame) -> str:
