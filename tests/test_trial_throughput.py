@@ -33,7 +33,9 @@ def test_block_spanning_evaluations_gives_no_step_throughput(habana):
     # End to end: run_start 1696546892494 -> run_stop 1696556107511 ms = 9,215,017 ms
     # = 153.58362 min; tokens to converge = the last eval's epoch_num 1,207,959,552;
     # 1,207,959,552 / (9,215.017 s x 384 GPUs) = 341.37 tokens/s/GPU.
-    assert t["tokens_per_s_per_gpu_e2e"] == pytest.approx(1_207_959_552 / (9215.017 * 384), rel=1e-6)
+    assert t["tokens_per_s_per_gpu_e2e"] == pytest.approx(
+        1_207_959_552 / (9215.017 * 384), rel=1e-6
+    )
 
 
 def test_comparison_side_uses_end_to_end_basis(habana):
@@ -162,7 +164,9 @@ def test_an_estimate_names_a_measured_run_at_that_count_in_another_round(tmp_pat
     for f in (src / "results" / "eos_n96_ngc23.09_nemo" / "gpt3").iterdir():
         shutil.copyfile(f, res / f.name)
     (root / "systems").mkdir()
-    shutil.copyfile(src / "systems" / "eos_n96_ngc23.09_nemo.json", root / "systems" / "lab_768.json")
+    shutil.copyfile(
+        src / "systems" / "eos_n96_ngc23.09_nemo.json", root / "systems" / "lab_768.json"
+    )
     frame = cluster_comparison("Lab", 8, "H100 SXM", data, mlperf=tmp_path, warn=False)
     (row,) = frame.to_dicts()
     assert row["reference_round"] == "v4.1" and row["reference_kind"] == "extrapolated"
