@@ -65,8 +65,9 @@ step level, median over runs), ``model_tflops_per_gpu`` (Float64, model TFLOP/s 
 level), ``precision`` (String, ``fp8``/``bf16`` the runs trained in, null if unknown), ``mfu``
 (Float64, fraction of the dense peak of ``precision``; null if unknown), ``mfu_bf16``,
 ``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks), ``note`` (String: why a result
-has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``; where the precision
-came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
+has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``, or a score from fewer
+runs than logged, ``1 of 3 runs failed or damaged, counted as the dropped slowest ...``; where the
+precision came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
 description, e.g. ``NVIDIA NeMo Framework Release 24.09``; null if none), ``throughput_basis``
 (String, ``step`` when tokens/s, TFLOP/s and MFU are step-level, ``e2e`` when they are end to end,
 tokens to converge over the time to train, evaluations included: Llama 2 70B LoRA and Llama 3.1
@@ -112,6 +113,9 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "ratio_high": pl.Float64,
     "time_ratio": pl.Float64,
     "throughput_ratio": pl.Float64,
+    "reference_other_round": pl.String,
+    "reference_other_round_min": pl.Float64,
+    "ratio_other_round": pl.Float64,
     "note": pl.String,
 }
 """Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
@@ -140,7 +144,13 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
 * ``time_ratio`` (Float64): the raw ``T_A / reference_min`` (equal to ``ratio`` here, as the GPU
   counts are equal; kept so that a reader need not take that on trust).
 * ``throughput_ratio`` (Float64): ``tps_B / tps_A`` against a measured reference on the same basis.
-* ``note`` (String): the evaluated side's note (why no score, where the precision came from)."""
+* ``reference_other_round``, ``reference_other_round_min``, ``ratio_other_round``: where the row's
+  reference is an estimate (interpolated or extrapolated) but the reference measured exactly
+  ``n_gpus`` in another round (e.g. GPT-3 at 10,752 GPUs: Eos v3.1 extrapolated from 768, measured
+  in v4.0), that round (the nearest to the compared one), its time (minutes) and the ratio against
+  it; null otherwise. Not the comparison (the round rule decides that): a reader's check of it.
+* ``note`` (String): the evaluated side's note (why no score, runs that failed or were damaged,
+  where the precision came from)."""
 
 
 def _mfu(tflops, accelerator: str | None, precision: str, accelerators=None) -> float | None:
@@ -305,9 +315,16 @@ def side_from_results(
 
 
 def _score_note(r: dict) -> str | None:
-    if r["score_min"] is not None:
-        return None
     n, ok = r.get("n_runs") or 0, r.get("n_valid_runs") or 0
+    if r["score_min"] is not None:
+        if ok >= n:
+            return None
+        # a score from fewer runs than logged: the MLPerf rules count a failed run as the dropped
+        # slowest one; the user must see that a file of theirs did not count
+        return (
+            f"{n - ok} of {n} runs failed or damaged, counted as the dropped slowest by the MLPerf "
+            "rules (see the runs' quality table)"
+        )
     return f"no valid score: {n - ok} of {n} runs failed or damaged (see the runs' quality table)"
 
 
@@ -393,14 +410,20 @@ def reference_round_for(
 
     if evaluated_round is None:
         pick = max(available, key=_version)
-        return pick, f"round of the evaluated logs unknown; the reference's newest round {pick}"
+        return pick, (
+            "round of the evaluated logs unknown (no folder named like v5.0 or "
+            f"training_results_v5.0 above them); the reference's newest round {pick}"
+        )
     pick = min(available, key=dist)
-    why = (
-        f"no result of the reference in {requested}"
-        if requested is not None
-        else f"no result of the reference in {evaluated_round}"
-    )
-    return pick, f"{why}; nearest round {pick}"
+    if requested is not None and pick == evaluated_round:
+        # the round asked for is missing; the result's own round is there: that one, named so
+        # (not "nearest", which would read as nearest to the round asked for)
+        why = f"no result of the reference in {requested} (asked for); the evaluated round {pick}"
+        return pick, why
+    if requested is not None:
+        why = f"no result of the reference in {requested} (asked for); nearest round {pick}"
+        return pick, f"{why} to the evaluated round {evaluated_round}"
+    return pick, f"no result of the reference in {evaluated_round}; nearest round {pick}"
 
 
 _KIND_ORDER = {"measured": 0, "interpolated": 1, "extrapolated": 2, "none": 3}
@@ -456,6 +479,27 @@ def _reference_estimate(n: int, by_gpus: dict[int, dict]) -> dict[str, Any]:
         "reference_precision": any_b["precision"],
         "reference_mfu": b["mfu"] if kind == "measured" else None,
     }
+
+
+def _other_round_measured(n: int, chosen: str | None, same: list[dict]) -> dict[str, Any]:
+    """The reference measured at exactly ``n`` GPUs in a round other than ``chosen`` (the nearest
+    such round, the newer of two equally near; its fastest result there): the
+    ``reference_other_round*`` columns, empty when there is none."""
+    rounds = {b["round"] for b in same if b["round"] and b["round"] != chosen}
+    rounds = [r for r in rounds if n in _measured_by_gpus([b for b in same if b["round"] == r])]
+    if not rounds:
+        return {}
+    c = _version(chosen) if chosen else ()
+
+    def dist(r: str) -> tuple:
+        v = _version(r)
+        fv = v[0] + (v[1] if len(v) > 1 else 0) / 10 if v else 0.0
+        fc = c[0] + (c[1] if len(c) > 1 else 0) / 10 if c else 0.0
+        return (abs(fv - fc), tuple(-x for x in v))
+
+    pick = min(rounds, key=dist)
+    b = _measured_by_gpus([b for b in same if b["round"] == pick])[n]
+    return {"reference_other_round": pick, "reference_other_round_min": b["time_to_train_min"]}
 
 
 def _bounds(row: dict, n: int, t_a: float) -> tuple[float | None, float | None]:
@@ -551,6 +595,8 @@ def log_comparison(
             row.update(_reference_estimate(n, by_gpus))
             if why:
                 row["reference_round_note"] = why
+            if row["reference_kind"] != "measured":
+                row.update(_other_round_measured(n, chosen, same))
         elif ref_rows:
             row["reference_system"] = (same or ref_rows)[0]["system"]
         t_a, t_b = a["time_to_train_min"], row["reference_min"]
@@ -558,6 +604,9 @@ def log_comparison(
             row["ratio"] = gpu_time_ratio(n, t_a, row["reference_n_gpus"], t_b)
             row["time_ratio"] = t_a / t_b
             row["ratio_low"], row["ratio_high"] = _bounds(row, n, t_a)
+        t_o = row["reference_other_round_min"]
+        if t_a is not None and t_o:
+            row["ratio_other_round"] = t_a / t_o
         tps_a, tps_b = a["tokens_per_s_per_gpu"], row["reference_tokens_per_s_per_gpu"]
         if tps_a and tps_b and a["throughput_basis"] == row["reference_throughput_basis"]:
             row["throughput_ratio"] = tps_b / tps_a
@@ -567,7 +616,7 @@ def log_comparison(
 
 
 def reference_side(
-    results, name: str, gpus_per_node: int, precision: str | None = None
+    results, name: str, gpus_per_node: int | None = None, precision: str | None = None
 ) -> pl.DataFrame:
     """The reference's side (:data:`SIDE_SCHEMA`) from its MLPerf results.
 
@@ -579,7 +628,9 @@ def reference_side(
     Args:
         results: :class:`trainperf.mlperf.Results` of the reference's folder.
         name: the reference's name (``Eos``).
-        gpus_per_node: the reference's GPUs per node.
+        gpus_per_node: the reference's GPUs per node; None: each result's own
+            ``number_of_nodes`` (its ``systems/<system>.json``), as for a reference of 4 GPUs a
+            node (e.g. GB200 systems).
         precision: the precision its runs trained in (MFU against its peak), or None.
     """
     ref = side_from_results(results, name, gpus_per_node, None, precision)
@@ -598,7 +649,7 @@ def cluster_comparison(
     reference_name: str = "Eos",
     reference_round: str | None = None,
     reference_precision: str = "fp8",
-    reference_gpus_per_node: int = 8,
+    reference_gpus_per_node: int | None = None,
     accelerators: pl.DataFrame | None = None,
     warn: bool = True,
 ) -> pl.DataFrame:
@@ -613,7 +664,9 @@ def cluster_comparison(
         mlperf: folder of the evaluated cluster's MLPerf logs (or None).
         published: a published-results CSV holding rows whose ``system`` is ``name`` (or None).
         precision: datatype the evaluated runs trained in (None: unknown).
-        reference_name, reference_precision, reference_gpus_per_node: the reference side.
+        reference_name, reference_precision: the reference side.
+        reference_gpus_per_node: the reference's GPUs per node (``reference_n_nodes``); None:
+            each reference result's own ``number_of_nodes`` from its system description.
         reference_round: compare against this round where the reference has the benchmark in it
             (None: each result's own round, else the nearest; :func:`reference_round_for`).
         accelerators: accelerator table with the config's own accelerator (default: the bundled
@@ -768,6 +821,12 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
                 f"{r['reference_system'] or 'the reference'} has no result of it."
             )
         else:
+            if r.get("ratio_other_round") is not None:  # "(GPT-3 175B)" -> "(GPT-3 175B; ...)"
+                where = (
+                    f"{where[:-1]}; {r['reference_system'] or 'the reference'} measured "
+                    f"{_gpus(r['n_gpus'])} in {r['reference_other_round']}: "
+                    f"{r['ratio_other_round']:.2f}x against that run)"
+                )
             parts.append(f"{_estimate(r)} the GPU time of {ref} {where}")
     other += [f"{line}." for line in round_warnings(comparison)]
     head = f"{name} needs " + "; ".join(parts) + "." if parts else ""

@@ -254,8 +254,10 @@ def throughput(
     """
 
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
+    all_blocks = blocks(results.events)
+    spanning = _blocks_spanning_evaluations(results.events, all_blocks)
     bl = (
-        blocks(results.events)
+        all_blocks.filter(~pl.col("file").is_in(list(spanning)))
         .group_by("file")
         .agg(
             pl.col("epoch_count").sum().alias("block_tokens"),
@@ -264,13 +266,64 @@ def throughput(
     )
     step_s = dict(zip(st["file"], st["step_time_s"], strict=True))
     block = {f: (t, d) for f, t, d in bl.select("file", "block_tokens", "block_s").iter_rows()}
-    rows = [
-        _throughput_row(
+    rows = []
+    for r in results.runs.filter(pl.col("status") == "success").iter_rows(named=True):
+        row = _throughput_row(
             r, step_s.get(r["result_file"]), block.get(r["result_file"]), fl, recompute, causal
         )
-        for r in results.runs.filter(pl.col("status") == "success").iter_rows(named=True)
-    ]
+        if r["result_file"] in spanning and row["step_source"] is None:
+            row["note"] = "; ".join(n for n in (spanning[r["result_file"]], row["note"]) if n)
+        rows.append(row)
     return pl.DataFrame(rows, schema=THROUGHPUT_SCHEMA)
+
+
+def _blocks_spanning_evaluations(events: pl.DataFrame, bl: pl.DataFrame) -> dict[str, str]:
+    """Files whose training blocks hold evaluations: {file: why no step-level throughput}.
+
+    A block's ``epoch_count`` is the tokens trained between two evaluations (NVIDIA's logs: the
+    evaluation at ``first_epoch_num + epoch_count`` follows ``block_stop``). Some submissions log
+    one block over the whole run with ``epoch_count`` one evaluation interval (Intel-HabanaLabs'
+    v3.1 GPT-3 logs: ``block_start`` at 0 with ``epoch_count`` 50,331,648, ``block_stop`` at
+    ``run_stop``, its 24 evaluations inside); tokens over such a block's duration would count one
+    interval's tokens over the whole run (a throughput 24 times too low), so such a file gets no
+    block-based step throughput. Detected by progress, not by time alone (rank clocks differ by
+    milliseconds): an evaluation logged before a block's stop whose ``epoch_num`` lies beyond
+    the block's end ``first_epoch_num + epoch_count``.
+    """
+    if bl.is_empty():
+        return {}
+    ev = (
+        events.filter(pl.col("key") == "eval_accuracy")
+        .select(
+            "file",
+            pl.col("time_ms").alias("eval_ms"),
+            pl.col("metadata")
+            .str.json_path_match("$.epoch_num")
+            .cast(pl.Int64, strict=False)
+            .alias("eval_progress"),
+        )
+        .drop_nulls()
+    )
+    inside = (
+        bl.drop_nulls(["first_epoch_num", "epoch_count", "stop_ms"])
+        .join(ev, on="file", how="inner")
+        .filter(
+            (pl.col("eval_ms") < pl.col("stop_ms"))
+            & (pl.col("eval_ms") > pl.col("start_ms"))
+            & (pl.col("eval_progress") > pl.col("first_epoch_num") + pl.col("epoch_count"))
+        )
+        .group_by("file", "first_epoch_num", "epoch_count")
+        .agg(pl.col("eval_progress").n_unique().alias("n_evals"))
+        .sort("file", "first_epoch_num")
+    )
+    out: dict[str, str] = {}
+    for f, first, count, n in inside.iter_rows():
+        out.setdefault(
+            f,
+            f"the training block from token {first:,} (epoch_count {count:,}) holds {n} "
+            "evaluations beyond its end: no step-level throughput from blocks (end to end only)",
+        )
+    return out
 
 
 BENCHMARK_MODELS: dict[str, tuple[str, int | None, int | None]] = {

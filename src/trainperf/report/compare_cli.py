@@ -15,6 +15,7 @@ import warnings
 import polars as pl
 
 from trainperf.compare import (
+    BENCHMARK_NAMES,
     ComparisonWarning,
     cluster_comparison,
     comparison_summary,
@@ -60,6 +61,17 @@ def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
         )
 
 
+def evaluated_notes(frame: pl.DataFrame) -> list[str]:
+    """One line per row whose evaluated side has a ``note`` (a run that failed or was damaged, no
+    valid score, where the precision came from), the benchmark named as in the round warnings:
+    ``GPT-3 175B at 512 GPUs: 1 of 3 runs failed ...``."""
+    lines = []
+    for r in frame.filter(pl.col("note").is_not_null()).iter_rows(named=True):
+        at = f"at {r['n_gpus']:,} GPUs" if r["n_gpus"] else "at an unknown GPU count"
+        lines.append(f"{BENCHMARK_NAMES.get(r['benchmark'], r['benchmark'])} {at}: {r['note']}")
+    return lines
+
+
 def _table(frame: pl.DataFrame) -> str:
     shown = frame.select(list(TABLE_COLUMNS)).with_columns(
         pl.col("evaluated_min", "reference_min").round(2),
@@ -79,7 +91,9 @@ def run_compare(cfg: ClusterConfig, fmt: str = "table", out=None, err=None) -> i
 
     ``table``: the columns of :data:`TABLE_COLUMNS`, rounded, then the summary sentence. ``csv``:
     every column of :data:`trainperf.compare.COMPARISON_SCHEMA`, full precision (``comparison.csv``).
-    ``json``: ``{"config", "rows": [...], "summary", "warnings"}``.
+    ``json``: ``{"config", "rows": [...], "summary", "warnings"}``. The round warnings are
+    ``warning:`` lines on stderr, the evaluated side's notes (:func:`evaluated_notes`) ``note:``
+    lines (json: both in ``warnings``).
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -90,12 +104,14 @@ def run_compare(cfg: ClusterConfig, fmt: str = "table", out=None, err=None) -> i
             "config": cfg.source,
             "rows": frame.to_dicts(),
             "summary": comparison_summary(frame),
-            "warnings": notes,
+            "warnings": notes + evaluated_notes(frame),
         }
         out.write(json.dumps(doc, indent=2, default=str) + "\n")
         return 0
     for line in notes:
         print(f"warning: {line}", file=err)
+    for line in evaluated_notes(frame):  # e.g. a damaged file of the user's that did not count
+        print(f"note: {line}", file=err)
     if fmt == "csv":
         out.write(frame.write_csv())
     elif frame.is_empty():
