@@ -59,6 +59,8 @@ from trainperf.telemetry.activity import (
     write_phase_stats,
 )
 from trainperf.telemetry.mfu import (
+    ACHIEVED_TFLOPS_SCHEMA,
+    TFLOPS_COMPARISON_SCHEMA,
     achieved_tflops,
     allreduce_check,
     logged_flops_per_token,
@@ -77,12 +79,14 @@ from trainperf.telemetry.network import (
 from trainperf.telemetry.phases import phases_from_log, shift_phases, with_phases
 
 __all__ = [
+    "ACHIEVED_TFLOPS_SCHEMA",
     "ACTIVITY_FIELDS",
     "BATCH_ROWS",
     "NIC_RX",
     "NIC_TX",
     "PHASE_SCHEMA",
     "SYNTHETIC_LABEL",
+    "TFLOPS_COMPARISON_SCHEMA",
     "WANTED",
     "achieved_tflops",
     "activity_timeline",
