@@ -20,7 +20,6 @@ from pathlib import Path
 import hostlist
 import polars as pl
 import pytest
-import sacct_mutations as M
 import slurm_reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,6 +32,9 @@ from trainperf.quality import QUALITY_SCHEMA
 from trainperf.slurm import SacctParseError, SacctWarning, checks
 from trainperf.slurm import columns as C
 from trainperf.slurm.columns import WHITESPACE, _list_series
+
+sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+import sacct_mutations as M  # noqa: E402  tests/fuzz: the fuzz scripts' mutations
 
 # readers warn about every sacct field missing from an input; the small inline inputs here omit many
 # on purpose. Tests that check a warning use pytest.warns, which sees it regardless of this filter.
@@ -1362,7 +1364,6 @@ def test_fast_host_list_expansion_equals_python_hostlist(prefix, ranges, bracket
 @given(st.data())
 def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
     """A few hundred mutated inputs per run (the seeded scripts in tests/fuzz do 20k each)."""
-    sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
     rng = random.Random(data.draw(st.integers(0, 2**32)))
     src = data.draw(
         st.sampled_from(
