@@ -11,6 +11,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
+
 def _public_functions():
     for path in sorted((SRC / "trainperf").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
