@@ -1,13 +1,4 @@
-"""Reference tables as data files, and the one loader that reads them.
-
-Two places hold tables, both CSV with a header row:
-
-* this package's folder (``trainperf/tables/*.csv``): tables the readers need to work at all, such as
-  the DCGM field table (``dcgm_fields``) and its aliases (``dcgm_aliases``); their sources are in
-  ``README.md`` beside them;
-* the repository's ``data/reference/*.csv``: the cited reference tables of the report (published
-  results, accelerators, systems, TOP500, memory wall); every row carries its source in a column.
-"""
+"""The loader of the reference tables (:mod:`trainperf.tables` says where they are)."""
 
 from __future__ import annotations
 
@@ -16,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-__all__ = ["PACKAGE_TABLES", "default_reference_dir", "read_table"]
+__all__ = ["PACKAGE_TABLES", "default_reference_dir", "package_table", "read_table"]
 
 PACKAGE_TABLES = Path(__file__).resolve().parent
 """Folder of the tables shipped inside the package."""

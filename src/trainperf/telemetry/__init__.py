@@ -35,8 +35,9 @@ Synthetic data (:mod:`trainperf.synthetic.telemetry`) carry the label ``syntheti
 
 from __future__ import annotations
 
-# the reader frames this package analyses; also keeps ``trainperf.telemetry.dcgm`` as before the split
-from trainperf import dcgm  # noqa: F401
+import warnings
+
+from trainperf import dcgm as _dcgm
 from trainperf.telemetry._common import (
     ACTIVITY_FIELDS,
     BATCH_ROWS,
@@ -114,3 +115,14 @@ __all__ = [
     "with_phases",
     "write_phase_stats",
 ]
+
+
+def __getattr__(name: str):
+    if name == "dcgm":  # the reader package was once reached through this one
+        warnings.warn(
+            "trainperf.telemetry.dcgm is deprecated: import trainperf.dcgm",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _dcgm
+    raise AttributeError(f"module 'trainperf.telemetry' has no attribute {name!r}")

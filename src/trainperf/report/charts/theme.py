@@ -100,6 +100,10 @@ def theme() -> dict:
     }
 
 
+# registered (not enabled) at import, so that save_chart can always export with the report's theme
+alt.theme.register(THEME, enable=False)(theme)
+
+
 def _nice_nodes(values: Iterable[float]) -> list[int]:
     return sorted({int(v) for v in values if v is not None and v > 0})
 
