@@ -25,16 +25,21 @@ import time
 import warnings
 from pathlib import Path
 
+import polars as pl
+from prometheus_client.parser import text_string_to_metric_families
+
+from trainperf import dcgm
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+import dcgm_ingest  # noqa: E402
 import harness  # noqa: E402
+from dcgm_reference import read_exposition as old_read  # noqa: E402
 
 
 def _prometheus_client_mb_s(path: Path, limit_bytes: int = 5_000_000) -> float:
-    from prometheus_client.parser import text_string_to_metric_families
-
     with open(path, "rb") as fh:
         data = fh.read(limit_bytes)
     text = data[: data.rfind(b"\n") + 1].decode()
@@ -54,12 +59,6 @@ def _prometheus_client_mb_s(path: Path, limit_bytes: int = 5_000_000) -> float:
 
 
 def run(quick: bool) -> list[harness.Row]:
-    import dcgm_ingest
-    import polars as pl
-    from dcgm_reference import read_exposition as old_read
-
-    from trainperf import dcgm
-
     size = 10.0 if quick else 100.0
     tmp = Path(tempfile.mkdtemp(prefix="bench_dcgm_"))
     path = tmp / "archive.prom"

@@ -21,20 +21,21 @@ import sys
 import tempfile
 from pathlib import Path
 
+import altair as alt
+import vl_convert as vlc
+
+from trainperf.atomic import write_bytes_atomic
+from trainperf.report import charts
+from trainperf.report.charts.export import _vl_version
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import figure_set  # noqa: E402
 import harness  # noqa: E402
 
 
 def _three_renders(charts_by_name: dict, outdir: Path, langs) -> None:
-    import altair as alt
-    import vl_convert as vlc
-
-    from trainperf.atomic import write_bytes_atomic
-    from trainperf.report import charts
-    from trainperf.report.charts.export import _vl_version
-
     langs, fonts, _ = charts.figure_languages(langs)
     vl = _vl_version()
     for name, chart in charts_by_name.items():
@@ -53,8 +54,6 @@ def _three_renders(charts_by_name: dict, outdir: Path, langs) -> None:
 
 
 def _save_all(charts_by_name: dict, outdir: Path, langs) -> tuple[int, int]:
-    from trainperf.report import charts
-
     written = skipped = 0
     for name, chart in charts_by_name.items():
         res = charts.save_chart(chart, name, outdir, langs=langs)
@@ -64,10 +63,6 @@ def _save_all(charts_by_name: dict, outdir: Path, langs) -> tuple[int, int]:
 
 
 def run(quick: bool) -> list[harness.Row]:
-    import figure_set
-
-    from trainperf.report import charts
-
     with tempfile.TemporaryDirectory(prefix="bench_figures_") as tmp:
         tmp = Path(tmp)
         figs = figure_set.build(tmp / "scratch")

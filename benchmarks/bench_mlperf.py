@@ -22,8 +22,15 @@ Usage: ``.venv/bin/python benchmarks/run_all.py --only mlperf`` (or ``python ben
 from __future__ import annotations
 
 import json
+import statistics
 import sys
+import time
 from pathlib import Path
+
+from mlperf_logging.compliance_checker.mlp_parser import parse_file
+
+from trainperf import mlperf
+from trainperf.mlperf import loader, parse
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -44,8 +51,6 @@ def _limit(files: list[Path]) -> None:
 
 
 def _peer(files: list[Path]) -> None:
-    from mlperf_logging.compliance_checker.mlp_parser import parse_file
-
     for f in files:
         parse_file(str(f), ruleset="4.1.0")
 
@@ -95,9 +100,6 @@ def _imports(repeat: int) -> dict:
 
 def _timed(fns: dict, repeat: int) -> dict:
     """CPU (process_time, all threads) and wall seconds of each callable, interleaved, after a warm-up."""
-    import statistics
-    import time
-
     for f in fns.values():
         f()
     cpu: dict = {k: [] for k in fns}
@@ -163,11 +165,6 @@ def _profile(root: Path, repeat: int = 5) -> str:
     ``json.loads``, the value's and metadata's JSON text, the checks), the rest of the parse, and
     the rest of the load (runs, scores, frames); min over ``repeat`` loads, wrapped with
     ``time.process_time``."""
-    import time
-
-    from trainperf import mlperf
-    from trainperf.mlperf import loader, parse
-
     acc = {"event": 0.0, "read": 0.0, "n": 0}
     ev, rl = parse._event, loader.read_log
 
@@ -211,8 +208,6 @@ def _profile(root: Path, repeat: int = 5) -> str:
 def run(quick: bool = False) -> list[harness.Row]:
     big = _big(50_000_000 if quick else 1_000_000_000)  # first, while this process is small
     imp = _imports(2 if quick else 3)
-    from trainperf import mlperf
-
     files = mlperf.find_result_files(MLPERF)
     size_mb = sum(f.stat().st_size for f in files) / 1e6
     repeat = 3 if quick else 7

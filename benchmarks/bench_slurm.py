@@ -19,6 +19,8 @@ is the figure compared; wall time is printed too. min over the repeats.
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
 import tempfile
 import time
@@ -27,11 +29,15 @@ from pathlib import Path
 
 import polars as pl
 
+from trainperf import slurm
+from trainperf.slurm import derive, parsable
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import harness  # noqa: E402
+import slurm_reference  # noqa: E402
 
 BUNDLED = harness.ROOT / "data" / "slurm" / "synthetic" / "sacct_parsable2.txt"
 TARGET = 5.0
@@ -61,11 +67,6 @@ def _profile(path: Path, repeat: int = 5) -> str:
     """Where the product's CPU time goes: the reader's steps (records split from the lines, the
     per-row parse query, each group of derived columns, the final frames), as shares of the
     whole, min over ``repeat`` runs, measured by wrapping the steps with ``time.process_time``."""
-    import functools
-
-    from trainperf import slurm
-    from trainperf.slurm import derive, parsable
-
     steps = {
         (parsable._Records, "build"): "split into records",
         (derive.Derive, "parse_rows"): "parse query (ids, times, durations, counts, and the "
@@ -114,8 +115,6 @@ def _profile(path: Path, repeat: int = 5) -> str:
 
 
 def _measure(path: Path, label: str, repeat: int, with_before: bool) -> list[harness.Row]:
-    from trainperf import slurm
-
     fns = {
         "product": lambda: slurm.read_sacct_parsable(path),
         "polars": lambda: _peer(path),
@@ -123,8 +122,6 @@ def _measure(path: Path, label: str, repeat: int, with_before: bool) -> list[har
     wall = harness.interleaved(fns, repeat=repeat)
     cpu = _cpu_interleaved(fns, repeat=repeat)
     if with_before:  # once, for the record (it takes seconds on the large file)
-        import slurm_reference
-
         t0 = time.process_time()
         slurm_reference.read_sacct_parsable(path)
         cpu["before"] = time.process_time() - t0
@@ -160,8 +157,6 @@ JSON_TARGET = 1.5
 def _json_peer(path: Path) -> pl.DataFrame:
     """``json.load`` of the dump and ``polars.json_normalize`` of its jobs (and their steps):
     decoding and flattening (mixed types as text: strict=False), nothing checked or derived."""
-    import json
-
     with open(path, "rb") as fh:
         doc = json.load(fh)
     jobs = doc.get("jobs", [])
@@ -172,9 +167,6 @@ def _json_peer(path: Path) -> pl.DataFrame:
 
 def _json_row(repeat: int) -> harness.Row:
     """sacct --json reader against json.load + json_normalize (issue 29)."""
-    import json
-
-    from trainperf import slurm
 
     def load():
         with open(JSON, "rb") as fh:

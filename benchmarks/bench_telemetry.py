@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from trainperf.synthetic import telemetry as synthetic
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -37,8 +39,6 @@ import telemetry_scale  # noqa: E402
 
 def _store_reuse(tmp: Path) -> harness.Row:
     """The main job's synthetic store: generated (first run) vs reused (a re-run)."""
-    from trainperf.synthetic import telemetry as synthetic
-
     ph = synthetic.default_phases()
     cfg = synthetic.SyntheticConfig()
     store = tmp / "synthetic"

@@ -21,12 +21,16 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from trainperf import trace
+from trainperf.trace import hta as hta_engine
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -58,18 +62,14 @@ def _json_load(path: Path) -> int:
 
 
 def _ours(path: Path) -> int:
-    from trainperf import trace
-
     return trace.read_trace(path).kernels.height
 
 
 def _hta(path: Path) -> int:
-    import os
-
-    from trainperf.trace import hta as hta_engine
-
     with hta_engine._quiet():
-        from hta.trace_analysis import TraceAnalysis
+        # deferred: HTA is an optional extra (this row runs only where it is installed), imported
+        # inside _quiet(), which sets the environment and logging its import reads
+        from hta.trace_analysis import TraceAnalysis  # noqa: PLC0415
 
         ta = TraceAnalysis(trace_files={0: str(path)}, trace_dir=os.path.dirname(path))
     return len(ta.t.get_trace(0))
@@ -127,12 +127,7 @@ def _process(name: str, path: Path) -> tuple[float, float]:
 
 
 def _hta_installed() -> bool:
-    try:
-        from trainperf.trace import hta as hta_engine
-
-        return hta_engine.available()
-    except ImportError:
-        return False
+    return hta_engine.available()
 
 
 def run(quick: bool) -> list[harness.Row]:
@@ -185,8 +180,6 @@ def run(quick: bool) -> list[harness.Row]:
     p_hta = min(c for c, _ in procs["hta"])
     w_ours = min(w for _, w in procs["trainperf"])
     w_hta = min(w for _, w in procs["hta"])
-    from trainperf.trace import hta as hta_engine
-
     rows.append(
         harness.Row(
             f"HolisticTraceAnalysis {hta_engine.version()} parser against ours, {what}",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -89,8 +90,6 @@ def _write_scrapes(path: Path, target: int, hosts: int, gpus: int, labs: dict, f
 
 def generate(path: Path, size_mb: float, hosts: int = 4, gpus: int = 8) -> dict:
     """Write the archive; return counts."""
-    import random
-
     rng = random.Random(0)
     target = int(size_mb * 1e6)
     labs = {
@@ -142,8 +141,6 @@ def generate_exporter_archive(path: Path, size_mb: float, hosts: int = 8, gpus: 
     <epoch s>`` line before each, and the labels dcgm-exporter 3.x/4.x writes on Kubernetes: gpu,
     UUID, pci_bus_id, device, modelName, Hostname, DCGM_FI_DRIVER_VERSION, and container,
     namespace, pod of the job's pod on the GPU (one training pod per node). Returns counts."""
-    import random
-
     rng = random.Random(0)
     target = int(size_mb * 1e6)
     labs = {

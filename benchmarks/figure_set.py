@@ -13,12 +13,15 @@ from pathlib import Path
 
 import polars as pl
 
+from trainperf import compare, dcgm, flops, mlperf, slurm, telemetry, trace
+from trainperf import jobs as jobstats
+from trainperf.config import DEMO_CONFIG, load_config
+from trainperf.synthetic import telemetry as synthetic
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _mlperf(charts, figs):
-    from trainperf import mlperf
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = mlperf.load_results(ROOT / "data/mlperf")
@@ -32,9 +35,6 @@ def _mlperf(charts, figs):
 
 
 def _eos(charts, figs):
-    from trainperf import compare, flops
-    from trainperf.config import DEMO_CONFIG, load_config
-
     published = compare.load_published_results(ROOT / "data/reference/published_results.csv")
     # the demo's names and quoted ratio, as the book gets them
     demo = load_config(ROOT / DEMO_CONFIG)
@@ -61,8 +61,6 @@ def _eos(charts, figs):
 
 
 def _memory(charts, figs):
-    from trainperf import compare, flops
-
     spec, rec = flops.PRESETS["gpt3_175b"], flops.RECIPES["mixed_adam_fp32_grads"]
     acc = flops.load_accelerators().filter(
         pl.col("accelerator") == flops.resolve_accelerator("H100 SXM")
@@ -87,9 +85,6 @@ def _memory(charts, figs):
 
 
 def _telemetry(charts, figs, scratch: Path):
-    from trainperf import dcgm, mlperf, telemetry
-    from trainperf.synthetic import telemetry as synthetic
-
     log = ROOT / "data/mlperf/v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,9 +123,6 @@ def _telemetry(charts, figs, scratch: Path):
 
 
 def _slurm(charts, figs):
-    from trainperf import jobs as jobstats
-    from trainperf import slurm
-
     data = slurm.read_sacct_dumps([ROOT / "data/slurm/synthetic/sacct_parsable2.txt"], tz="UTC")
     jobs = data.jobs
     figs["slurm_share_by_state"] = charts.slurm_share_by_state(
@@ -149,8 +141,6 @@ def _slurm(charts, figs):
 
 
 def _trace(charts, figs):
-    from trainperf import dcgm, trace
-
     cap = ROOT / "data/traces/h200_1gpu_1.3b_20261201T0923Z"
     traces = trace.read_traces(cap / "trace")
     figs["trace_step_breakdown"] = charts.trace_step_breakdown(trace.step_breakdown(traces))
@@ -160,8 +150,6 @@ def _trace(charts, figs):
 
 def build(scratch: Path) -> dict:
     """``{figure name: chart}`` for the report's figures; ``scratch`` holds the synthetic telemetry."""
-    from trainperf.report import charts
-
     figs: dict = {}
     _mlperf(charts, figs)
     _eos(charts, figs)

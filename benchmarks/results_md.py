@@ -17,6 +17,8 @@ import re
 import sys
 from pathlib import Path
 
+from trainperf.atomic import write_text_atomic
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 README = HERE.parent / "README.md"
@@ -43,8 +45,6 @@ def write(new: dict[str, str], path: Path = RESULTS) -> str:
     merged = {**old, **new}
     order = sorted(merged)
     text = TITLE + "".join(f"\n<!-- bench:{n} -->\n{merged[n]}<!-- /bench:{n} -->\n" for n in order)
-    from trainperf.atomic import write_text_atomic
-
     write_text_atomic(text, path)
     return text
 
@@ -84,8 +84,6 @@ def update_readme(results: Path = RESULTS, readme: Path = README) -> bool:
     new = text[:a] + readme_table(results.read_text(encoding="utf-8")) + text[b:]
     if new == text:
         return False
-    from trainperf.atomic import write_text_atomic
-
     write_text_atomic(new, readme)
     return True
 

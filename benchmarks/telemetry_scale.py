@@ -38,6 +38,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import shutil
@@ -47,7 +48,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import polars as pl
+
+from trainperf import promsource, telemetry
+from trainperf.synthetic import telemetry as synthetic
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import promserver  # noqa: E402  tests/promserver.py, the suite's Prometheus server
 
 CHILD = r"""
 import json, resource, sys, time
@@ -122,10 +131,6 @@ print(json.dumps(out))
 
 def tiled_phases(phases, k: int):
     """k copies of the run's phases back to back (gap = the run's own margin), renamed per copy."""
-    import datetime as dt
-
-    import polars as pl
-
     if k == 1:
         return phases
     span = phases["end"].max() - phases["start"].min() + dt.timedelta(seconds=60)
@@ -140,8 +145,6 @@ def tiled_phases(phases, k: int):
 
 def config(nodes: int, base, k: int, idle: bool):
     """The synthetic configuration of one size (``idle``: one run, idle margins to k runs' length)."""
-    from trainperf.synthetic import telemetry as synthetic
-
     if not idle:
         return synthetic.SyntheticConfig(n_nodes=nodes, job_nodes=min(64, nodes))
     span = (base["end"].max() - base["start"].min()).total_seconds() + 60
@@ -188,8 +191,6 @@ STORES_ENV = "TRAINPERF_BENCH_STORES"
 def _store_key(k: int, nodes: int, idle: bool) -> str:
     """:func:`trainperf.synthetic.telemetry.store_key` of one size: configuration, phases,
     generator source, field table and polars version."""
-    from trainperf.synthetic import telemetry as synthetic
-
     base = synthetic.default_phases()
     return synthetic.store_key(
         config(nodes, base, k, idle), base if idle else tiled_phases(base, k)
@@ -274,12 +275,6 @@ def bench_prometheus(nodes: int, tmp: Path) -> dict | None:
             flush=True,
         )
         return None
-    import polars as pl
-    import promserver
-
-    from trainperf import promsource, telemetry
-    from trainperf.synthetic import telemetry as synthetic
-
     base = synthetic.default_phases()
     cfg = synthetic.SyntheticConfig(n_nodes=nodes, job_nodes=min(64, nodes))
     t = time.perf_counter()

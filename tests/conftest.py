@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -61,10 +63,9 @@ def main_job(tmp_path_factory):
     does not ask for is written too, for the test that reads it instead of executing the
     notebook again: ``tmp/out/scratch/rails.parquet`` (telemetry's ``results_path``), inside the
     output folder, so that the appendix shows it relative to it like every output path."""
-    import os
-    import sys
-
-    from trainperf.report import job as report
+    # deferred: trainperf.report.job takes ~1.9 s to import (python -X importtime), which a
+    # focused run of a test file that needs no report would pay at collection
+    from trainperf.report import job as report  # noqa: PLC0415
 
     tmp = tmp_path_factory.mktemp("report")
     lines = []
@@ -99,15 +100,13 @@ def main_job(tmp_path_factory):
 def built_site(main_job, tmp_path_factory):
     """The site a reader browses: the Quarto book (rendered in a copy of the checkout) when quarto is
     on PATH, otherwise the preview site of :func:`main_job`. Returns the folder holding index.html."""
-    import shutil as _sh
+    from trainperf.report import job as report  # noqa: PLC0415  as in main_job
 
-    from trainperf.report import job as report
-
-    if _sh.which("quarto") is None:
+    if shutil.which("quarto") is None:
         return Path(main_job[1].site).parent
     work = tmp_path_factory.mktemp("book") / "repo"
-    _sh.copytree(
-        ROOT, work, ignore=_sh.ignore_patterns(".venv", ".git", "_book", "_output", "figures")
+    shutil.copytree(
+        ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "_book", "_output", "figures")
     )
     report.run_report(
         root=work, use_quarto=True, log=lambda *_: None, progress=False, fail_fast=True
@@ -119,8 +118,6 @@ def built_site(main_job, tmp_path_factory):
 def _trainperf_cache_session(tmp_path_factory):
     """The reference batch cache (``$TRAINPERF_CACHE``) of fixtures shared by several tests: in the
     session's temporary folder, never the user's ``~/.cache/trainperf``."""
-    import os
-
     old = os.environ.get("TRAINPERF_CACHE")
     os.environ["TRAINPERF_CACHE"] = str(tmp_path_factory.mktemp("trainperf-cache"))
     yield
@@ -193,8 +190,6 @@ _GROUPS_ENV = "TRAINPERF_XDIST_GROUPS"
 
 def pytest_configure(config):
     if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", None):
-        import tempfile
-
         os.environ[_GROUPS_ENV] = tempfile.mkdtemp(prefix="trainperf-xdist-groups-")
 
 
@@ -202,7 +197,8 @@ def pytest_configure(config):
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    # deferred: a pytest-xdist hook (optionalhook), called only where xdist runs the session
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415
 
     class GroupScheduling(LoadScopeScheduling):
         """One work unit per group of tests/conftest.py (:data:`SHARED_GROUPS`); every other

@@ -4,7 +4,10 @@ small synthetic MLPerf logs. Fixtures stay in ``conftest.py``; pytest imports th
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
+
+from trainperf import dcgm
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -64,10 +67,6 @@ def main_job_languages(main_job) -> set[str]:
 
 def read_exposition_warned(path: Path):
     """``dcgm.read_exposition_reading(path)`` and the messages of the DcgmWarnings it gave."""
-    import warnings
-
-    from trainperf import dcgm  # here, not at the top: conftest imports this module first
-
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         r = dcgm.read_exposition_reading(path)

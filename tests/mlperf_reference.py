@@ -20,7 +20,9 @@ import polars as pl
 from mlperf_logging import benchmark_meta
 from mlperf_logging.compliance_checker.mlp_parser import ruleset_410 as _mllog_grammar
 from mlperf_logging.result_summarizer import result_summarizer as _summarizer
+from tqdm.auto import tqdm
 
+from trainperf import flops as fl
 from trainperf.errors import DataWarning
 
 __all__ = [
@@ -462,8 +464,6 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     rows, frames = [], []
     iterator = files_
     if progress:
-        from tqdm.auto import tqdm
-
         iterator = tqdm(files_, desc="MLPerf logs", unit="file")
     for f in iterator:
         before = len(sink)
@@ -749,8 +749,6 @@ def throughput(
         mfu_fp8_dense_step, mfu_bf16_dense_e2e, mfu_fp8_dense_e2e (Float64, fraction 0-1),
         hfu_bf16_dense_step, hfu_fp8_dense_step (Float64 or null), note (String).
     """
-    from trainperf import flops as fl
-
     presets = {"gpt3": fl.GPT3_175B}
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
     bl = (

@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from trainperf.synthetic import telemetry as synthetic
+
 __all__ = ["LocalPrometheus", "binaries_missing", "write_openmetrics"]
 
 CONFIG = "global:\n  scrape_interval: 1h\nscrape_configs: []\n"
@@ -52,8 +54,6 @@ def write_openmetrics(cfg: Any, phases: Any, path: str | os.PathLike) -> int:
     Returns:
         the number of samples written.
     """
-    from trainperf.synthetic import telemetry as synthetic
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -155,8 +160,6 @@ def test_example_grid_loads():
 
 
 def test_cli_hookup_keeps_top_level_debug():
-    import argparse
-
     p = argparse.ArgumentParser()
     p.add_argument("--debug", action="store_true")
     sub = p.add_subparsers(dest="command")
@@ -354,11 +357,6 @@ def test_workers_must_be_positive(capsys):
 
 @pytest.mark.slow
 def test_sigterm_stops_workers_and_records_what_finished(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    import time
-
     spec = {
         "notebook": str(NOTEBOOK),
         "output": str(tmp_path / "out"),

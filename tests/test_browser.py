@@ -14,7 +14,11 @@ import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import polars as pl
+import pypandoc
 import pytest
+
+from trainperf.report.display import to_markdown
 
 pytestmark = pytest.mark.slow
 
@@ -131,11 +135,6 @@ def test_every_page_renders_offline(built_site, browser, tmp_path_factory):
 def test_hostile_job_name_stays_text(tmp_path, browser):
     # the demo's job names are plain (no test strings in the demo data): the probe name goes
     # through the book's own table path (display.to_markdown, then pandoc) on a page of its own
-    import polars as pl
-    import pypandoc
-
-    from trainperf.report.display import to_markdown
-
     md = to_markdown(
         pl.DataFrame({"name": [XSS, "plain"], "days": [3.88, 1.0]}),
         {"name": "Job name", "days": "Run time (days)"},

@@ -3,6 +3,7 @@ when unchanged (issue 16)."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -10,15 +11,20 @@ import zlib
 from datetime import UTC, datetime, timedelta
 
 import altair as alt
+import nbformat
 import numpy as np
 import polars as pl
 import pytest
+import vl_convert as vlc
 import yaml
 from helpers import ROOT
+from nbclient import NotebookClient
 
 from trainperf import compare, flops
 from trainperf.report import charts
 from trainperf.report.charts import export, memory, theme
+from trainperf.report.charts.export import _vl_version
+from trainperf.report.charts.operations import _SIZE_COLORS, _SIZE_ORDER
 from trainperf.report.charts.telemetry import heatmap_columns
 
 
@@ -285,8 +291,6 @@ def _lab(hex_colour: str, matrix=None) -> np.ndarray:
 
 @pytest.mark.parametrize("vision", [None, *_CVD])
 def test_palette_series_stay_apart_also_for_colour_blind_readers(vision):
-    from trainperf.report.charts.operations import _SIZE_COLORS
-
     m = _CVD.get(vision)
     for palette in (theme.PALETTE, ["#000000", *_SIZE_COLORS]):
         worst = min(
@@ -316,9 +320,6 @@ def test_chart_cell_options_are_valid_yaml():
 
 
 def test_chart_display_in_a_kernel_is_svg_only():
-    import nbformat
-    from nbclient import NotebookClient
-
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
@@ -372,8 +373,6 @@ def test_svg_element_ids_are_unique_per_chart():
 
 
 def test_a_chart_exported_then_displayed_is_rendered_once(tmp_path, monkeypatch):
-    import vl_convert as vlc
-
     calls = []
     real = vlc.vegalite_to_svg
 
@@ -422,10 +421,6 @@ def _pdf_content(pdf: bytes) -> list[bytes]:
 
 
 def test_png_and_pdf_derived_from_the_svg_match_direct_renders(tmp_path):
-    import vl_convert as vlc
-
-    from trainperf.report.charts.export import _vl_version
-
     ch = _small()
     charts.save_chart(ch, "s", tmp_path, langs=("en",))
     with alt.theme.enable(charts.THEME):
@@ -486,8 +481,6 @@ def test_export_progress_summary():
 
 
 def _svg_texts(chart) -> list[str]:
-    import html
-
     svg = export.render_svg(chart.to_dict())
     return [html.unescape(t) for t in re.findall(r"<text[^>/]*>([^<]*)</text>", svg)]
 
@@ -538,8 +531,6 @@ def test_eval_curve_tick_labels_carry_their_own_prefix():
 
 
 def test_gpu_hours_over_time_has_headroom_and_names_the_years():
-    from trainperf.report.charts.operations import _SIZE_ORDER
-
     months = [datetime(2024, 11, 1), datetime(2024, 12, 1), datetime(2025, 1, 1)]
     frame = pl.DataFrame(
         {

@@ -7,13 +7,16 @@ from __future__ import annotations
 import html
 import re
 import warnings
+from datetime import datetime
 
 import altair as alt
 import polars as pl
 import pytest
+from helpers import ROOT, main_job_languages
 
-from trainperf.report import charts
-from trainperf.report.charts import fonts
+from trainperf.report import charts, job
+from trainperf.report.charts import export, fonts, i18n
+from trainperf.report.charts.operations import _SIZE_ORDER
 
 
 def _chart():
@@ -158,10 +161,6 @@ def test_font_choice_prefers_a_japanese_sans_face(monkeypatch):
 
 @pytest.mark.slow
 def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
-    from helpers import ROOT
-
-    from trainperf.report import job
-
     monkeypatch.setenv("TRAINPERF_CJK_FONT", "No Such Font CJK 12345")
     lines: list[str] = []
     nb = job.NotebookSpec(
@@ -246,8 +245,6 @@ def test_main_job_exports_the_figure_set_in_both_languages(main_job):
         "slurm_runtime_distribution",
         "cluster_job_layout",
     }
-    from helpers import main_job_languages
-
     # the languages the job wrote when it ran, not whether a font is installed now
     if "ja" not in main_job_languages(main_job):
         assert talk_figures <= en and not ja
@@ -282,11 +279,6 @@ def test_main_job_exports_the_figure_set_in_both_languages(main_job):
 
 @needs_cjk
 def test_trace_and_monthly_figures_are_japanese_throughout():
-    from datetime import datetime
-
-    from trainperf.report.charts import export, i18n
-    from trainperf.report.charts.operations import _SIZE_ORDER
-
     sb = pl.DataFrame(
         {
             "rank": [0, 0],

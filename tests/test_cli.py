@@ -8,6 +8,9 @@ import sys
 import pytest
 from helpers import MLPERF
 
+from trainperf.report import cli, job
+from trainperf.report.cli import parse_overrides
+
 
 def _run(*args):
     return subprocess.run(
@@ -39,8 +42,6 @@ def test_runs_command_prints_scores():
 
 
 def test_parse_overrides(tmp_path, monkeypatch):
-    from trainperf.report.cli import parse_overrides
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sacct.txt").write_text("x")
     got = parse_overrides(
@@ -82,8 +83,6 @@ def test_report_jobs_must_be_a_positive_whole_number(value, tmp_path):
 
 
 def test_report_jobs_reaches_the_job(monkeypatch):
-    from trainperf.report import cli, job
-
     seen = {}
     monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or job.ReportSummary())
     cli.main(["report", "--jobs", "3"])

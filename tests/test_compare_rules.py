@@ -10,11 +10,13 @@ Expected values: the bundled logs' published scores (MLPerf Training v3.1/v4.1 r
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
 import os
 import shutil
 import stat
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -23,9 +25,16 @@ import yaml
 from helpers import MLPERF, ROOT
 
 from trainperf import compare, flops
-from trainperf.config import parse_config
+from trainperf.compare import evaluated, ratios
+from trainperf.config import parse_config, report_overrides
 from trainperf.errors import ConfigError
-from trainperf.report import cli
+from trainperf.flops import memory
+from trainperf.mlperf import load_results
+from trainperf.report import charts, cli, job
+from trainperf.report.charts.eos import KIND_LABELS
+from trainperf.report.charts.theme import _log_encoding, log_ticks
+from trainperf.report.compare_cli import config_comparison
+from trainperf.report.job import _comparison_line, logs_flags
 
 EOS_N32 = MLPERF / "v4.1" / "NVIDIA"
 N32_SYSTEM = "eos_n32_ngc24.09_nemo"
@@ -69,10 +78,6 @@ def _side(
 
 @pytest.fixture(scope="module")
 def eos():
-    import warnings
-
-    from trainperf.mlperf import load_results
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # data/mlperf bundles Oracle's GPT-3 beside Eos: the reference is Eos's folders only
@@ -233,13 +238,9 @@ def test_an_accelerator_described_in_the_config_feeds_mfu_and_memory(tmp_path):
         {"name": "X", "accelerator": acc, "gpus_per_node": 8, "mlperf": str(logs)}, tmp_path
     )
     assert cfg.accelerator == "MI325X" and cfg.gpu_memory_gb == 256
-    from trainperf.report.compare_cli import config_comparison
-
     (r,) = config_comparison(cfg).rows(named=True)
     assert r["evaluated_mfu_bf16"] == pytest.approx(r["evaluated_model_tflops_per_gpu"] / 1307.4)
     assert r["evaluated_mfu_fp8"] == pytest.approx(r["evaluated_model_tflops_per_gpu"] / 2614.9)
-    from trainperf.config import report_overrides
-
     assert report_overrides(cfg).overrides["memory_model"]["gpu_memory_gb"] == 256
     with pytest.raises(ConfigError, match="accelerator.source: required key missing"):
         parse_config({"name": "X", "accelerator": {k: v for k, v in acc.items() if k != "source"},
@@ -268,8 +269,6 @@ def test_memory_prose_follows_the_accelerators_memory(accelerator, gb, per_node,
 def test_a_shell_traced_sysjson_line_does_not_lose_the_gpu_count(tmp_path):
     # a flat folder of result_*.txt whose first SYSJSON line is `+ echo ':::SYSJSON {...}'`
     # (Oracle v4.1 logs): the real line after it gives 32 nodes x 8 = 256 GPUs
-    from trainperf.mlperf import load_results
-
     desc = json.loads((EOS_N32 / "systems" / f"{N32_SYSTEM}.json").read_text())
     body = json.dumps(desc)
     src = (EOS_N32 / "results" / N32_SYSTEM / "gpt3" / "result_0.txt").read_text()
@@ -279,11 +278,6 @@ def test_a_shell_traced_sysjson_line_does_not_lose_the_gpu_count(tmp_path):
 
 
 def test_doctests_of_the_formulas():
-    import doctest
-
-    from trainperf.compare import evaluated, ratios
-    from trainperf.flops import memory
-
     for mod in (ratios, evaluated, memory):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0, mod.__name__
@@ -317,8 +311,6 @@ def test_trainperf_compare_prints_the_comparison_without_the_book(tmp_path, caps
 def test_quarto_renders_a_staged_book_for_any_out(tmp_path, monkeypatch):
     # a fake quarto that records its arguments and folder; the book must be rendered from a
     # staged copy that links this run's outputs, with the cluster's name in its title
-    from trainperf.report import job
-
     bindir = tmp_path / "bin"
     bindir.mkdir()
     fake = bindir / "quarto"
@@ -358,16 +350,12 @@ def test_quarto_renders_a_staged_book_for_any_out(tmp_path, monkeypatch):
 
 
 def test_the_comparison_figure_shows_the_estimate_and_its_bounds_from_zero(eos):
-    from trainperf.report import charts
-
     frame = compare.log_comparison(_side("L", "llama2_70b_lora", 32, 10.0), eos)
     spec = charts.comparison_ratio_by_gpus(frame).to_dict()
     (panel,) = spec["hconcat"]
     one, bars, points = panel["layer"]
     assert points["encoding"]["y"]["scale"]["domain"][0] == 0.0  # honest baseline
     # the bar spans the two bounds (1.0933 .. 1.4322, test above), the point the estimate
-    from trainperf.report.charts.eos import KIND_LABELS
-
     (row,) = spec["datasets"][bars["data"]["name"]]
     assert row["lo"] == pytest.approx(320 / (64 * T64)) and row["hi"] == pytest.approx(
         320 / (8 * T8)
@@ -376,8 +364,6 @@ def test_the_comparison_figure_shows_the_estimate_and_its_bounds_from_zero(eos):
 
 
 def test_reference_batch_runs_are_shared_by_every_out_and_keyed_by_their_inputs(tmp_path):
-    from trainperf.report import job
-
     cache = tmp_path / "cache"
 
     def folder(out, ref=MLPERF):
@@ -396,8 +382,6 @@ def test_reference_batch_runs_are_shared_by_every_out_and_keyed_by_their_inputs(
 def test_a_narrow_log_axis_gets_several_ticks():
     # three runs of 19.2-20.1 min (Oracle v4.1 GPT-3), padded x1.25: 15.36-25.13 min; the 1-2-5
     # ticks there are 20 alone; evenly spaced in log space, 2 digits: 17, 20, 22, 25
-    from trainperf.report.charts.theme import _log_encoding, log_ticks
-
     assert log_ticks(19.2 / 1.25, 20.1 * 1.25) == [20.0]
     assert _log_encoding([19.2, 19.7, 20.1], 1.25, 8)["axis"].values == [17.0, 20.0, 22.0, 25.0]
 
@@ -405,8 +389,6 @@ def test_a_narrow_log_axis_gets_several_ticks():
 def test_gpt3_prose_only_where_gpt3_logs_are_read(eos):
     # a LoRA-only user (Dell's 16 GB200 LoRA, say): no GPT-3 sentence; the demo (no mlperf:,
     # the bundled Eos logs shown): all
-    from trainperf.report.job import logs_flags
-
     class Cfg:
         mlperf = "/some/logs"
 
@@ -424,8 +406,6 @@ def test_gpt3_prose_only_where_gpt3_logs_are_read(eos):
 
 
 def test_one_comparison_is_one_row_in_the_log_line(eos):
-    from trainperf.report.job import _comparison_line
-
     class Cfg:
         mlperf = "/x"
         published = None

@@ -27,8 +27,15 @@ from trainperf.config import (
     report_overrides,
     write_template,
 )
+from trainperf.config import parse_config as pc
 from trainperf.errors import ConfigError
-from trainperf.report import cli
+from trainperf.report import cli, job
+from trainperf.report import job as report
+from trainperf.report.absent import write_absent_notebook
+from trainperf.report.charts.fonts import LANGS_ENV
+from trainperf.report.job import _comparison_line, site_figures
+from trainperf.report.notebooks import cell_options
+from trainperf.report.preview.pages import _conditional_content, chapter_markdown, notebook_markdown
 
 slow = pytest.mark.slow
 
@@ -228,9 +235,6 @@ def test_published_rows_against_the_reference_logs_reproduce_the_paper():
 def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
     tmp_path, monkeypatch
 ):
-    from trainperf.report import job as report
-    from trainperf.report.charts.fonts import LANGS_ENV
-
     # the English figures only (the book's language here; the main job exports the Japanese set)
     monkeypatch.setenv(LANGS_ENV, "en")
     cfg = _write(tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path))})
@@ -294,8 +298,6 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
 
 
 def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
-    from trainperf.report.preview.pages import _conditional_content
-
     text = (
         "a\n"
         '::: {.content-visible when-meta="values.inputs.telemetry"}\n'
@@ -324,10 +326,6 @@ def test_the_preview_keeps_or_drops_conditional_content_as_quarto_does():
 
 
 def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_path):
-    from trainperf.report.absent import write_absent_notebook
-    from trainperf.report.notebooks import cell_options
-    from trainperf.report.preview.pages import chapter_markdown, notebook_markdown
-
     src = ROOT / "notebooks" / "slurm_jobs.ipynb"
     labels = [
         str(cell_options("".join(c["source"])).get("label", ""))
@@ -359,8 +357,6 @@ def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_p
 
 
 def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
-    from trainperf.report import job as report
-
     capture = ROOT / "data/telemetry/h200_1gpu_1.3b_20261129T1852Z"
     dump = ROOT / "data/slurm/synthetic/sacct_parsable2.txt"  # any sacct dump file will do here
     cfg = parse_config(
@@ -400,8 +396,6 @@ def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
 
 
 def test_language_ja_shows_the_japanese_figures_in_the_preview(tmp_path):
-    from trainperf.report.job import site_figures
-
     figures = tmp_path / "figures"
     figures.mkdir()
     assert site_figures(figures, "ja") == figures  # none exported yet: the English ones
@@ -413,8 +407,6 @@ def test_language_ja_shows_the_japanese_figures_in_the_preview(tmp_path):
 
 
 def test_report_config_on_the_command_line(tmp_path, monkeypatch):
-    from trainperf.report import job
-
     seen = {}
     monkeypatch.setattr(job, "run_report", lambda **kw: seen.update(kw) or job.ReportSummary())
     cfg = _write(tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path))})
@@ -479,8 +471,6 @@ def test_an_unreadable_config_names_the_file_and_line(tmp_path, capsys, content,
 
 
 def test_bad_overrides_name_the_parameter_or_the_file(tmp_path, capsys, monkeypatch):
-    from trainperf.report import job
-
     monkeypatch.setattr(job, "run_report", lambda **kw: pytest.fail("must not run"))
     rc, line = _one_line(capsys, ["report", "-p", "mlperf_runs.mlperf_path=[oops"])
     assert rc == 1
@@ -500,8 +490,6 @@ def test_bad_overrides_name_the_parameter_or_the_file(tmp_path, capsys, monkeypa
 
 
 def test_init_on_a_folder_and_out_on_a_file_are_refused(tmp_path, capsys, monkeypatch):
-    from trainperf.report import job
-
     folder = tmp_path / "dirx"
     folder.mkdir()
     rc, line = _one_line(capsys, ["init", str(folder), "--force"])
@@ -533,9 +521,6 @@ def test_damaged_logs_where_no_run_scores_give_rows_that_say_why(tmp_path):
     assert (row["benchmark"], row["n_nodes"]) == ("gpt3", 96)
     assert row["evaluated_min"] is None and row["ratio"] is None
     assert row["note"].startswith("no valid score: 3 of 3 runs failed or damaged"), row["note"]
-    from trainperf.config import parse_config as pc
-    from trainperf.report.job import _comparison_line
-
     line = _comparison_line(out, pc({**BASE, "mlperf": str(root)}, tmp_path))
     assert "none scored: gpt3 at 768 GPUs: no valid score: 3 of 3 runs failed" in line, line
 
@@ -599,8 +584,6 @@ def test_chapters_draw_the_job_layout_only_where_one_is_known():
     # logs of a system no parallel layout is known for (the Eos copy under another name) record
     # no layout_* values; the cluster and summary chapters must not ask for them (before: "no
     # generated value 'values.mlperf_runs.layout_system'", both chapters left out of the site)
-    from trainperf.report.preview.pages import _conditional_content
-
     nb = json.loads((ROOT / "notebooks" / "mlperf_runs.ipynb").read_text(encoding="utf-8"))
     assert any(
         'vals["layout_known"] = bool(layout_vals)' in "".join(c["source"]) for c in nb["cells"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
+import yaml
 
 from trainperf.config import yamlfile
 from trainperf.errors import ConfigError
@@ -72,8 +73,6 @@ def test_expanded_size_counts_shared_nodes_once_but_expansions_fully():
     # 3 levels of 9 aliases: the document stands for 1 + 9 + 81 + 729 ... nodes; by hand, a list
     # of n children is 1 + n x child: l0 = 1 + 9 = 10, l1 = 1 + 9*10 = 91, l2 = 1 + 9*91 = 820;
     # the mapping = 1 + 3 keys + 10 + 91 + 820 = 925
-    import yaml
-
     text = "".join(BOMB.splitlines(keepends=True)[:3])
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     assert yamlfile._expanded_size(node, 10**9) == 925

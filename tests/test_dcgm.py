@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from pathlib import Path
 
@@ -62,8 +63,6 @@ def test_single_scrape_defaults_to_file_mtime(tmp_path):
         .replace(b" 1767225600000", b"")
         .replace(b" 1767225601500", b"")
     )
-    import os
-
     os.utime(p, (1767225700, 1767225700))
     f = dcgm.read_exposition(p)
     assert set(f["timestamp"].to_list()) == {T0 + dt.timedelta(seconds=100)}

@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 from helpers import quality_by_check, read_exposition_warned
 
-from trainperf import dcgm
+from trainperf import dcgm, telemetry
+from trainperf.errors import DataWarning
 
 T0_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z in epoch ms
 T0 = T0_MS // 1000
@@ -277,9 +278,6 @@ def test_mig_rows_warned_with_file_and_line(tmp_path):
 
 def test_phase_stats_without_overlap_says_so(tmp_path):
     # telemetry of 2026-01-01 against a run of 2024-09-20 (the LoRA log): no statistic, a warning
-    from trainperf import telemetry
-    from trainperf.errors import DataWarning
-
     p = tmp_path / "t.prom"
     p.write_text(f"{T0}\n" + sample("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "n1", 0.5) + "\n")
     f = dcgm.read_exposition(p)

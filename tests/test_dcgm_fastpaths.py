@@ -13,8 +13,10 @@ import polars as pl
 import pytest
 
 from trainperf.dcgm import checks
-from trainperf.dcgm.series import normalise_series
+from trainperf.dcgm.exposition import _sid_of_kid
+from trainperf.dcgm.series import normalise_series, series_frame
 from trainperf.dcgm.text import split_series_key
+from trainperf.quality import QualityLog
 
 KEYS = [
     'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7"}',
@@ -74,9 +76,6 @@ def test_increasing_keys(sids, ts, increasing):
 
 
 def test_duplicate_still_found_behind_the_fast_path():
-    from trainperf.dcgm.series import series_frame
-    from trainperf.quality import QualityLog
-
     # in time order except the last scrape repeats the first sample: 1 duplicate_sample
     s = _samples([0, 1, 0, 1, 0], [10, 10, 20, 20, 20])
     log = QualityLog(category=checks.DcgmWarning)
@@ -98,8 +97,6 @@ def test_duplicate_still_found_behind_the_fast_path():
     ],
 )
 def test_sid_of_kid_as_replace_strict(kids, kid_sid):
-    from trainperf.dcgm.exposition import _sid_of_kid
-
     df = pl.DataFrame({"kid": kids}, schema={"kid": pl.UInt32})
     got = df.select(_sid_of_kid(df["kid"], kid_sid).alias("sid"))["sid"]
     want = df.select(

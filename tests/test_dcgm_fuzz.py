@@ -3,6 +3,7 @@ damaged input gives a frame or the product's own error naming the source, never 
 
 from __future__ import annotations
 
+import random
 import sys
 import warnings
 from pathlib import Path
@@ -62,7 +63,5 @@ def test_dmon_damage(cut, junk, at):
 @settings(**common)
 @given(st.integers(0, 2**32))
 def test_prometheus_api_wrong_node_types(seed):
-    import random
-
     data = mutate.mutate_json(API, random.Random(seed))
     _read_or_product_error(dcgm.read_prometheus_api, data)

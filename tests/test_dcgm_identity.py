@@ -15,6 +15,7 @@ from dcgm_reference import read_grafana_csv as old_grafana
 from dcgm_reference import read_prometheus_api as old_api
 
 from trainperf import dcgm
+from trainperf.synthetic import telemetry as synthetic
 
 D = Path(__file__).parent / "data" / "dcgm"
 REAL = Path(__file__).resolve().parents[1] / "data" / "telemetry"
@@ -70,8 +71,6 @@ def test_other_readers_identical_on_fixtures():
 
 
 def test_synthetic_archive_identical(tmp_path):
-    from trainperf.synthetic import telemetry as synthetic
-
     cfg = synthetic.SyntheticConfig(n_nodes=2, job_nodes=1, interval_s=60.0)
     p = tmp_path / "syn.prom"
     synthetic.write_exposition(cfg, synthetic.default_phases(), p)

@@ -5,6 +5,7 @@ import datetime as dt
 import re
 
 import polars as pl
+import pypandoc
 import pytest
 
 from trainperf.report.display import (
@@ -26,8 +27,6 @@ def _cells(line: str) -> list[str]:
 
 
 def _html(markdown: str) -> str:
-    import pypandoc
-
     return pypandoc.convert_text(markdown, "html5", format="markdown", extra_args=["--wrap=none"])
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from trainperf import flops, tables
 from trainperf.flops import (
     GPT3_175B,
     LLAMA2_70B,
@@ -259,8 +260,6 @@ def test_modelspec_validation():
 
 
 def test_reference_table_loader_under_its_old_flops_name_warns_naming_trainperf_tables():
-    from trainperf import flops, tables
-
     with pytest.warns(DeprecationWarning, match=r"use trainperf\.tables\.read_table"):
         old = flops.read_reference
     assert old is tables.read_table

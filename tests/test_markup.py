@@ -5,12 +5,17 @@ no Quarto shortcode can come out of a config's name or description, in the chapt
 from __future__ import annotations
 
 import ast
+import html as h
 import json
+import re
 from pathlib import Path
 
 import pytest
+from IPython.display import Markdown
 
+from trainperf.config import config_values, load_config
 from trainperf.markup import WORD_JOINER, html_text, md_code, md_text
+from trainperf.report.preview.pages import chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = [
@@ -32,9 +37,6 @@ def html_of(md: str) -> str:
 
 
 def visible(html: str) -> str:
-    import html as h
-    import re
-
     return h.unescape(re.sub(r"<[^>]+>", "", html)).replace(WORD_JOINER, "").strip()
 
 
@@ -71,8 +73,6 @@ def test_html_text():
 
 
 def test_config_values_escaped_for_the_prose(tmp_path):
-    from trainperf.config import config_values, load_config
-
     demo = (ROOT / "configs" / "sakuraone.yaml").read_text()
     lines = demo.splitlines()
     k = next(i for i, ln in enumerate(lines) if ln.startswith("name:"))
@@ -90,8 +90,6 @@ def test_config_values_escaped_for_the_prose(tmp_path):
 
 
 def test_preview_never_reads_a_value_as_a_shortcode(tmp_path):
-    from trainperf.report.preview.pages import chapter_markdown
-
     qmd = tmp_path / "c.qmd"
     qmd.write_text("Cluster {{< meta values.config.name >}}.\n")
     for name in ["{{< embed /etc/passwd#tbl-x >}}", md_text("{{< embed /etc/passwd#tbl-x >}}")]:
@@ -108,8 +106,6 @@ def _cell(nb: str, label: str) -> str:
 
 
 def test_comparison_notebook_markdown_outputs_escape_the_config_name():
-    from IPython.display import Markdown
-
     shown = []
     ns = {"published_given": False, "case_study": False, "evaluated": "<script>x</script> **b**",
           "md_text": md_text, "Markdown": Markdown, "display": shown.append}  # fmt: skip

@@ -11,6 +11,7 @@ import warnings
 import polars as pl
 import pytest
 from helpers import MLPERF, gpt3_run, mllog
+from mlperf_logging.result_summarizer import result_summarizer
 
 from trainperf import mlperf
 from trainperf.mlperf import MLPerfLogWarning, load_results
@@ -76,8 +77,6 @@ def test_scores_match_published_results(
 def test_scores_match_the_mlcommons_summarizer(bundled, bundled_copy, ruleset, folder, benchmark):
     # The MLCommons result summarizer parses the logs itself (its own run_start/run_stop query); run
     # on a copy, as its command line deletes scaling.json files in the folder it scores.
-    from mlperf_logging.result_summarizer import result_summarizer
-
     _, _, score, _, scaling = result_summarizer._compute_strong_score_standalone(
         benchmark,
         None,

@@ -13,6 +13,8 @@ import polars as pl
 import pytest
 from helpers import MLPERF, ROOT
 
+from trainperf.mlperf.loader import RUN_SCHEMA
+
 
 def _run(*args):
     return subprocess.run(
@@ -61,8 +63,6 @@ def test_csv_is_machine_readable_full_precision(eos64):
     out = _run("runs", str(eos64), "--format", "csv")
     assert out.returncode == 0, out.stderr
     runs = pl.read_csv(io.StringIO(out.stdout))
-    from trainperf.mlperf.loader import RUN_SCHEMA
-
     assert runs.columns == list(RUN_SCHEMA)
     r0 = runs.filter(pl.col("result_file").str.ends_with("result_0.txt")).row(0, named=True)
     assert r0["time_to_train_min"] == TTT_0  # exactly, all digits

@@ -13,7 +13,7 @@ import pytest
 from helpers import MLPERF, gpt3_run, mllog
 
 from trainperf import mlperf
-from trainperf.mlperf import MLPerfLogWarning, load_results
+from trainperf.mlperf import MLPerfLogWarning, load_results, loader
 from trainperf.quality import QUALITY_SCHEMA
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z, epoch ms
@@ -325,8 +325,6 @@ def test_one_damaged_file_never_costs_the_others(results_tree, damaged):
 
 def test_a_reader_bug_is_isolated_and_named(results_tree, monkeypatch):
     bad = _tree_with_one_damaged(results_tree, b"x")
-    from trainperf.mlperf import loader
-
     real = loader.read_log
 
     def buggy(path, data=None, memo=None):

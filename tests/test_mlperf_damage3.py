@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import warnings
 
@@ -190,8 +191,6 @@ def test_parse_log_lone_surrogate_raises_the_products_error(tmp_path):
 
 
 def test_file_name_not_utf8_is_loaded_and_named(tmp_path):
-    import os
-
     bad = os.fsdecode(b"result_\xff.txt")
     shutil.copy(LORA / "result_0.txt", tmp_path / bad)
     r, _ = load(tmp_path)

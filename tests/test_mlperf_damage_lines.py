@@ -16,6 +16,8 @@ import pytest
 
 from trainperf import mlperf
 from trainperf.mlperf import MLPerfLogWarning
+from trainperf.mlperf.checks import FileChecks
+from trainperf.quality import QualityLog
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = "v4.1/NVIDIA/results/eos_n32_ngc24.09_nemo/gpt3/result_0.txt"
@@ -113,9 +115,6 @@ def test_json_error_wording(results_tree):
 
 
 def test_more_times_on_one_line_is_singular():
-    from trainperf.mlperf.checks import FileChecks
-    from trainperf.quality import QualityLog
-
     c = FileChecks("f.txt")
     c.add("invalid_utf8", "corrected", "bytes replaced", 3, n=2)  # two bytes on one line
     log = QualityLog()

@@ -10,9 +10,11 @@ import mlperf_reference as old
 import polars as pl
 import pytest
 from helpers import MLPERF
+from mlperf_logging.result_summarizer import result_summarizer as rs
 from polars.testing import assert_frame_equal
 
 from trainperf import mlperf
+from trainperf.mlperf import rules
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +63,6 @@ def test_parse_log_identical_on_each_file():
 
 def test_olympic_rule_is_the_summarizers_code():
     # the function compiled from the package's source is the one the module defines
-    from mlperf_logging.result_summarizer import result_summarizer as rs
-
-    from trainperf.mlperf import rules
-
     ours = rules.summarizer_function("_compute_olympic_average")
     assert ours.__code__.co_code == rs._compute_olympic_average.__code__.co_code
     for case in ([3.0, 1.0, 2.0], 0, 1), ([5.0, 1.0, 2.0, 4.0, 3.0] * 2, 0, 1), ([2.0, 1.0], 1, 1):

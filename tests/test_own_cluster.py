@@ -8,17 +8,26 @@ the ratio against Eos at the same round and GPU count, is exactly 1 (by hand: (5
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import shutil
+import warnings
 from pathlib import Path
 
+import papermill as pm
+import polars as pl
 import pytest
 import yaml
 from helpers import MLPERF, ROOT
 
+from trainperf import compare, flops, jobs, mlperf
 from trainperf.config import load_config, report_overrides
 from trainperf.errors import ConfigError
-from trainperf.report import cli
+from trainperf.report import charts, cli
+from trainperf.report.preview.pages import _conditional_content
+from trainperf.synthetic.slurm_history import CALIBRATION_TARGETS
+from trainperf.tables import read_table
 
 EOS_405B = "eos-dfw_n64_ngc25.01_nemo"  # v5.0, 64 nodes x 8 H100 = 512 GPUs
 
@@ -96,11 +105,6 @@ def test_a_bad_quoted_ratio_is_refused_in_one_line(tmp_path, bad):
 
 
 def test_the_notebook_and_library_carry_no_case_study_defaults():
-    import ast
-    import inspect
-
-    from trainperf import compare
-
     nb = json.loads((ROOT / "notebooks" / "eos_comparison.ipynb").read_text())
     (params,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
     tree = ast.parse("".join(params["source"]))
@@ -120,10 +124,6 @@ def test_the_notebook_and_library_carry_no_case_study_defaults():
 
 
 def test_published_marginals_are_data_with_their_source_not_a_library_default(tmp_path):
-    from trainperf import jobs
-    from trainperf.synthetic.slurm_history import CALIBRATION_TARGETS
-    from trainperf.tables import read_table
-
     # the SAKURAONE paper, section 4.1 (as relayed): 73.5 % of GPU-hours CANCELLED, 16.9 % of jobs
     # FAILED, 76.9 % of jobs on one node
     m = jobs.published_marginals("SAKURAONE")
@@ -142,9 +142,6 @@ def test_published_marginals_are_data_with_their_source_not_a_library_default(tm
 
 
 def test_the_papers_table_is_a_data_file_with_its_source():
-    from trainperf import compare
-    from trainperf.tables import read_table
-
     # arXiv 2604.13600 Table 12 (as relayed): ratios 1.09, 1.17, 1.26 (GPT-3 32/64/96 nodes), 1.02
     # and 1.05 (LoRA 1/8 nodes); each ratio is its minutes' quotient to two decimals
     got = [(r["benchmark"], r["n_nodes"], r["paper_ratio"]) for r in compare.PAPER_TABLE]
@@ -166,13 +163,6 @@ def _cell(nb: str, label: str) -> str:
 
 
 def _throughput_table(folder: Path) -> str:
-    import ast
-    import warnings
-
-    import polars as pl
-
-    from trainperf import mlperf
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         thr = mlperf.runs_with_throughput(mlperf.load_results(folder))
@@ -202,13 +192,6 @@ N32 = "eos_n32_ngc24.09_nemo"
 
 
 def test_the_runs_table_has_a_relative_result_file_column(tmp_path):
-    import ast
-    import warnings
-
-    import polars as pl
-
-    from trainperf import mlperf
-
     shutil.copyfile(MLPERF / "v4.1" / "NVIDIA" / "results" / N32 / "gpt3" / "result_1.txt",
                     tmp_path / "result_1.txt")  # fmt: skip
     src = _cell("mlperf_runs.ipynb", "tbl-mlperf-runs")
@@ -229,8 +212,6 @@ def test_the_runs_table_has_a_relative_result_file_column(tmp_path):
 
 
 def test_model_state_of_each_benchmark_by_hand():
-    from trainperf import flops
-
     t = {r["benchmark"]: r for r in flops.model_state_by_benchmark(
         ["llama31_405b", "llama2_70b_lora", "gpt3"], 80e9, 8, "H100 SXM").iter_rows(named=True)}  # fmt: skip
     # LoRA rank 16 on q, k, v, o of Llama 2 70B (h 8192, 8 KV heads of 128 = 1024, 80 layers):
@@ -256,8 +237,6 @@ def test_model_state_of_each_benchmark_by_hand():
 
 
 def _memory_notebook(tmp_path: Path, benchmarks: list[str], accelerator: str) -> dict:
-    import papermill as pm
-
     cmp = tmp_path / "comparison.csv"
     cmp.write_text("benchmark,n_gpus\n" + "".join(f"{b},64\n" for b in benchmarks))
     values = tmp_path / "memory_model.json"
@@ -271,8 +250,6 @@ def _memory_notebook(tmp_path: Path, benchmarks: list[str], accelerator: str) ->
 
 
 def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_path):
-    from trainperf.report.preview.pages import _conditional_content
-
     vals = _memory_notebook(tmp_path, ["llama2_70b_lora"], "MI300X")
     prose = vals["memory_prose"].replace("\\", "")
     assert "GPT-3" not in prose and "Llama 2 70B (llama2_70b_lora) carries 139.1 GB" in prose
@@ -294,11 +271,6 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
 
 
 def test_what_the_rules_fix_is_said_per_benchmark_of_the_logs():
-    import warnings
-
-    from trainperf import mlperf
-    from trainperf.report.preview.pages import _conditional_content
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = mlperf.load_results(MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n8_ngc24.09_nemo")
@@ -345,10 +317,6 @@ def test_rows_that_differ_only_in_gpu_count_share_one_round_line(tmp_path, capsy
     assert line.startswith("Llama 2 70B LoRA at 8 and 64 GPUs: Lab v5.0")
     assert line.endswith("no result of the reference in v5.0; nearest round v4.1")
     # its own strong scaling: E = 8 x 27.928383 / (64 x 4.573167) = 223.427 / 292.683 = 0.763
-    import polars as pl
-
-    from trainperf import compare
-
     frame = pl.DataFrame(doc["rows"], schema=compare.COMPARISON_SCHEMA)
     assert compare.own_scaling_summary(frame) == (
         "From 8 to 64 GPUs, Lab keeps 76.3 % of perfect strong scaling on Llama 2 70B LoRA "
@@ -357,8 +325,6 @@ def test_rows_that_differ_only_in_gpu_count_share_one_round_line(tmp_path, capsy
 
 
 def test_the_users_comparison_chapter_keeps_no_gpt3_or_published_prose_without_them():
-    from trainperf.report.preview.pages import _conditional_content
-
     values = {"values": {"inputs": {"logs_gpt3": False, "published": False, "quoted_ratio": False,
                                     "evaluated": True, "mlperf": True}}}  # fmt: skip
     for chapter in ("_eos_comparison.qmd", "summary.qmd"):
@@ -393,8 +359,6 @@ def test_the_memory_tables_of_a_lora_only_book_have_no_layout_columns(tmp_path):
 
 
 def test_the_cluster_notebook_shows_the_users_cluster_and_the_reference_only(tmp_path):
-    import papermill as pm
-
     nb = json.loads((ROOT / "notebooks" / "cluster.ipynb").read_text())
     (params,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
     assert "SAKURAONE" not in "".join(params["source"])  # no case-study default
@@ -415,11 +379,6 @@ def test_the_cluster_notebook_shows_the_users_cluster_and_the_reference_only(tmp
 
 
 def test_legends_name_only_what_is_drawn():
-    import polars as pl
-
-    from trainperf import compare, flops
-    from trainperf.report import charts
-
     # two rows, measured and interpolated: the legend has those two kinds, no "extrapolated"
     row = dict.fromkeys(compare.COMPARISON_SCHEMA)
     rows = [{**row, "benchmark": "llama2_70b_lora", "n_gpus": n, "ratio": r, "reference_kind": k,

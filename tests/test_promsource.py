@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import http.server
 import json
+import socket
 import threading
 
+import papermill as pm
 import polars as pl
 import promserver
 import pytest
@@ -399,8 +401,6 @@ def test_refused_connection_is_retried_then_reported(fake):
     port = int(url.rsplit(":", 1)[1])
     dead = f"http://127.0.0.1:{port}"
     # find a port nobody listens on: bind, note it, close
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
@@ -420,8 +420,6 @@ def test_is_url():
 @pytest.mark.slow
 def test_telemetry_notebook_runs_from_the_prometheus_server(prom, tmp_path):
     """The telemetry chapter's notebook with a Prometheus URL as its source (the cluster-scale path)."""
-    import papermill as pm
-
     url, ph, files, old = prom
     out = tmp_path / "telemetry.ipynb"
     pm.execute_notebook(

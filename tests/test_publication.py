@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import urllib.request
 from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 from helpers import ROOT
 
-from trainperf.report import appendix, display
+from trainperf.errors import ConfigError
+from trainperf.report import appendix, display, serve
 
 # --- unit tests ---------------------------------------------------------------------------------
 
@@ -100,11 +103,6 @@ def test_rendering_leaves_the_tree_clean():
 
 
 def test_serve_answers_over_http_on_loopback(tmp_path):
-    import threading
-
-    from trainperf.errors import ConfigError
-    from trainperf.report import serve
-
     with pytest.raises(ConfigError, match="make report"):
         serve.book_folder(tmp_path)
     site = tmp_path / "_output" / "site"
@@ -126,8 +124,6 @@ def test_serve_answers_over_http_on_loopback(tmp_path):
 
 
 def test_book_has_a_bibliography_with_the_works_the_talk_builds_on():
-    import yaml
-
     cfg = yaml.safe_load((ROOT / "_quarto.yml").read_text())
     assert cfg["bibliography"] == "references.bib"
     bib = (ROOT / "references.bib").read_text()
@@ -157,8 +153,6 @@ def test_book_has_a_bibliography_with_the_works_the_talk_builds_on():
 
 
 def test_synthetic_chapters_sit_in_the_generated_data_part():
-    import yaml
-
     chapters = yaml.safe_load((ROOT / "_quarto.yml").read_text())["book"]["chapters"]
     parts = {e["part"]: e["chapters"] for e in chapters if isinstance(e, dict)}
     assert parts["Method on generated data"] == [

@@ -11,8 +11,11 @@ import warnings
 import polars as pl
 import pytest
 
-from trainperf import dcgm
+from trainperf import dcgm, slurm
 from trainperf import reliability as rl
+from trainperf.errors import InputError
+from trainperf.report import charts
+from trainperf.synthetic.slurm_failures import INCIDENT_CAUSES, failure_events
 
 T0 = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 H = dt.timedelta(hours=1)
@@ -490,9 +493,6 @@ def test_resubmission_after_an_interruption_joins_the_run():
 
 
 def test_synthetic_failures_follow_the_published_quarter():
-    from trainperf import slurm
-    from trainperf.synthetic.slurm_failures import INCIDENT_CAUSES, failure_events
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", slurm.SacctWarning)
         jobs = slurm.read_sacct("data/slurm/synthetic/sacct_parsable2.txt").jobs
@@ -513,8 +513,6 @@ def test_synthetic_failures_follow_the_published_quarter():
 
 
 def test_reliability_charts_in_japanese(rate_case):
-    from trainperf.report import charts
-
     specs = [
         charts.reliability_failure_rate_by_size(rl.failure_rate_by_size(rate_case), synthetic=True),
         charts.reliability_mttf(
@@ -536,8 +534,6 @@ def test_reliability_charts_in_japanese(rate_case):
 
 
 def test_node_events_without_a_header_are_refused_in_one_line(tmp_path):
-    from trainperf.errors import InputError
-
     p = tmp_path / "events.txt"
     p.write_text("gpu001|1735689600|1735693200|DOWN|Not responding\n")
     with pytest.raises(InputError, match=r"events.txt, line 1: expected a header with NodeName"):

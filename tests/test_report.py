@@ -4,6 +4,7 @@ network, and a run that refuses bad input before it starts and prints nothing it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -12,13 +13,17 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 from helpers import ROOT
 
-from trainperf.errors import ConfigError
-from trainperf.report import cli, preview
+from trainperf.errors import BatchRunError, ConfigError, TrainperfError
+from trainperf.report import cli, job, preview
 from trainperf.report import job as report
+from trainperf.report.charts.fonts import LANGS_ENV
 from trainperf.report.display import CELL_PADDING_CH, TEXT_WIDTH_CH, min_width
-from trainperf.report.notebooks import CellOptionsError, cell_options
+from trainperf.report.execution import ReportJob
+from trainperf.report.notebooks import CellOptionsError, NotebookError, cell_options
+from trainperf.report.preview.book import book_structure
 
 slow = pytest.mark.slow
 
@@ -260,8 +265,6 @@ def test_comparison_reads_collected_batch_summary(main_job):
 @slow
 def test_generated_values_for_the_prose(main_job):
     tmp, _ = main_job
-    import yaml
-
     values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
     # published MLPerf scores (MLPerf Training v4.1 results, logs in data/mlperf), recomputed by the
     # notebooks; 512-GPU GPT-3 exists in v3.1 (58.302) and v4.1 (49.795): the newest round is quoted
@@ -406,8 +409,6 @@ def _expected_numbers(values: dict | None = None) -> dict[str, tuple[str, str]]:
     """id -> (page, text) for every chapter, section, figure and embedded table, numbered the way
     a Quarto book numbers them (chapters in _quarto.yml order, the {.unnumbered} preface apart)."""
 
-    from trainperf.report.preview.book import book_structure
-
     chapters = [p.relative_to(ROOT).as_posix() for p in book_structure(ROOT).chapters]
     out, number = {}, 0
     for i, path in enumerate(chapters):
@@ -482,8 +483,6 @@ def test_external_url_detector_finds_cdn_tags_and_css_imports(tmp_path):
 @slow
 def test_preview_numbers_chapters_and_resolves_cross_references(main_job):
     tmp, summary = main_job
-    import yaml
-
     values = yaml.safe_load((tmp / "out" / "values.yml").read_text())["values"]
     site = _site(summary)
     pages = {p.name: p.read_text() for p in site.glob("*.html")}
@@ -669,8 +668,6 @@ def test_preview_of_a_small_book_by_hand(tmp_path):
 
 @slow
 def test_quarto_not_found_message(tmp_path, monkeypatch):
-    from trainperf.report.charts.fonts import LANGS_ENV
-
     monkeypatch.setattr(report, "quarto_available", lambda: None)
     monkeypatch.setenv(LANGS_ENV, "en")  # the figures are not what is checked here
     lines = []
@@ -699,10 +696,6 @@ def test_quarto_not_found_message(tmp_path, monkeypatch):
 
 
 def test_quarto_config_lists_every_chapter_and_notebook_once():
-    import yaml
-
-    from trainperf.report.preview.book import book_structure
-
     cfg = yaml.safe_load((ROOT / "_quarto.yml").read_text())
     structure = book_structure(ROOT)  # parts flattened
     chapters = [p.relative_to(ROOT).as_posix() for p in structure.chapters]
@@ -774,8 +767,6 @@ def test_a_failing_notebook_costs_only_its_own_page(tmp_path):
     log) is logged in one line and replaced by a stand-in page saying why; the notebook after it
     still runs, the site is built and the summary records the failure. fail_fast=True keeps the
     old behaviour."""
-    from trainperf.report.notebooks import NotebookError
-
     bad_log = tmp_path / "result_0.txt"
     bad_log.write_text("this is not an MLPerf log\n", encoding="utf-8")
     specs = [s for s in report.NOTEBOOKS if s.name in ("telemetry", "cluster")]
@@ -811,8 +802,6 @@ def test_a_failing_notebook_costs_only_its_own_page(tmp_path):
 
 
 def test_report_exits_non_zero_naming_the_failed_notebooks(monkeypatch, capsys):
-    from trainperf.report import job
-
     monkeypatch.setattr(
         job,
         "run_report",
@@ -830,8 +819,6 @@ def test_report_exits_non_zero_naming_the_failed_notebooks(monkeypatch, capsys):
 
 
 def test_report_summary_is_a_frozen_record_with_the_json_fields():
-    import dataclasses
-
     s = report.ReportSummary(executed=["cluster"], failed={"telemetry": "x"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.failed = {}  # type: ignore[misc]
@@ -843,9 +830,6 @@ def test_report_summary_is_a_frozen_record_with_the_json_fields():
 
 
 def test_a_failed_batch_is_a_product_error_naming_the_grid_and_first_run():
-    from trainperf.errors import BatchRunError, TrainperfError
-    from trainperf.report.execution import ReportJob
-
     class Planned:
         tasks: list = []
 

@@ -10,7 +10,9 @@ import shutil
 
 import pytest
 from helpers import ROOT
+from test_config import BASE, N96, _copy_n96, _write
 
+from trainperf.config import load_config
 from trainperf.report import job as report
 from trainperf.report import rerun
 
@@ -183,10 +185,6 @@ def test_notebooks_side_by_side_record_only_their_own_figures(tmp_path):
 def test_a_notebook_reading_batch_runs_is_skipped_once_they_are_reused(tmp_path):
     # the batch runs beside the notebooks, and the comparison notebook waits for them: its
     # fingerprint must be taken after they ran, or the next run would execute it again
-    from test_config import BASE, N96, _copy_n96, _write
-
-    from trainperf.config import load_config
-
     cfg = load_config(
         _write(
             tmp_path,

@@ -1,8 +1,8 @@
 """Named result schemas: a public function that builds its result frame with a schema names a
 ``*_SCHEMA`` constant, and its docstring points to it (read from the source with ``ast``).
 
-``INLINE`` lists the public functions that still return a frame built with an inline schema dict;
-the list may only shrink (a new function with an inline schema fails here)."""
+A public function that returns a frame built with an inline schema dict fails here: every one
+names its constant."""
 
 from __future__ import annotations
 
@@ -10,20 +10,6 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-#: public functions whose result frame still has an inline schema (to be named)
-INLINE: frozenset[str] = frozenset(
-    {
-        "trainperf.dcgm.checks.range_table",
-        "trainperf.jobs.marginals.accounting_summary",
-        "trainperf.jobs.marginals.workload_marginals",
-        "trainperf.mlperf.throughput.eval_curve",
-        "trainperf.telemetry.mfu.achieved_tflops",
-        "trainperf.telemetry.mfu.tflops_comparison",
-        "trainperf.trace.analysis.joins.match_telemetry",
-        "trainperf.trace.hta.comm_comp_overlap",
-    }
-)
 
 
 def _public_functions():
@@ -57,7 +43,7 @@ def test_result_frames_name_their_schema_and_the_docstring_points_to_it():
                 if schema.id not in (ast.get_docstring(func) or ""):
                     unnamed_in_doc.append(f"{name}: {schema.id}")
     assert unnamed_in_doc == []
-    assert inline <= INLINE, sorted(inline - INLINE)
+    assert sorted(inline) == []
 
 
 def test_the_checker_sees_named_and_inline_schemas():

@@ -9,22 +9,32 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
+import hostlist
 import polars as pl
 import pytest
+import slurm_reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
+from trainperf import jobs, slurm
 from trainperf import jobs as jobstats
-from trainperf import slurm
 from trainperf.errors import InputError
 from trainperf.quality import QUALITY_SCHEMA
-from trainperf.slurm import SacctParseError, SacctWarning
+from trainperf.slurm import SacctParseError, SacctWarning, checks
+from trainperf.slurm import columns as C
+from trainperf.slurm.columns import WHITESPACE, _list_series
+
+sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+import sacct_mutations as M  # noqa: E402  tests/fuzz: the fuzz scripts' mutations
 
 # readers warn about every sacct field missing from an input; the small inline inputs here omit many
 # on purpose. Tests that check a warning use pytest.warns, which sees it regardless of this filter.
@@ -1025,11 +1035,6 @@ def test_vectorised_reader_matches_the_reference(path, kw):
     record is null; those records carry ``exit_code_unknown`` and are compared after the same
     correction is applied to the reference.
     """
-    import warnings
-
-    import slurm_reference
-    from polars.testing import assert_frame_equal
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reference's own SacctWarning class
         old = slurm_reference.read_sacct_parsable(path, **kw)
@@ -1062,10 +1067,6 @@ def test_ten_copies_of_the_bundled_dump_read_as_the_dump_once(tmp_path):
     reference reader), and one quality row counts the repeats: 9 copies x 8,358 records =
     75,222, the first at line 8,360 (header line 1, first copy lines 2-8,359). The other quality
     rows are the dump's, with ten times the lines."""
-    import warnings
-
-    from polars.testing import assert_frame_equal
-
     head, body = BUNDLED.read_text(encoding="utf-8").split("\n", 1)
     assert body.count("\n") == 8358
     big = tmp_path / "sacct_10x.txt"
@@ -1092,8 +1093,6 @@ def test_repeated_records_found_by_hash_are_those_of_a_full_comparison(monkeypat
     """trainperf.slurm.checks finds repeats from a row hash; the result must be that of
     ``pl.struct(...).is_first_distinct()`` (the definition), also when hashes collide (forced
     here: every row hashes to 0) and for float columns (-0.0 and 0.0 compare equal, NaN)."""
-    from trainperf.slurm import checks
-
     df = pl.DataFrame(
         {
             "JobID": ["1", "2", "1", "3", "2", "1", "4", "4"],
@@ -1127,8 +1126,6 @@ def test_bundled_dump_exit_code_correction_by_hand():
 
 
 def test_python_whitespace_table():
-    from trainperf.slurm.columns import WHITESPACE
-
     assert set(WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
 
 
@@ -1327,8 +1324,6 @@ _DURATIONS = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_DURATIONS, min_size=1, max_size=20))
 def test_vectorised_durations_equal_parse_duration(values):
-    from trainperf.slurm import columns as C
-
     frame = pl.DataFrame({"v": values})
     p = C.duration_seconds("v", "_t_")
     got = C.run_stages(frame, [p])
@@ -1353,8 +1348,6 @@ _RANGE = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(_HOST, st.lists(_RANGE, min_size=1, max_size=5), st.booleans())
 def test_fast_host_list_expansion_equals_python_hostlist(prefix, ranges, bracket):
-    import hostlist
-
     text = f"{prefix}[{','.join(ranges)}]" if bracket else prefix
     try:
         want = hostlist.expand_hostlist(text)
@@ -1371,11 +1364,6 @@ def test_fast_host_list_expansion_equals_python_hostlist(prefix, ranges, bracket
 @given(st.data())
 def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
     """A few hundred mutated inputs per run (the seeded scripts in tests/fuzz do 20k each)."""
-    import random
-
-    sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
-    import sacct_mutations as M
-
     rng = random.Random(data.draw(st.integers(0, 2**32)))
     src = data.draw(
         st.sampled_from(
@@ -1400,8 +1388,6 @@ def test_fuzz_small_both_readers_raise_only_their_own_errors(tmp_path, data):
 
 
 def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm_with_a_warning():
-    from trainperf import jobs
-
     for name in (
         "successful_jobs",
         "longest_job_and_task",
@@ -1418,8 +1404,6 @@ def test_job_statistics_live_in_trainperf_jobs_and_stay_importable_from_slurm_wi
 
 
 def test_longest_successful_job(stats):
-    from trainperf import jobs
-
     out = jobs.longest_successful_job(stats.jobs)
     # successful (COMPLETED, exit 0): jobs 1 (1 h), 2 (2 h), 7 (3 h); job 4 ran 8 days but was
     # CANCELLED, job 5 a day but TIMEOUT: the longest successful one is job 7, 10800 s = 0.125 days
@@ -1491,10 +1475,6 @@ _VALUES = {
 def test_generated_dumps_read_as_the_reference_reader_reads_them(data):
     """Small generated dumps (delimiters and newlines in names, blank lines, bad values): the
     vectorised reader gives the old reader's frames, or the same error at the same line."""
-    import warnings
-
-    import slurm_reference
-
     names = data.draw(st.sampled_from(_HEADERS))
     lines = ["|".join(names)]
     for _ in range(data.draw(st.integers(0, 6))):
@@ -1554,8 +1534,6 @@ def test_job_id_raw_equal_padded_and_different_texts_read_as_the_reference_reade
     # JobIDRaw takes JobID's number where the two texts are equal (trainperf.slurm.columns
     # job_id_number same_as); padded equal texts, padded different ones and array tasks (raw
     # ids of their own) must still give the old reader's ids
-    import slurm_reference
-
     text = (
         "JobID|JobIDRaw|State\n"
         " 12 | 12 |COMPLETED\n"  # equal, padded: both parsed again stripped
@@ -1577,8 +1555,6 @@ def test_job_id_raw_equal_padded_and_different_texts_read_as_the_reference_reade
 def test_list_columns_with_separator_characters_in_names():
     # List(Utf8) columns are built by joining each list with a character none of the names holds
     # and splitting in polars; names holding every candidate take the plain conversion
-    from trainperf.slurm.columns import _list_series
-
     names = [f"n{i}" for i in range(100)]
     for vals in (
         [names[:3], [], None, [""], ["a", ""], *[[n] for n in names]],

@@ -11,7 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from trainperf import jobs as jobstats
 from trainperf import slurm
+from trainperf.report.display import Col, table
 
 ROOT = Path(__file__).resolve().parents[1]
 SYN = Path(__file__).parent / "data" / "slurm" / "synthetic"
@@ -73,9 +75,6 @@ def test_job_name_in_the_slurm_tables_escaped_exactly_once():
     pypandoc = pytest.importorskip("pypandoc")
     d = slurm.read_sacct(SYN / "json_23_11.json")
     jobs = d.jobs.with_columns(pl.lit("<script>x</script> & co").alias("JobName"))
-    from trainperf import jobs as jobstats
-    from trainperf.report.display import Col, table
-
     t = _run_cell(_cell("tbl-slurm-successful-longest"), {"pl": pl, "jobs": jobs, "Col": Col,
                                                               "table": table, "jobstats": jobstats})  # fmt: skip
     html = " ".join(pypandoc.convert_text(t.markdown, "html", format="markdown").split())

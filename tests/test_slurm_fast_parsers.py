@@ -12,13 +12,16 @@ full parsers are checked against the per-value parsers in ``tests/test_slurm.py`
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal, assert_series_equal
 
+from trainperf import slurm
 from trainperf.slurm import columns as C
+from trainperf.slurm import derive
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((ROOT / "tests" / "data" / "slurm").glob("*/*.txt")) + [
@@ -158,8 +161,6 @@ def test_fast_durations_equal_the_full_parser():
 def test_a_bad_job_id_raw_beside_a_plain_job_id_is_parsed_again_alone():
     # the rows left bad by JobIDRaw alone are parsed again by its own full parser (without
     # JobID's parse in that query): line 4's raw id is not a JobID, line 3's is padded
-    from trainperf import slurm
-
     head = "JobID|JobIDRaw|State|Elapsed\n"
     text = (
         head
@@ -177,11 +178,6 @@ def test_times_by_distinct_value_read_as_row_by_row(path, monkeypatch):
     # a large dump parses times and durations once per distinct value (derive._DISTINCT_ROWS);
     # forced here on every fixture, the frames, quality rows and errors are those of the
     # row-by-row parse
-    import warnings
-
-    from trainperf import slurm
-    from trainperf.slurm import derive
-
     def read(mode):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

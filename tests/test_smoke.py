@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 
 import pytest
@@ -93,8 +94,6 @@ def test_cli_errors(tmp_path, capsys, smoke_run):
 
 
 def test_module_runs_as_a_script(tmp_path):
-    import subprocess
-
     out = tmp_path / "gpt_smoke"
     cmd = [sys.executable, "-m", "trainperf.capture.smoke", "--steps", "2", "--device", "cpu"]
     p = subprocess.run([*cmd, "--out-dir", str(out)], capture_output=True, text=True, timeout=300)

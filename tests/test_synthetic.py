@@ -251,8 +251,6 @@ def test_notebook_runs_on_synthetic_default(main_job):
 
 
 def test_store_reused_when_config_and_generator_unchanged(tmp_path):
-    from trainperf.synthetic import telemetry as synthetic
-
     ph = synthetic.default_phases()
     cfg = synthetic.SyntheticConfig(n_nodes=2, job_nodes=1, interval_s=120.0)
     store = tmp_path / "s"

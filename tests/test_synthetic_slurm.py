@@ -11,12 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
+import pypandoc
 import pytest
 
 from trainperf import jobs as jobstats
 from trainperf import slurm
+from trainperf.report.charts.fonts import LANGS_ENV
+from trainperf.report.notebooks import execute_notebook
 from trainperf.synthetic import slurm as synthetic_slurm
 from trainperf.synthetic.slurm_history import USERS
+from trainperf.synthetic.slurm_telemetry import job_telemetry
 
 # the bundled dump's NODE_FAIL records warn (exit code 0:0 is not a clean exit); test_slurm.py checks it
 pytestmark = pytest.mark.filterwarnings("ignore::trainperf.slurm.SacctWarning")
@@ -200,8 +204,6 @@ def test_no_node_runs_two_jobs_at_once(text):
 def _html_outputs(nb: dict) -> list[tuple[str, str]]:
     """Each cell's display outputs as the book's HTML: text/html as it is, the tables' text/markdown
     as pandoc writes it (break opportunities, <wbr>, left out so that names compare whole)."""
-    import pypandoc
-
     out = []
     for c in nb["cells"]:
         if c["cell_type"] != "code":
@@ -226,9 +228,6 @@ def _html_outputs(nb: dict) -> list[tuple[str, str]]:
 def test_notebook_recovers_marginals_and_escapes_names(
     tmp_path, probe_dumps, kind, fmt, monkeypatch
 ):
-    from trainperf.report.charts.fonts import LANGS_ENV
-    from trainperf.report.notebooks import execute_notebook
-
     dump = probe_dumps[kind]  # the demo history with the hostile names
     # the English figures only (the kernel inherits it): what is checked here is in every
     # language alike, and the main job exports the Japanese ones (test_charts_i18n)
@@ -274,8 +273,6 @@ def test_notebook_recovers_marginals_and_escapes_names(
 
 
 def test_job_telemetry_covers_one_whole_node_job_on_the_first_hosts(text):
-    from trainperf.synthetic.slurm_telemetry import job_telemetry
-
     tele, job_id = job_telemetry(text.jobs)
     # the choice, found here independently: COMPLETED jobs on gpu001..gpuN, most nodes, longest
     j = text.jobs.filter(pl.col("state") == "COMPLETED").to_dicts()

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 from helpers import mllog
 
-from trainperf import dcgm, telemetry
+from trainperf import dcgm, project_root, telemetry
+from trainperf.synthetic import telemetry as synthetic
 
 T0 = dt.datetime(2024, 10, 2, 19, 0, 0, tzinfo=dt.UTC)
 
@@ -108,9 +109,6 @@ def test_phases_from_log(tmp_path):
 
 
 def test_phases_from_bundled_log():
-    from trainperf import project_root
-    from trainperf.synthetic import telemetry as synthetic
-
     ph = telemetry.phases_from_log(project_root() / synthetic.DEFAULT_LOG)
     counts = dict(ph.group_by("kind").len().iter_rows())
     assert counts == {"init": 1, "train": 24, "eval": 24}
@@ -265,9 +263,6 @@ def test_tflops_from_tensor_active():
 
 
 def test_achieved_tflops_and_comparison():
-    from trainperf import project_root
-    from trainperf.synthetic import telemetry as synthetic
-
     a = telemetry.achieved_tflops(tensor_frame(), phases_frame(), "H100 SXM")
     train = {r["precision"]: r for r in a.filter(pl.col("kind") == "train").iter_rows(named=True)}
     assert train["fp8"]["achieved_tflops"] == pytest.approx(0.45 * 1978.9)

@@ -136,8 +136,6 @@ def test_saved_in_the_languages_the_main_job_gives_without_a_warning(tmp_path, m
     # in the main job's kernels $TRAINPERF_FIGURE_LANGS names the languages it found fonts for
     # ("en" without a CJK font, said once by the job): the layout figure is written in those
     # only, and no cell prints a warning of its own (it would show in the book)
-    import warnings
-
     monkeypatch.setenv("TRAINPERF_FIGURE_LANGS", "en")
     lay = topology.rank_layout(8, 8, tp=4, pp=2)
     with warnings.catch_warnings():

@@ -16,6 +16,7 @@ import pytest
 from helpers import DATA
 
 from trainperf import dcgm, mlperf, trace
+from trainperf.trace import hta
 from trainperf.trace import read as trace_read
 
 BASE = 1_700_000_000_000_000_000  # baseTimeNanoseconds of the hand-built traces
@@ -667,8 +668,6 @@ def test_hta_engine_on_hand_built_nccl_trace(two_steps):
 
 
 def test_engine_hta_without_hta_says_how_to_install(monkeypatch, two_steps):
-    from trainperf.trace import hta
-
     monkeypatch.setattr(hta, "available", lambda: False)
     ts = trace.read_trace(two_steps)
     with pytest.raises(ImportError, match=r"trainperf\[trace\]"):

@@ -27,23 +27,9 @@ Around them:
   data-quality records, atomic output files
 """
 
-from importlib.resources import files as _files
-from pathlib import Path as _Path
+from trainperf._project import project_root
+
+__all__ = ["__version__", "project_root"]
 
 __version__ = "0.1.0"
-
-
-def project_root() -> _Path:
-    """Return the repository root (the folder holding ``pyproject.toml``) for an editable install.
-
-    Raises:
-        FileNotFoundError: when the package is not installed from a source checkout.
-    """
-    here = _Path(str(_files(__package__))).resolve()
-    for parent in here.parents:
-        if (parent / "pyproject.toml").is_file() and (parent / "data").is_dir():
-            return parent
-    raise FileNotFoundError(
-        f"trainperf is not installed from a source checkout (looked above {here}); "
-        "pass explicit data paths instead"
-    )
+"""The package version (as in ``pyproject.toml``)."""

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.reference:
         sys.path.insert(0, str(HERE.parent))
-        import slurm_reference
+        import slurm_reference  # noqa: PLC0415  only with --reference, from tests/
 
         def read(path, bad_lines, **kw):
             return slurm_reference.read_sacct_parsable(path, **kw)

@@ -11,8 +11,11 @@ import json
 import random
 import re
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable
+
+from trainperf.errors import TrainperfError
 
 NUMBERS = [b"NaN", b"nan", b"+Inf", b"-Inf", b"inf", b"1e400", b"-1e400", b"99999999999999999999999",
            b"9223372036854775807", b"-9223372036854775809", b"0x10", b"1_000", b"", b"-0", b"1e-400",
@@ -128,10 +131,6 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes:
 def run(name: str, seeds: list[bytes], read: Callable[[bytes], object], n: int, seed: int,
         mutate: Callable[[bytes, random.Random], bytes] = mutate_bytes) -> int:  # fmt: skip
     """Feed ``n`` mutated inputs to ``read``; print and return the count of non-product exceptions."""
-    import warnings
-
-    from trainperf.errors import TrainperfError
-
     rng = random.Random(seed)
     ok = product = 0
     other: Counter = Counter()

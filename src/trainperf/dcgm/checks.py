@@ -58,7 +58,7 @@ from trainperf.tables import read_table
 
 __all__ = [
     "BUSY_GR_RATIO", "BUSY_UTIL_PCT", "FROZEN_MIN_SAMPLES", "PLAUSIBLE_US", "STALE_RULES", "across_sources", "finish",
-    "range_table", "staleness_table", "STALENESS_SCHEMA", "value_bounds",
+    "RANGES_SCHEMA", "range_table", "staleness_table", "STALENESS_SCHEMA", "value_bounds",
 ]  # fmt: skip
 
 FROZEN_MIN_SAMPLES = 5
@@ -73,18 +73,19 @@ half the time, so the graphics engine cannot be idle (``DCGM_FI_PROF_GR_ENGINE_A
 _DEVICE_RE = re.compile(r"nvidia(\d+)$")
 
 
+RANGES_SCHEMA: dict[str, pl.DataType] = {
+    "scope": pl.String, "key": pl.String, "min": pl.Float64, "max": pl.Float64,
+    "max_from": pl.String, "max_factor": pl.Float64, "source": pl.String,
+}  # fmt: skip
+"""Columns of :func:`range_table`."""
+
+
 @cache
 def range_table() -> pl.DataFrame:
     """The unit ranges (``trainperf/tables/dcgm_ranges.csv``): scope, key, min, max, max_from,
-    max_factor, source."""
+    max_factor, source (:data:`RANGES_SCHEMA`)."""
 
-    return read_table(
-        "dcgm_ranges",
-        schema={
-            "scope": pl.String, "key": pl.String, "min": pl.Float64, "max": pl.Float64,
-            "max_from": pl.String, "max_factor": pl.Float64, "source": pl.String,
-        },
-    )  # fmt: skip
+    return read_table("dcgm_ranges", schema=RANGES_SCHEMA)
 
 
 @cache

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -159,7 +159,19 @@ def normalise_series(
     }
 
 
-def _label_attrs(labels: Mapping[str, str]) -> tuple:
+class _LabelAttrs(NamedTuple):
+    """What a series row takes from its labels alone (:func:`_label_attrs`)."""
+
+    labels: dict[str, str]  # without None values
+    host: str | None
+    uuid: str | None
+    gpu_text: str | None  # the gpu label as written
+    job: str | None
+    gpu: int | None
+    rest_json: str  # the remaining labels as JSON
+
+
+def _label_attrs(labels: Mapping[str, str]) -> _LabelAttrs:
     """What a series row takes from its labels alone: (labels without None values, host, uuid, gpu
     label text, job, gpu, the remaining labels as JSON)."""
     labels = {k: v for k, v in labels.items() if v is not None}
@@ -187,7 +199,7 @@ def _label_attrs(labels: Mapping[str, str]) -> tuple:
         else:
             rest[k] = v
     rest_json = json.dumps(dict(sorted(rest.items())), separators=(",", ":"), ensure_ascii=False)
-    return labels, host, uuid, gpu_s, job, gpu, rest_json
+    return _LabelAttrs(labels, host, uuid, gpu_s, job, gpu, rest_json)
 
 
 def series_frame(rows: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> pl.DataFrame:

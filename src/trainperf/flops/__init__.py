@@ -89,6 +89,10 @@ from trainperf.flops.units import Recompute as Recompute
 
 __all__ = [
     "BENCHMARK_TRAINING",
+    "GB",
+    "TB",
+    "TFLOP",
+    "Recompute",
     "GPT3_175B",
     "LLAMA2_70B",
     "LLAMA31_405B",

@@ -10,7 +10,9 @@ returns a polars frame; plotting is in :mod:`trainperf.report.charts`. Nothing h
 """
 
 from trainperf.jobs.marginals import (
+    ACCOUNTING_SUMMARY_SCHEMA,
     MARGINAL_METRICS,
+    WORKLOAD_MARGINALS_SCHEMA,
     accounting_summary,
     published_marginals,
     workload_marginals,
@@ -39,9 +41,11 @@ from trainperf.jobs.stats import (
 from trainperf.jobs.utilisation import GPU_UTIL_FIELD, gpu_utilisation_by_size, job_gpu_utilisation
 
 __all__ = [
+    "ACCOUNTING_SUMMARY_SCHEMA",
     "LONGEST_SCHEMA",
     "RUNTIME_HISTOGRAM_SCHEMA",
     "SUCCESSFUL_JOBS_SCHEMA",
+    "WORKLOAD_MARGINALS_SCHEMA",
     "FINAL_STATES",
     "GPU_UTIL_FIELD",
     "RUNTIME_EDGES_LOG_S",

@@ -17,7 +17,14 @@ from trainperf.jobs.stats import (
 )
 from trainperf.tables import read_table
 
-__all__ = ["MARGINAL_METRICS", "accounting_summary", "published_marginals", "workload_marginals"]
+__all__ = [
+    "ACCOUNTING_SUMMARY_SCHEMA",
+    "MARGINAL_METRICS",
+    "WORKLOAD_MARGINALS_SCHEMA",
+    "accounting_summary",
+    "published_marginals",
+    "workload_marginals",
+]
 
 #: The workload shares :func:`workload_marginals` computes, in its row order: shares 0-1 of
 #: finished job records or of their GPU-hours (the metrics a workload study such as SAKURAONE's,
@@ -84,6 +91,16 @@ _MARGINAL_TEXT = {
 }
 
 
+WORKLOAD_MARGINALS_SCHEMA: dict[str, pl.DataType] = {
+    "metric": pl.Utf8,
+    "description": pl.Utf8,
+    "value": pl.Float64,
+    "published": pl.Float64,
+    "difference_pp": pl.Float64,
+}
+"""Columns of :func:`workload_marginals`."""
+
+
 def workload_marginals(
     jobs: pl.DataFrame, published: dict[str, float] | None = None
 ) -> pl.DataFrame:
@@ -101,7 +118,7 @@ def workload_marginals(
         One row per metric of :data:`MARGINAL_METRICS`, in that order: ``metric`` (Utf8),
         ``description`` (Utf8), ``value`` (Float64, 0-1; null when the data have no such jobs),
         ``published`` (Float64, 0-1 or null), ``difference_pp`` (Float64, percentage points,
-        ``100 * (value - published)``).
+        ``100 * (value - published)``): :data:`WORKLOAD_MARGINALS_SCHEMA`.
     """
     published = {} if published is None else published
     st = {r["state"]: r for r in share_by_state(jobs).iter_rows(named=True)}
@@ -143,16 +160,24 @@ def workload_marginals(
                 "difference_pp": 100.0 * (v - p) if v is not None and p is not None else None,
             }
         )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "metric": pl.Utf8,
-            "description": pl.Utf8,
-            "value": pl.Float64,
-            "published": pl.Float64,
-            "difference_pp": pl.Float64,
-        },
-    )
+    return pl.DataFrame(rows, schema=WORKLOAD_MARGINALS_SCHEMA)
+
+
+ACCOUNTING_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "first_start": pl.Datetime("us", "UTC"),
+    "last_end": pl.Datetime("us", "UTC"),
+    "n_job_records": pl.Int64,
+    "n_finished": pl.Int64,
+    "n_successful": pl.Int64,
+    "successful_share": pl.Float64,
+    "n_array_tasks": pl.Int64,
+    "n_never_started": pl.Int64,
+    "n_users": pl.Int64,
+    "n_steps": pl.Int64,
+    "gpu_hours": pl.Float64,
+    "successful_gpu_hours": pl.Float64,
+}
+"""Columns of :func:`accounting_summary`."""
 
 
 def accounting_summary(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -165,7 +190,7 @@ def accounting_summary(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) ->
         ``n_array_tasks`` (Int64), ``n_never_started`` (Int64, finished without a start time),
         ``n_users`` (Int64, distinct ``User``; null without that column), ``n_steps`` (Int64; null
         without ``steps``), ``gpu_hours`` (Float64, GPU·h of finished jobs) and
-        ``successful_gpu_hours`` (Float64).
+        ``successful_gpu_hours`` (Float64): :data:`ACCOUNTING_SUMMARY_SCHEMA`.
     """
     ok = successful_jobs(jobs).row(0, named=True)
     fin = finished_jobs(jobs)
@@ -184,18 +209,5 @@ def accounting_summary(jobs: pl.DataFrame, steps: pl.DataFrame | None = None) ->
             "gpu_hours": [float(fin.get_column("gpu_hours").fill_null(0).sum() or 0.0)],
             "successful_gpu_hours": [ok["successful_gpu_hours"]],
         },
-        schema={
-            "first_start": pl.Datetime("us", "UTC"),
-            "last_end": pl.Datetime("us", "UTC"),
-            "n_job_records": pl.Int64,
-            "n_finished": pl.Int64,
-            "n_successful": pl.Int64,
-            "successful_share": pl.Float64,
-            "n_array_tasks": pl.Int64,
-            "n_never_started": pl.Int64,
-            "n_users": pl.Int64,
-            "n_steps": pl.Int64,
-            "gpu_hours": pl.Float64,
-            "successful_gpu_hours": pl.Float64,
-        },
+        schema=ACCOUNTING_SUMMARY_SCHEMA,
     )

@@ -41,6 +41,7 @@ from trainperf.mlperf.rules import (
 )
 from trainperf.mlperf.scores import score_runs
 from trainperf.mlperf.throughput import (
+    EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
     blocks,
     eval_curve,
@@ -50,6 +51,7 @@ from trainperf.mlperf.throughput import (
 )
 
 __all__ = [
+    "EVAL_CURVE_SCHEMA",
     "STEP_TIMES_SCHEMA",
     "EVENT_SCHEMA",
     "MLLOG_TOKEN",

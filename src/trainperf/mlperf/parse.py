@@ -453,11 +453,21 @@ def _decode_piece(piece: bytes, offset: int, state: _Text) -> str:
     return text
 
 
-def _scan(path: str | Path, data: bytes | None) -> tuple:
+class _Scan(NamedTuple):
+    """What :func:`_scan` found in one file."""
+
+    simple: pl.DataFrame  # the mllog-written lines: line Int64, tid UInt32, d (time digits) UInt64
+    templates: list[str]  # in template id order
+    others: list[tuple[int, str]]  # the other MLLOG lines: (line, text)
+    sysjson: str | None  # the system description a log line carries
+    state: _Text  # the decode state
+
+
+def _scan(path: str | Path, data: bytes | None) -> _Scan:
     """Pass 1, native: every line's kind, mllog-written lines as (line, template id, time digits).
 
-    Returns (simple frame: line Int64, tid UInt32, digits UInt64; templates in id order; the other
-    MLLOG lines as [(line, text)]; sysjson; the decode state).
+    Returns a :class:`_Scan` (simple frame: line Int64, tid UInt32, digits UInt64; templates in id
+    order; the other MLLOG lines as [(line, text)]; sysjson; the decode state).
     """
     state = _Text()
     tids: dict[str, int] = {}
@@ -517,7 +527,7 @@ def _scan(path: str | Path, data: bytes | None) -> tuple:
         )
     simple_schema = {"line": pl.Int64, "tid": pl.UInt32, "d": pl.UInt64}
     simple = pl.concat(parts) if parts else pl.DataFrame(schema=simple_schema)
-    return simple, list(tids), others, sysjson, state
+    return _Scan(simple, list(tids), others, sysjson, state)
 
 
 @dataclass

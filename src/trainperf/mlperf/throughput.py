@@ -13,6 +13,7 @@ from trainperf.mlperf.loader import Results
 from trainperf.mlperf.rules import progress_key
 
 __all__ = [
+    "EVAL_CURVE_SCHEMA",
     "STEP_TIMES_SCHEMA",
     "THROUGHPUT_SCHEMA",
     "blocks",
@@ -75,6 +76,21 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+EVAL_CURVE_SCHEMA: dict[str, pl.DataType] = {
+    "result_file": pl.String,
+    "round": pl.String,
+    "system": pl.String,
+    "benchmark": pl.String,
+    "n_accelerators": pl.Int64,
+    "progress": pl.Int64,
+    "progress_unit": pl.String,
+    "eval_value": pl.Float64,
+    "eval_target": pl.Float64,
+    "time_ms": pl.Float64,
+}
+"""Columns of :func:`eval_curve`."""
+
+
 def eval_curve(results: Results) -> pl.DataFrame:
     """Evaluation metric against training progress for every run (rank duplicates removed).
 
@@ -89,6 +105,7 @@ def eval_curve(results: Results) -> pl.DataFrame:
         progress_unit (String: "tokens", "samples" or "epochs"), eval_value (Float64), eval_target
         (Float64, the ruleset target), time_ms (Float64, null when excluded as damaged). Sorted by
         result_file and progress (the evaluations' own order, not their timestamps).
+        :data:`EVAL_CURVE_SCHEMA`.
     """
     ev = results.events.filter(pl.col("key") == "eval_accuracy").unique(
         subset=["file", "value", "metadata"], keep="first", maintain_order=True
@@ -112,34 +129,10 @@ def eval_curve(results: Results) -> pl.DataFrame:
         md = json.loads(rec["md"])
         rec["progress"] = as_count(md.get(key))
         rec["progress_unit"] = unit
-        out.append(rec)
-    return (
-        pl.DataFrame(
-            out,
-            schema={
-                **schema,
-                "round": pl.String,
-                "system": pl.String,
-                "benchmark": pl.String,
-                "n_accelerators": pl.Int64,
-                "eval_target": pl.Float64,
-                "progress": pl.Int64,
-                "progress_unit": pl.String,
-            },
-        )
-        .select(
-            pl.col("file").alias("result_file"),
-            "round",
-            "system",
-            "benchmark",
-            "n_accelerators",
-            "progress",
-            "progress_unit",
-            "eval_value",
-            "eval_target",
-            "time_ms",
-        )
-        .sort("result_file", "progress", "time_ms", nulls_last=True, maintain_order=True)
+        rec["result_file"] = rec["file"]
+        out.append({c: rec[c] for c in EVAL_CURVE_SCHEMA})
+    return pl.DataFrame(out, schema=EVAL_CURVE_SCHEMA).sort(
+        "result_file", "progress", "time_ms", nulls_last=True, maintain_order=True
     )
 
 

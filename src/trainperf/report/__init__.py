@@ -17,7 +17,6 @@ Analyses (:mod:`trainperf.flops`, :mod:`trainperf.compare`, :mod:`trainperf.tele
 import from here; this package imports them.
 """
 
-from trainperf.report._deferred_imports import defer_rfc3987_syntax as _defer_rfc3987_syntax
-
-# before anything here imports jsonschema (Altair, papermill): ~2 s less of every kernel's start
-_defer_rfc3987_syntax()
+# first, for its effect: importing it puts the stand-in for rfc3987_syntax in sys.modules before
+# anything of the report imports jsonschema (Altair, papermill): ~2 s less of every kernel's start
+from trainperf.report import _deferred_imports  # noqa: F401

@@ -76,3 +76,8 @@ def defer_rfc3987_syntax() -> bool:
     stub.is_valid_syntax = _is_valid_syntax
     sys.modules[_NAME] = stub
     return True
+
+
+# at import: trainperf.report imports this module before anything of the report imports jsonschema
+# (Altair, papermill): ~2 s less of every kernel's start
+defer_rfc3987_syntax()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -66,11 +66,29 @@ def _state_tuple(v: str) -> tuple[str | None, int | None, list[str] | None]:
     return state, uid, ["TRUNCATED"] if truncated else []
 
 
-def _tres_tuple(v: str) -> tuple[int | None, str | None, int | None, int | None]:
-    """AllocTRES → ``(n_gpus, gpu_type, node count, cpu count)``."""
+class _Tres(NamedTuple):
+    """What an AllocTRES value gives (a row of its value table, in the table's column order)."""
+
+    n_gpus: int | None
+    gpu_type: str | None
+    node: int | None  # node count
+    cpu: int | None  # cpu count
+
+
+def _tres_tuple(v: str) -> _Tres:
+    """AllocTRES → :class:`_Tres` ``(n_gpus, gpu_type, node count, cpu count)``."""
     t = parse_tres(v)
     n_gpus, gpu_type = gpus_from_tres(v)
-    return n_gpus, gpu_type, _int_or_none(t.get("node")), _int_or_none(t.get("cpu"))
+    return _Tres(n_gpus, gpu_type, _int_or_none(t.get("node")), _int_or_none(t.get("cpu")))
+
+
+class _RowSpec(NamedTuple):
+    """How :meth:`Derive.parse_rows` parses one per-row field."""
+
+    parser: Any  # a columns parser: (column, prefix, strip_values=..., **options) -> Parse
+    column: str  # the dump's column
+    prefix: str  # of the parser's output columns
+    options: dict[str, Any]
 
 
 def _step_kind(step: pl.Expr) -> pl.Expr:
@@ -119,33 +137,33 @@ class Derive:
     def out(self, p: C.Parse, key: str) -> pl.Series:
         return self.res.get_column(p.out[key])
 
-    def specs(self) -> dict[str, tuple[Any, str, str, dict[str, Any]]]:
+    def specs(self) -> dict[str, _RowSpec]:
         """``key → (parser, column, prefix, options)`` of the per-row fields present."""
-        specs: dict[str, tuple[Any, str, str, dict[str, Any]]] = {}
+        specs: dict[str, _RowSpec] = {}
         name = self.name
-        specs["JobID"] = (C.job_id_parts, name("JobID") or name("JobIDRaw"), "_jid_", {})
+        specs["JobID"] = _RowSpec(C.job_id_parts, name("JobID") or name("JobIDRaw"), "_jid_", {})
         if name("JobIDRaw"):
             # the first pass takes JobID's number where the texts are equal (see parse_rows)
-            specs["JobIDRaw"] = (C.job_id_number, name("JobIDRaw"), "_jraw_", {})
+            specs["JobIDRaw"] = _RowSpec(C.job_id_number, name("JobIDRaw"), "_jraw_", {})
         for f in ("Submit", "Start", "End"):
             if name(f):
-                specs[f] = (C.epoch_or_iso_times, name(f), f"_{f}_", {})
+                specs[f] = _RowSpec(C.epoch_or_iso_times, name(f), f"_{f}_", {})
         if name("ElapsedRaw"):
-            specs["ElapsedRaw"] = (C.int_column, name("ElapsedRaw"), "_elraw_", {})
+            specs["ElapsedRaw"] = _RowSpec(C.int_column, name("ElapsedRaw"), "_elraw_", {})
         elif name("Elapsed"):
-            specs["Elapsed"] = (
+            specs["Elapsed"] = _RowSpec(
                 C.duration_seconds,
                 name("Elapsed"),
                 "_el_",
                 {"words_null": ("INVALID",)},
             )
         if name("NNodes"):
-            specs["NNodes"] = (C.int_column, name("NNodes"), "_nn_", {})
+            specs["NNodes"] = _RowSpec(C.int_column, name("NNodes"), "_nn_", {})
         if name("NCPUS") or name("AllocCPUS"):
-            specs["NCPUS"] = (C.int_column, name("NCPUS") or name("AllocCPUS"), "_nc_", {})
+            specs["NCPUS"] = _RowSpec(C.int_column, name("NCPUS") or name("AllocCPUS"), "_nc_", {})
         for f in CPU_TIME_FIELDS:
             if name(f):
-                specs[f] = (C.duration_seconds, name(f), f"_{f}_", {})
+                specs[f] = _RowSpec(C.duration_seconds, name(f), f"_{f}_", {})
         return specs
 
     def value_specs(self) -> dict[str, tuple[str, Any, dict[str, pl.DataType]]]:
@@ -202,7 +220,7 @@ class Derive:
         # _DISTINCT_ROWS rows the fixed cost of the tables and joins is more than they save
         # (measured: 8,358 records row by row 3 ms less, 83,580 records 15-30 ms more)
         per_row = [
-            k for k in specs if self.raw.height < _DISTINCT_ROWS or specs[k][0] not in _BY_VALUE
+            k for k in specs if self.raw.height < _DISTINCT_ROWS or specs[k].parser not in _BY_VALUE
         ]
         lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
@@ -212,13 +230,13 @@ class Derive:
         for (fn, kw_items), keys in groups.items():
             plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
             uniq = pl.concat(
-                [self.raw.lazy().select(pl.col(specs[k][1]).alias("_v")) for k in keys]
+                [self.raw.lazy().select(pl.col(specs[k].column).alias("_v")) for k in keys]
             )
             table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
                 lf = lf.join(
                     table.rename({plan.out[o]: plans[k].out[o] for o in plan.out}),
-                    left_on=specs[k][1],
+                    left_on=specs[k].column,
                     right_on="_v",
                     how="left",
                     nulls_equal=True,
@@ -255,7 +273,9 @@ class Derive:
         self.res = self._again(res, specs, plans)
         return plans
 
-    def _again(self, res: pl.DataFrame, specs: dict, plans: dict[str, C.Parse]) -> pl.DataFrame:
+    def _again(
+        self, res: pl.DataFrame, specs: dict[str, _RowSpec], plans: dict[str, C.Parse]
+    ) -> pl.DataFrame:
         """``res`` with the rows where a fast parser left a value ``bad`` parsed again by the full
         parsers of the fields with such values, values stripped, in one query. Every parser is
         elementwise, and where a value parses as it is it has no surrounding whitespace and the
@@ -266,7 +286,7 @@ class Derive:
             return res
         bad = res.select(pl.any_horizontal(plans[k].out["bad"] for k in keys)).to_series()
         idx = bad.arg_true()
-        sub = self.raw.select(sorted({specs[k][1] for k in keys})).gather(idx)
+        sub = self.raw.select(sorted({specs[k].column for k in keys})).gather(idx)
         again = C.run_stages(
             sub,
             [fn(col, pre, strip_values=True, **kw) for fn, col, pre, kw in map(specs.get, keys)],

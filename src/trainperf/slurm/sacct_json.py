@@ -13,7 +13,7 @@ import math
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import hostlist
 import polars as pl
@@ -533,10 +533,21 @@ def _frames(
     return assemble(raw, cols, meta, q.frame())
 
 
-def _job_id(
-    job: dict[str, Any],
-) -> tuple[str, str, int, int | None, int | None, int | None, int | None]:
-    """``(JobID, kind, job_id, array_job_id, array_task_id, het_job_id, het_offset)``."""
+class _JobIds(NamedTuple):
+    """A JSON job's identifiers, as the parsable2 reader derives them from ``JobID``."""
+
+    JobID: str  # sacct's JobID text: 123, 123_4, 123_[1-9], 123+0
+    kind: str  # job, array_task, array_pending, het_component
+    job_id: int
+    array_job_id: int | None
+    array_task_id: int | None
+    het_job_id: int | None
+    het_offset: int | None
+
+
+def _job_id(job: dict[str, Any]) -> _JobIds:
+    """:class:`_JobIds` ``(JobID, kind, job_id, array_job_id, array_task_id, het_job_id,
+    het_offset)``."""
     job_id = _int(job["job_id"])
     if job_id is None:
         raise ValueError("job_id is null")
@@ -545,12 +556,14 @@ def _job_id(
     task_spec = _str(arr.get("task")) or ""
     het_job_id, het_offset = _int(het.get("job_id")), _int(het.get("job_offset"))
     if task_id is not None and task_id != NO_VAL and array_job_id:
-        return f"{array_job_id}_{task_id}", "array_task", job_id, array_job_id, task_id, None, None
+        return _JobIds(
+            f"{array_job_id}_{task_id}", "array_task", job_id, array_job_id, task_id, None, None
+        )
     if task_spec and array_job_id:
         jid = f"{array_job_id}_[{task_spec.strip('[]')}]"
-        return jid, "array_pending", job_id, array_job_id, None, None, None
+        return _JobIds(jid, "array_pending", job_id, array_job_id, None, None, None)
     if het_job_id and het_offset is not None and het_offset != NO_VAL:
-        return (
+        return _JobIds(
             f"{het_job_id}+{het_offset}",
             "het_component",
             job_id,
@@ -559,7 +572,7 @@ def _job_id(
             het_job_id,
             het_offset,
         )
-    return str(job_id), "job", job_id, None, None, None, None
+    return _JobIds(str(job_id), "job", job_id, None, None, None, None)
 
 
 def _job_nodes(job: dict[str, Any], n_nodes: int | None, started: bool, flags: list[str]):

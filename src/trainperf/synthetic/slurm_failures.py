@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -43,19 +44,30 @@ import polars as pl
 from trainperf import dcgm
 from trainperf.reliability import NODE_EVENT_SCHEMA
 
-__all__ = ["INCIDENT_CAUSES", "INCIDENTS_PER_MONTH", "SEED", "failure_events"]
+__all__ = ["INCIDENT_CAUSES", "INCIDENTS_PER_MONTH", "SEED", "IncidentCause", "failure_events"]
 
 SEED = 20250101
 #: Published incidents per month of SAKURAONE's first quarter (January 2025 is burn-in).
 INCIDENTS_PER_MONTH: dict[int, int] = {1: 13, 2: 5, 3: 3}
+
+
+class IncidentCause(NamedTuple):
+    """One row of :data:`INCIDENT_CAUSES`."""
+
+    cause: str
+    n: int  # published incidents of this cause
+    state: str  # the Slurm node state the events set: DOWN or DRAIN
+    xids: tuple[int, ...]  # the XID code of each incident, for the telemetry (none: no GPU XID)
+
+
 #: Published incidents by cause, with the node-event state and the XID codes used for the telemetry.
-INCIDENT_CAUSES: tuple[tuple[str, int, str, tuple[int, ...]], ...] = (
-    ("GPU", 9, "DOWN", (79, 48, 79, 94, 95, 64, 79, 119, 48)),
-    ("NVLink/NVSwitch/PCIe switch", 4, "DOWN", (74, 74, 74, 74)),
-    ("NIC/transceiver", 1, "DRAIN", ()),
-    ("interconnect switch", 5, "DRAIN", ()),
-    ("storage switch", 1, "DRAIN", ()),
-    ("misconfiguration", 1, "DRAIN", ()),
+INCIDENT_CAUSES: tuple[IncidentCause, ...] = (
+    IncidentCause("GPU", 9, "DOWN", (79, 48, 79, 94, 95, 64, 79, 119, 48)),
+    IncidentCause("NVLink/NVSwitch/PCIe switch", 4, "DOWN", (74, 74, 74, 74)),
+    IncidentCause("NIC/transceiver", 1, "DRAIN", ()),
+    IncidentCause("interconnect switch", 5, "DRAIN", ()),
+    IncidentCause("storage switch", 1, "DRAIN", ()),
+    IncidentCause("misconfiguration", 1, "DRAIN", ()),
 )
 _XID_NAME = {
     13: "Graphics Engine Exception",

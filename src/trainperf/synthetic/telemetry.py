@@ -67,7 +67,7 @@ import uuid as _uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -83,6 +83,7 @@ __all__ = [
     "DEFAULT_LOG",
     "GPU_FIELDS",
     "SyntheticConfig",
+    "SyntheticField",
     "default_phases",
     "hostnames",
     "iter_frames",
@@ -104,35 +105,49 @@ BLOCK_SCRAPES = 360
 KINDS = ("idle", "init", "train", "eval")
 _K = {k: i for i, k in enumerate(KINDS)}
 
-# field -> (decimals written, clip lo, clip hi, per-kind (mean, sd) in KINDS order)
-GPU_FIELDS: dict[str, tuple[int, float, float, tuple[tuple[float, float], ...]]] = {
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (
+
+class SyntheticField(NamedTuple):
+    """How the generator draws one field (a value of :data:`GPU_FIELDS`)."""
+
+    decimals: int  # decimals written
+    lo: float  # values clipped to lo..hi
+    hi: float
+    by_kind: tuple[tuple[float, float], ...]  # (mean, sd) per phase kind, in KINDS order
+
+
+# field -> how it is drawn
+GPU_FIELDS: dict[str, SyntheticField] = {
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": SyntheticField(
         6,
         0.0,
         1.0,
         ((0.0, 0.0), (0.002, 0.002), (0.45, 0.015), (0.15, 0.03)),
     ),
-    "DCGM_FI_PROF_SM_ACTIVE": (6, 0.0, 1.0, ((0.0, 0.0), (0.05, 0.03), (0.82, 0.02), (0.45, 0.05))),
-    "DCGM_FI_PROF_DRAM_ACTIVE": (
+    "DCGM_FI_PROF_SM_ACTIVE": SyntheticField(
+        6, 0.0, 1.0, ((0.0, 0.0), (0.05, 0.03), (0.82, 0.02), (0.45, 0.05))
+    ),
+    "DCGM_FI_PROF_DRAM_ACTIVE": SyntheticField(
         6,
         0.0,
         1.0,
         ((0.0, 0.0), (0.02, 0.01), (0.38, 0.02), (0.30, 0.03)),
     ),
-    "DCGM_FI_DEV_GPU_UTIL": (0, 0.0, 100.0, ((0.0, 0.0), (25.0, 15.0), (100.0, 0.5), (98.0, 2.0))),
-    "DCGM_FI_DEV_POWER_USAGE": (
+    "DCGM_FI_DEV_GPU_UTIL": SyntheticField(
+        0, 0.0, 100.0, ((0.0, 0.0), (25.0, 15.0), (100.0, 0.5), (98.0, 2.0))
+    ),
+    "DCGM_FI_DEV_POWER_USAGE": SyntheticField(
         3,
         50.0,
         700.0,
         ((72.0, 2.0), (140.0, 20.0), (640.0, 25.0), (430.0, 30.0)),
     ),
-    "DCGM_FI_DEV_SM_CLOCK": (
+    "DCGM_FI_DEV_SM_CLOCK": SyntheticField(
         0,
         345.0,
         1980.0,
         ((345.0, 0.0), (1980.0, 0.0), (1755.0, 40.0), (1890.0, 40.0)),
     ),
-    "DCGM_FI_DEV_FB_USED": (
+    "DCGM_FI_DEV_FB_USED": SyntheticField(
         0,
         0.0,
         81559.0,
@@ -535,7 +550,7 @@ def _fmt1(x: float, dec: int) -> str:
 
 def _decimals(name: str) -> int:
     if name in GPU_FIELDS:
-        return GPU_FIELDS[name][0]
+        return GPU_FIELDS[name].decimals
     return 0
 
 

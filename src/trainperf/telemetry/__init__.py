@@ -35,8 +35,9 @@ Synthetic data (:mod:`trainperf.synthetic.telemetry`) carry the label ``syntheti
 
 from __future__ import annotations
 
-# the reader frames this package analyses; also keeps ``trainperf.telemetry.dcgm`` as before the split
-from trainperf import dcgm  # noqa: F401
+import warnings
+
+from trainperf import dcgm as _dcgm
 from trainperf.telemetry._common import (
     ACTIVITY_FIELDS,
     BATCH_ROWS,
@@ -59,6 +60,8 @@ from trainperf.telemetry.activity import (
     write_phase_stats,
 )
 from trainperf.telemetry.mfu import (
+    ACHIEVED_TFLOPS_SCHEMA,
+    TFLOPS_COMPARISON_SCHEMA,
     achieved_tflops,
     allreduce_check,
     logged_flops_per_token,
@@ -77,12 +80,14 @@ from trainperf.telemetry.network import (
 from trainperf.telemetry.phases import phases_from_log, shift_phases, with_phases
 
 __all__ = [
+    "ACHIEVED_TFLOPS_SCHEMA",
     "ACTIVITY_FIELDS",
     "BATCH_ROWS",
     "NIC_RX",
     "NIC_TX",
     "PHASE_SCHEMA",
     "SYNTHETIC_LABEL",
+    "TFLOPS_COMPARISON_SCHEMA",
     "WANTED",
     "achieved_tflops",
     "activity_timeline",
@@ -110,3 +115,14 @@ __all__ = [
     "with_phases",
     "write_phase_stats",
 ]
+
+
+def __getattr__(name: str):
+    if name == "dcgm":  # the reader package was once reached through this one
+        warnings.warn(
+            "trainperf.telemetry.dcgm is deprecated: import trainperf.dcgm",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _dcgm
+    raise AttributeError(f"module 'trainperf.telemetry' has no attribute {name!r}")

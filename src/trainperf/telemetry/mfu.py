@@ -64,6 +64,17 @@ def tflops_from_tensor_active(
     return tensor_active * flops.peak_flops(accelerator, precision) / flops.TFLOP
 
 
+ACHIEVED_TFLOPS_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String,
+    "tensor_active_mean": pl.Float64,
+    "n": pl.UInt32,
+    "precision": pl.String,
+    "peak_tflops": pl.Float64,
+    "achieved_tflops": pl.Float64,
+}
+"""Columns of :func:`achieved_tflops`."""
+
+
 def achieved_tflops(
     data: pl.DataFrame | pl.LazyFrame,
     phases: pl.DataFrame,
@@ -82,7 +93,7 @@ def achieved_tflops(
         kind (String), tensor_active_mean (Float64, ratio, mean over all samples of all GPUs in
         phases of that kind), n (UInt32), precision (String), peak_tflops (Float64, dense peak,
         TFLOP/s), achieved_tflops (Float64, TFLOP/s per GPU = mean x peak). No row for a kind
-        without tensor-activity samples.
+        without tensor-activity samples. :data:`ACHIEVED_TFLOPS_SCHEMA`.
     """
 
     data = _ratio_in_range(data, ACTIVITY_FIELDS["tensor_active"][0])
@@ -103,18 +114,17 @@ def achieved_tflops(
                     "achieved_tflops": mean * peak,
                 }
             )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "kind": pl.String,
-            "tensor_active_mean": pl.Float64,
-            "n": pl.UInt32,
-            "precision": pl.String,
-            "peak_tflops": pl.Float64,
-            "achieved_tflops": pl.Float64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=ACHIEVED_TFLOPS_SCHEMA, orient="row")
+
+
+TFLOPS_COMPARISON_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.String,
+    "quantity": pl.String,
+    "precision": pl.String,
+    "tflops_per_gpu": pl.Float64,
+    "fraction_of_peak": pl.Float64,
+}
+"""Columns of :func:`tflops_comparison`."""
 
 
 def tflops_comparison(
@@ -132,7 +142,8 @@ def tflops_comparison(
     Returns:
         source (String), quantity (String), precision (String or null), tflops_per_gpu
         (Float64, TFLOP/s per GPU), fraction_of_peak (Float64: tensor activity or MFU against
-        the dense peak of ``precision``; null where no peak applies).
+        the dense peak of ``precision``; null where no peak applies):
+        :data:`TFLOPS_COMPARISON_SCHEMA`.
     """
 
     if isinstance(results, (str, Path)):
@@ -165,17 +176,7 @@ def tflops_comparison(
                         "fraction_of_peak": r[f"mfu_{p}_dense_{kind}"],
                     }
                 )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "source": pl.String,
-            "quantity": pl.String,
-            "precision": pl.String,
-            "tflops_per_gpu": pl.Float64,
-            "fraction_of_peak": pl.Float64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=TFLOPS_COMPARISON_SCHEMA, orient="row")
 
 
 def logged_flops_per_token(results: Any) -> float | None:

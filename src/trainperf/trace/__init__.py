@@ -38,6 +38,7 @@ Public functions:
 """
 
 from trainperf.trace.analysis import (
+    MATCH_TELEMETRY_SCHEMA,
     OVERLAP_SCHEMA,
     collective_breakdown,
     comm_comp_overlap,
@@ -58,6 +59,7 @@ from trainperf.trace.read import read_trace, read_traces
 from trainperf.trace.schema import TraceFormatError, TraceSet, TraceWarning
 
 __all__ = [
+    "MATCH_TELEMETRY_SCHEMA",
     "OVERLAP_SCHEMA",
     "COLLECTIVES",
     "TraceFormatError",

@@ -27,6 +27,7 @@ from typing import Any
 import polars as pl
 
 __all__ = [
+    "HTA_OVERLAP_SCHEMA",
     "available",
     "comm_comp_overlap",
     "idle_breakdown",
@@ -121,10 +122,15 @@ def temporal_breakdown_rows(traces: Any) -> list[dict]:
     ]
 
 
+HTA_OVERLAP_SCHEMA: dict[str, pl.DataType] = {"rank": pl.Int32, "comm_comp_overlap": pl.Float64}
+"""Columns of :func:`comm_comp_overlap`."""
+
+
 def comm_comp_overlap(traces: Any) -> pl.DataFrame:
     """HTA ``get_comm_comp_overlap``: ``rank`` (Int32) and ``comm_comp_overlap`` (HTA's percentage,
-    2 decimals, / 100; null where HTA gives NaN). :func:`trainperf.trace.analysis.comm_comp_overlap`
-    adds ``communication_s`` from the frames (HTA does not return it)."""
+    2 decimals, / 100; null where HTA gives NaN): :data:`HTA_OVERLAP_SCHEMA`.
+    :func:`trainperf.trace.analysis.comm_comp_overlap` adds ``communication_s`` from the frames
+    (HTA does not return it)."""
     df = _call(traces, "get_comm_comp_overlap", visualize=False)
     rows = []
     for r in df.to_dict("records"):
@@ -132,7 +138,7 @@ def comm_comp_overlap(traces: Any) -> pl.DataFrame:
         rows.append(
             {"rank": int(r["rank"]), "comm_comp_overlap": None if pct != pct else float(pct) / 100}
         )
-    return pl.DataFrame(rows, schema={"rank": pl.Int32, "comm_comp_overlap": pl.Float64})
+    return pl.DataFrame(rows, schema=HTA_OVERLAP_SCHEMA)
 
 
 def kernel_type_breakdown(traces: Any) -> pl.DataFrame:

@@ -48,11 +48,7 @@ from trainperf.report.charts.telemetry import (
     telemetry_rail_throughput,
 )
 from trainperf.report.charts.theme import BENCHMARK_NAMES, FONT, PALETTE, THEME, benchmark_name
-from trainperf.report.charts.theme import theme as _theme_config
 from trainperf.report.charts.trace import trace_step_breakdown, trace_vs_telemetry
-
-# registered (not enabled) at import, so that save_chart can always export with the report's theme
-alt.theme.register(THEME, enable=False)(_theme_config)
 
 __all__ = [
     "BENCHMARK_NAMES",

@@ -9,6 +9,7 @@ Memory Wall" (IEEE Micro 2024, https://arxiv.org/abs/2403.14123).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import altair as alt
 import polars as pl
@@ -98,6 +99,15 @@ _OFFSETS = [(9, 0), (-9, 0)] + [
 ]
 
 
+class _Box(NamedTuple):
+    """A label's or a marker's box in pixels, y downwards."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
 def place_labels(
     points: list[tuple[float, float, str]],
     width: float,
@@ -120,8 +130,8 @@ def place_labels(
         anchor side; the y is the label's vertical middle). A point with no free offset gets the
         first one (right).
     """
-    markers = [(x - marker, y - marker, x + marker, y + marker) for x, y, _ in points]
-    placed: list[tuple[float, float, float, float]] = []
+    markers = [_Box(x - marker, y - marker, x + marker, y + marker) for x, y, _ in points]
+    placed: list[_Box] = []
     out = []
     h = font_size + 2
     for x, y, text in points:
@@ -129,8 +139,8 @@ def place_labels(
         choice = None
         for dx, dy in _OFFSETS:
             x0 = x + dx if dx >= 0 else x + dx - w
-            box = (x0, y + dy - h / 2, x0 + w, y + dy + h / 2)
-            if box[0] < 0 or box[2] > width or box[1] < 0 or box[3] > height:
+            box = _Box(x0, y + dy - h / 2, x0 + w, y + dy + h / 2)
+            if box.x0 < 0 or box.x1 > width or box.y0 < 0 or box.y1 > height:
                 continue
             if any(_overlap(box, b) for b in markers + placed):
                 continue
@@ -138,15 +148,15 @@ def place_labels(
             break
         if choice is None:
             dx, dy = _OFFSETS[0]
-            choice = (dx, dy, (x + dx, y - h / 2, x + dx + w, y + h / 2))
+            choice = (dx, dy, _Box(x + dx, y - h / 2, x + dx + w, y + h / 2))
         dx, dy, box = choice
         placed.append(box)
         out.append((x + dx, y + dy, "left" if dx >= 0 else "right"))
     return out
 
 
-def _overlap(a, b) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+def _overlap(a: _Box, b: _Box) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
 def _byte_ticks(lo: float, hi: float) -> list[float]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import altair as alt
 import polars as pl
@@ -99,6 +100,10 @@ def theme() -> dict:
     }
 
 
+# registered (not enabled) at import, so that save_chart can always export with the report's theme
+alt.theme.register(THEME, enable=False)(theme)
+
+
 def _nice_nodes(values: Iterable[float]) -> list[int]:
     return sorted({int(v) for v in values if v is not None and v > 0})
 
@@ -143,30 +148,39 @@ def node_axis_width(nodes: Iterable[float], minimum: int = 320, min_gap_px: floa
     return max(minimum, math.ceil(min_gap_px * span / gap))
 
 
-# (interval, step, seconds, label format): candidate tick steps of a time axis, finest first.
+class _TimeStep(NamedTuple):
+    """A candidate tick step of a time axis."""
+
+    interval: str  # Vega-Lite's time unit: second, minute, hour, day, month, year
+    step: int  # ticks every ``step`` intervals
+    seconds: float  # the step's length
+    fmt: str  # the d3 time format of its labels
+
+
+# candidate tick steps of a time axis, finest first.
 # Steps below a day get explicit tick values (Vega 6 does not accept Vega-Lite's "second", "minute"
 # and "hour" interval names in tickCount); longer steps use tickCount with the interval.
-_TIME_STEPS: list[tuple[str, int, float, str]] = [
-    ("second", 5, 5, "%H:%M:%S"),
-    ("second", 10, 10, "%H:%M:%S"),
-    ("second", 15, 15, "%H:%M:%S"),
-    ("second", 30, 30, "%H:%M:%S"),
-    ("minute", 1, 60, "%H:%M"),
-    ("minute", 2, 120, "%H:%M"),
-    ("minute", 5, 300, "%H:%M"),
-    ("minute", 10, 600, "%H:%M"),
-    ("minute", 15, 900, "%H:%M"),
-    ("minute", 30, 1800, "%H:%M"),
-    ("hour", 1, 3600, "%H:%M"),
-    ("hour", 3, 3 * 3600, "%H:%M"),
-    ("hour", 6, 6 * 3600, "%d %H:%M"),
-    ("day", 1, 86400, "%b %d"),
-    ("week", 1, 7 * 86400, "%b %d"),
+_TIME_STEPS: list[_TimeStep] = [
+    _TimeStep("second", 5, 5, "%H:%M:%S"),
+    _TimeStep("second", 10, 10, "%H:%M:%S"),
+    _TimeStep("second", 15, 15, "%H:%M:%S"),
+    _TimeStep("second", 30, 30, "%H:%M:%S"),
+    _TimeStep("minute", 1, 60, "%H:%M"),
+    _TimeStep("minute", 2, 120, "%H:%M"),
+    _TimeStep("minute", 5, 300, "%H:%M"),
+    _TimeStep("minute", 10, 600, "%H:%M"),
+    _TimeStep("minute", 15, 900, "%H:%M"),
+    _TimeStep("minute", 30, 1800, "%H:%M"),
+    _TimeStep("hour", 1, 3600, "%H:%M"),
+    _TimeStep("hour", 3, 3 * 3600, "%H:%M"),
+    _TimeStep("hour", 6, 6 * 3600, "%d %H:%M"),
+    _TimeStep("day", 1, 86400, "%b %d"),
+    _TimeStep("week", 1, 7 * 86400, "%b %d"),
     # month and year steps: Vega's own multi-format labels (month names in the locale, the year at
     # January), which never repeat
-    ("month", 1, 30 * 86400, ""),
-    ("month", 3, 91 * 86400, ""),
-    ("year", 1, 365 * 86400, "%Y"),
+    _TimeStep("month", 1, 30 * 86400, ""),
+    _TimeStep("month", 3, 91 * 86400, ""),
+    _TimeStep("year", 1, 365 * 86400, "%Y"),
 ]
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 from trainperf.report.preview.book import BookStructure, book_chapters, book_structure
 from trainperf.report.preview.offline import external_urls, network_loads
 from trainperf.report.preview.pages import (
+    CsvOutput,
     chapter_markdown,
     csv_outputs,
     notebook_markdown,
@@ -51,6 +52,7 @@ __all__ = [
     "BookStructure",
     "book_chapters",
     "book_structure",
+    "CsvOutput",
     "build_preview_site",
     "chapter_markdown",
     "csv_outputs",

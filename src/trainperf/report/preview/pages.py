@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -80,10 +81,19 @@ def _cell_options(cell, where: str) -> dict:
     return cell_options(cell.get("source", ""), where)
 
 
-def csv_outputs(nb_path: str | Path) -> list[tuple[int, int, str, str]]:
-    """The ``text/csv`` outputs of an executed notebook (full-detail tables):
-    ``(cell index, output index, file name, csv text)``, the file name from the cell's label
-    (``tbl-x.csv``; ``tbl-x-2.csv`` for a second table) or ``cell-<n>.csv``."""
+class CsvOutput(NamedTuple):
+    """One ``text/csv`` output of an executed notebook (:func:`csv_outputs`)."""
+
+    cell: int  # the cell's index in the notebook
+    output: int  # the output's index in the cell
+    name: str  # file name: tbl-x.csv, tbl-x-2.csv, cell-<n>.csv
+    text: str  # the CSV text
+
+
+def csv_outputs(nb_path: str | Path) -> list[CsvOutput]:
+    """The ``text/csv`` outputs of an executed notebook (full-detail tables), as
+    :class:`CsvOutput` ``(cell index, output index, file name, csv text)``, the file name from the
+    cell's label (``tbl-x.csv``; ``tbl-x-2.csv`` for a second table) or ``cell-<n>.csv``."""
 
     nb = nbformat.read(Path(nb_path), as_version=4)
     found = []
@@ -102,7 +112,7 @@ def csv_outputs(nb_path: str | Path) -> list[tuple[int, int, str, str]]:
                 # an appendix copy's label (tbl-x-nb, trainperf.report.appendix) names the CSV
                 # as the chapter's table does: tbl-x.csv
                 stem = str(label or f"cell-{ci}").removesuffix("-nb") + (f"-{k}" if k > 1 else "")
-                found.append((ci, oi, f"{stem}.csv", _text(data["text/csv"])))
+                found.append(CsvOutput(ci, oi, f"{stem}.csv", _text(data["text/csv"])))
     return found
 
 

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import pypandoc
 import yaml
@@ -251,19 +252,29 @@ def _pandoc_map(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
+class _Found(NamedTuple):
+    """A page :func:`_read_pages` found, before pandoc reads its Markdown."""
+
+    name: str
+    source: Path
+    appendix: bool
+    csv_files: dict[str, str]  # tables/<notebook>/<file> -> CSV text
+    markdown: str
+
+
 def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[Page]:
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
     part_of: dict[Path, str] = {}  # chapter -> the title of the part it opens
-    found: list[tuple[str, Path, bool, dict, str]] = []  # name, source, appendix, csv files, md
+    found: list[_Found] = []
     for qmd in structure.chapters:
         try:
             md = chapter_markdown(qmd, notebooks_dir, values)
         except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
             problems.append(f"{qmd.relative_to(root)} left out of the preview: {exc}")
             continue
-        found.append(("index" if not found else qmd.stem, qmd, False, {}, md))
+        found.append(_Found("index" if not found else qmd.stem, qmd, False, {}, md))
         # the part's title as the inputs' provenance supports it (trainperf.report.parts)
         part_of[qmd] = part_title(
             (structure.parts or {}).get(qmd, ""), (values or {}).get("inputs")
@@ -285,10 +296,10 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             links = {(ci, oi): f"tables/{nb.stem}/{fname}" for ci, oi, fname, _ in csvs}
             md = notebook_markdown(nb, links)
             files = {f"tables/{nb.stem}/{fname}": text for _, _, fname, text in csvs}
-            found.append((f"notebook-{nb.stem}", nb, True, files, md))
+            found.append(_Found(f"notebook-{nb.stem}", nb, True, files, md))
         else:
-            found.append((nb.stem, nb, True, {}, chapter_markdown(nb, notebooks_dir, values)))
-    docs = _pandoc_map(to_ast, [f[4] for f in found])
+            found.append(_Found(nb.stem, nb, True, {}, chapter_markdown(nb, notebooks_dir, values)))
+    docs = _pandoc_map(to_ast, [f.markdown for f in found])
     return [
         Page(
             name,

@@ -15,7 +15,12 @@ or ``*_us``; shares are ratios 0-1 (``*_share``). Nothing here plots. One module
   :func:`match_telemetry`, :func:`steps_with_telemetry`
 """
 
-from trainperf.trace.analysis.joins import match_log, match_telemetry, steps_with_telemetry
+from trainperf.trace.analysis.joins import (
+    MATCH_TELEMETRY_SCHEMA,
+    match_log,
+    match_telemetry,
+    steps_with_telemetry,
+)
 from trainperf.trace.analysis.kernels import collective_breakdown, top_kernels
 from trainperf.trace.analysis.steps import rank_summary, step_breakdown, window_breakdown
 from trainperf.trace.analysis.sweep import BREAKDOWN_CATEGORIES
@@ -29,6 +34,7 @@ from trainperf.trace.analysis.whole_trace import (
 from trainperf.trace.names import short_kernel_name
 
 __all__ = [
+    "MATCH_TELEMETRY_SCHEMA",
     "OVERLAP_SCHEMA",
     "BREAKDOWN_CATEGORIES",
     "collective_breakdown",

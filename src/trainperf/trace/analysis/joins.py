@@ -17,7 +17,7 @@ from trainperf import flops, mlperf, telemetry
 from trainperf.trace.analysis.steps import step_breakdown, window_breakdown
 from trainperf.trace.schema import TraceSet
 
-__all__ = ["match_log", "match_telemetry", "steps_with_telemetry"]
+__all__ = ["MATCH_TELEMETRY_SCHEMA", "match_log", "match_telemetry", "steps_with_telemetry"]
 
 
 def match_log(
@@ -136,6 +136,16 @@ _DCGM_COLUMNS = {
 }
 """DCGM field id -> column of :func:`match_telemetry` (units: ratios 0-1, MHz, W)."""
 
+MATCH_TELEMETRY_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32,
+    "gpu": pl.Int32,
+    "timestamp": pl.Datetime("us", "UTC"),
+    "window_s": pl.Float64,
+    **{f"{c}_share": pl.Float64 for c in ("busy", "compute", "matmul", "communication", "memory")},
+    **{c: pl.Float64 for c in _DCGM_COLUMNS.values()},
+}
+"""Columns of :func:`match_telemetry`."""
+
 
 def _gpu_map(traces: TraceSet, gpu_of_rank: Mapping[int, int] | None) -> dict[int, int]:
     if gpu_of_rank is not None:
@@ -205,7 +215,7 @@ def match_telemetry(
         ``compute_share``, ``matmul_share``, ``communication_share``, ``memory_share`` (0-1) over
         the window, and the DCGM values ``tensor_active``, ``sm_active``, ``gr_engine_active``,
         ``dram_active`` (ratios 0-1), ``sm_clock_mhz`` (MHz), ``power_w`` (W); a field the
-        telemetry lacks is null.
+        telemetry lacks is null. :data:`MATCH_TELEMETRY_SCHEMA`.
     """
     gmap = _gpu_map(traces, gpu_of_rank)
     wide = _wide_dcgm(data, sorted(set(gmap.values())), hostname)
@@ -234,32 +244,9 @@ def match_telemetry(
         ).filter((pl.col("start_ns") >= a) & (pl.col("end_ns") <= b))
         wins.append(w)
     if not wins:
-        return pl.DataFrame(
-            schema={
-                "rank": pl.Int32,
-                "gpu": pl.Int32,
-                "timestamp": pl.Datetime("us", "UTC"),
-                "window_s": pl.Float64,
-                **{
-                    f"{c}_share": pl.Float64
-                    for c in ("busy", "compute", "matmul", "communication", "memory")
-                },
-                **{c: pl.Float64 for c in _DCGM_COLUMNS.values()},
-            }
-        )
+        return pl.DataFrame(schema=MATCH_TELEMETRY_SCHEMA)
     out = window_breakdown(traces, pl.concat(wins))
-    return out.select(
-        "rank",
-        "gpu",
-        "timestamp",
-        "window_s",
-        "busy_share",
-        "compute_share",
-        "matmul_share",
-        "communication_share",
-        "memory_share",
-        *_DCGM_COLUMNS.values(),
-    ).sort("rank", "timestamp")
+    return out.select(list(MATCH_TELEMETRY_SCHEMA)).sort("rank", "timestamp")
 
 
 def steps_with_telemetry(
