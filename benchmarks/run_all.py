@@ -32,7 +32,13 @@ import harness  # noqa: E402
 import results_md  # noqa: E402
 
 # environment variables that change what a module measures: named in the command that reproduces it
-_ENV = ("TRAINPERF_BENCH_256X", "TRAINPERF_BENCH_SIZES", "TRAINPERF_BENCH_NO_CLONE")
+_ENV = (
+    "TRAINPERF_BENCH_256X",
+    "TRAINPERF_BENCH_256X_HOSTS",
+    "TRAINPERF_BENCH_SIZES",
+    "TRAINPERF_BENCH_JOBS",
+    "TRAINPERF_BENCH_NO_CLONE",
+)
 
 
 def _command(name: str, quick: bool) -> str:

@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -66,6 +67,7 @@ from trainperf import dcgm, telemetry
 from trainperf.synthetic import telemetry as synthetic
 mode, store, k, nodes, idle = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 sys.path.insert(0, sys.argv[6])
+hosts = int(sys.argv[7])  # > 0: only the first `hosts` hosts of the cluster (a partial store)
 from telemetry_scale import tiled_phases, config
 
 base = synthetic.default_phases()
@@ -76,7 +78,20 @@ def cpu():  # this process' CPU seconds, every thread (load on a shared machine 
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 t, c = time.perf_counter(), cpu()
-if mode == "generate":
+if mode == "generate" and hosts:  # the first hosts' frames of the whole cluster's generator
+    import pathlib
+    pathlib.Path(store).mkdir(parents=True, exist_ok=True)
+    files, seen = [], set()
+    for frame in synthetic.iter_frames(cfg, ph):
+        seen.add(frame["hostname"][0])
+        if len(seen) > hosts:
+            break
+        files += dcgm.write_parquet_partitioned(frame, store)
+    files = sorted(set(files))
+    out["files"] = len(files)
+    out["parquet_bytes"] = sum(p.stat().st_size for p in files)
+    out["rows"] = dcgm.scan_parquet(store).select(pl.len()).collect().item()
+elif mode == "generate":
     files = synthetic.write_parquet(cfg, ph, store)
     out["files"] = len(files)
     out["parquet_bytes"] = sum(p.stat().st_size for p in files)
@@ -153,7 +168,11 @@ def config(nodes: int, base, k: int, idle: bool):
     )
 
 
-def run_child(mode: str, store: Path, k: int, nodes: int, idle: bool = False) -> dict:
+def run_child(
+    mode: str, store: Path, k: int, nodes: int, idle: bool = False, hosts: int = 0
+) -> dict:
+    """One mode of :data:`CHILD` in a fresh interpreter; ``hosts`` > 0: only the first ``hosts``
+    hosts of the ``nodes``-node cluster (their samples are those of the whole cluster's store)."""
     env = dict(os.environ, POLARS_MAX_THREADS=os.environ.get("POLARS_MAX_THREADS", ""))
     if not env["POLARS_MAX_THREADS"]:
         env.pop("POLARS_MAX_THREADS")
@@ -168,6 +187,7 @@ def run_child(mode: str, store: Path, k: int, nodes: int, idle: bool = False) ->
             str(nodes),
             "1" if idle else "0",
             str(Path(__file__).resolve().parent),
+            str(hosts),
         ],
         capture_output=True,
         text=True,
@@ -187,25 +207,31 @@ def run_child(mode: str, store: Path, k: int, nodes: int, idle: bool = False) ->
 STORES_ENV = "TRAINPERF_BENCH_STORES"
 """Environment variable naming a folder where the generated stores are kept and reused."""
 
+JOBS_ENV = "TRAINPERF_BENCH_JOBS"
+"""Environment variable: how many sizes (and of a size its in-memory and Parquet-writing
+analyses) run side by side, each in its own child process (default 1: one after the other).
+CPU seconds and peak memory are each child's own either way; on a shared machine side by side
+takes this run a larger share of the cores, so the wall times shorten."""
 
-def _store_key(k: int, nodes: int, idle: bool) -> str:
+
+def _store_key(k: int, nodes: int, idle: bool, hosts: int = 0) -> str:
     """:func:`trainperf.synthetic.telemetry.store_key` of one size: configuration, phases,
-    generator source, field table and polars version."""
+    generator source, field table and polars version (and the host count of a partial store)."""
     base = synthetic.default_phases()
-    return synthetic.store_key(
-        config(nodes, base, k, idle), base if idle else tiled_phases(base, k)
-    )
+    key = synthetic.store_key(config(nodes, base, k, idle), base if idle else tiled_phases(base, k))
+    return key + (f" first {hosts} hosts" if hosts else "")
 
 
-def _generated(store: Path, k: int, nodes: int, idle: bool, keep: bool) -> dict:
+def _generated(store: Path, k: int, nodes: int, idle: bool, keep: bool, hosts: int = 0) -> dict:
     """Generate the store of one size in a child process; with ``keep``, reuse the one already
-    in ``store`` when its key (written last, after its row count) matches."""
+    in ``store`` when its key (written last, after its row count) matches. ``hosts`` > 0: only
+    the first ``hosts`` hosts."""
     key_file, info = store / "BENCH.key", store / "BENCH.json"
-    key = _store_key(k, nodes, idle) if keep else None
+    key = _store_key(k, nodes, idle, hosts) if keep else None
     if keep and key_file.is_file() and key_file.read_text() == key and info.is_file():
         return {**json.loads(info.read_text()), "reused": True}
     shutil.rmtree(store, ignore_errors=True)
-    g = run_child("generate", store, k, nodes, idle)
+    g = run_child("generate", store, k, nodes, idle, hosts)
     if keep:
         info.write_text(json.dumps(g))
         key_file.write_text(key)
@@ -219,37 +245,53 @@ def bench_files(
     idle: bool,
     keep: Path | None = None,
     sink_from: int | None = None,
+    sink_only_from: int | None = None,
+    hosts_at: dict[int, int] | None = None,
 ) -> list[dict]:
     """Generate (or, with ``keep``, reuse from that folder) and analyse each size.
 
     ``keep`` defaults to the folder named by ``TRAINPERF_BENCH_STORES``; stores there are not
     deleted (a 64x store takes about 9 minutes to generate on 2 cores and 1 GB of disk).
     ``sink_from``: sizes from this one on are also analysed with the per-GPU result written to
-    Parquet (``telemetry.write_phase_stats``), its figures under ``"sink"``."""
+    Parquet (``telemetry.write_phase_stats``), its figures under ``"sink"``; from
+    ``sink_only_from`` on only that way (no in-memory result: at 256x it alone is about 4 GB).
+    ``hosts_at``: size -> the number of the cluster's first hosts generated and analysed at that
+    size (a partial store; ``row["hosts"]``), where the whole store would take too long."""
     if keep is None and os.environ.get(STORES_ENV):
         keep = Path(os.environ[STORES_ENV])
-    rows = []
+    jobs = max(1, int(os.environ.get(JOBS_ENV) or 1))
     cases = [(k, False) for k in sizes] + ([(max(sizes), True)] if idle else [])
-    for k, is_idle in cases:
-        name = f"store_{k}{'_idle' if is_idle else ''}"
+
+    def one(k: int, is_idle: bool) -> dict:
+        hosts = (hosts_at or {}).get(k, 0) if not is_idle else 0
+        name = f"store_{k}{'_idle' if is_idle else ''}{f'_first{hosts}' if hosts else ''}"
         store = (keep / f"{name}_{nodes}n") if keep else tmp / name
-        g = _generated(store, k, nodes, is_idle, keep is not None)
-        a = run_child("analyse", store, k, nodes, is_idle)
+        g = _generated(store, k, nodes, is_idle, keep is not None, hosts)
+        sink_only = sink_only_from is not None and k >= sink_only_from and not is_idle
+        also_sink = sink_from is not None and k >= sink_from and not is_idle and not sink_only
         row = {"size": f"{k}x" + (" idle" if is_idle else ""), "k": k, "idle": is_idle, **g}
+        row["hosts"] = hosts
+        row["sink_only"] = sink_only
         row["generate_s"] = g["seconds"]
         row["generate_peak_rss"] = g["peak_rss"]
+        modes = (
+            ["analyse_sink"] if sink_only else ["analyse"] + (["analyse_sink"] if also_sink else [])
+        )
+        with ThreadPoolExecutor(max_workers=min(jobs, len(modes))) as pool:  # each a child process
+            got = list(pool.map(lambda m: run_child(m, store, k, nodes, is_idle, hosts), modes))
+        a = got[0]
+        if sink_only or also_sink:
+            row["sink"] = got[-1]
         row["analyse_s"] = a["seconds"]
         row["analyse_cpu_s"] = a["cpu_s"]
         row["analyse_peak_rss"] = a["peak_rss"]
         row["result"] = {k2: a[k2] for k2 in a if k2 not in ("mode", "k", "idle", "cpu_s")}
-        if sink_from is not None and k >= sink_from and not is_idle:
-            row["sink"] = run_child("analyse_sink", store, k, nodes, is_idle)
+        if also_sink:
             print(
                 f"  {row['size']:<9} write_phase_stats: analyse {row['sink']['seconds']:7.1f} s "
                 f"{row['sink']['peak_rss'] / 1e6:7.0f} MB, {row['sink']['cpu_s']:.1f} s CPU",
                 flush=True,
             )
-        rows.append(row)
         print(
             f"  {row['size']:<9} rows {g['rows']:>12,}  generate {g['seconds']:7.1f} s "
             f"{g['peak_rss'] / 1e6:7.0f} MB   analyse {a['seconds']:7.1f} s "
@@ -259,7 +301,16 @@ def bench_files(
         )
         if keep is None:
             shutil.rmtree(store)
-    return rows
+        return row
+
+    if jobs == 1:
+        return [one(k, i) for k, i in cases]
+    # sizes side by side (largest first), each size's children in their own processes: CPU
+    # seconds and peaks are each child's own; only wall time shows the neighbours
+    order = sorted(range(len(cases)), key=lambda i: -cases[i][0])
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {i: pool.submit(one, *cases[i]) for i in order}
+        return [futures[i].result() for i in range(len(cases))]
 
 
 # --------------------------------------------------------------------------------------

@@ -125,10 +125,14 @@ class Derive:
     mapped: dict[str, tuple[pl.DataFrame, pl.Series]] = field(default_factory=dict)
 
     def name(self, want: str) -> str | None:
-        for c in self.raw.columns:
-            if c.lower() == want.lower():
-                return c
-        return None
+        """The input's column named ``want`` in any case (the first such), or None."""
+        names = self.__dict__.get("_names")
+        if names is None:  # built once: a read asks about 30 times
+            names = {}
+            for c in self.raw.columns:
+                names.setdefault(c.lower(), c)
+            self.__dict__["_names"] = names
+        return names.get(want.lower())
 
     def column(self, want: str) -> pl.Series | None:
         c = self.name(want)
@@ -268,8 +272,10 @@ class Derive:
             if not self.raw.height:
                 self.mapped[f] = (pl.DataFrame(schema=schema), pl.Series([], dtype=pl.Boolean))
                 continue
-            got = res.select(pl.col(f"_m{i}_{c}").alias(c) for c in [*schema, "_bad"])
-            self.mapped[f] = (got.drop("_bad"), got.get_column("_bad"))
+            # the columns themselves, renamed (a select per field was a query each)
+            got = {c: res.get_column(f"_m{i}_{c}").alias(c) for c in [*schema, "_bad"]}
+            bad = got.pop("_bad")
+            self.mapped[f] = (pl.DataFrame(list(got.values())), bad)
         self.res = self._again(res, specs, plans)
         return plans
 
@@ -327,21 +333,21 @@ class Derive:
     def ids(self, plans: dict[str, C.Parse]) -> None:
         p = plans["JobID"]
         self.bad.append(("JobID", "a JobID", self.out(p, "bad")))
-        parts = self.res.select(**{k: pl.col(v) for k, v in p.out.items() if k != "bad"})
-        array = pl.col("array_task_id").is_not_null() | pl.col("array_pending").is_not_null()
-        het = pl.col("het_offset").is_not_null()
-        got = parts.select(
+        c = lambda k: pl.col(p.out[k])  # noqa: E731  (the parse's columns, one query)
+        array = c("array_task_id").is_not_null() | c("array_pending").is_not_null()
+        het = c("het_offset").is_not_null()
+        got = self.res.select(
             # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
             # components have their own raw ids that JobID does not show)
-            job_id_raw=pl.when(~array & ~het).then("id"),
-            kind="kind",
-            array_job_id=pl.when(array).then("id"),
-            array_task_id="array_task_id",
-            het_job_id=pl.when(het).then("id"),
-            het_offset="het_offset",
-            parent_job_id="parent",
-            step_id="step",
-            step_kind=_step_kind(pl.col("step")),
+            job_id_raw=pl.when(~array & ~het).then(c("id")),
+            kind=c("kind"),
+            array_job_id=pl.when(array).then(c("id")),
+            array_task_id=c("array_task_id"),
+            het_job_id=pl.when(het).then(c("id")),
+            het_offset=c("het_offset"),
+            parent_job_id=c("parent"),
+            step_id=c("step"),
+            step_kind=_step_kind(c("step")),
         )
         self.cols.update({c: got.get_column(c) for c in got.columns})
         if "JobIDRaw" in plans:
@@ -365,6 +371,7 @@ class Derive:
             self.missing.append("ExitCode")
 
     def times(self, plans: dict[str, C.Parse]) -> None:
+        utc: dict[str, pl.Expr] = {}  # tz UTC: every time column in one query of the parse
         for fname, out in (("Submit", "submit"), ("Start", "start"), ("End", "end")):
             if fname not in plans:
                 self.missing.append(fname)
@@ -375,10 +382,11 @@ class Derive:
                 "(SLURM_TIME_FORMAT=%s), Unknown or None"
             )
             self.bad.append((fname, what, self.out(p, "bad")))
-            value, naive = self.out(p, "utc"), self.out(p, "naive")
             if self.tz == "UTC":  # no daylight saving: nothing is ambiguous
-                self.cols[out] = naive.dt.replace_time_zone("UTC").fill_null(value)
+                naive_c, utc_c = pl.col(p.out["naive"]), pl.col(p.out["utc"])
+                utc[out] = naive_c.dt.replace_time_zone("UTC").fill_null(utc_c)
                 continue
+            value, naive = self.out(p, "utc"), self.out(p, "naive")
             if naive.is_not_null().any():
                 try:
                     local = naive.dt.replace_time_zone(
@@ -394,6 +402,9 @@ class Derive:
                 self.bad.append((fname, what, naive.is_not_null() & local.is_null()))
                 value = local.dt.convert_time_zone("UTC").fill_null(value)
             self.cols[out] = value
+        if utc:
+            got = self.res.select(**utc)
+            self.cols.update({c: got.get_column(c) for c in got.columns})
 
     def elapsed_and_limit(self, plans: dict[str, C.Parse]) -> None:
         if "ElapsedRaw" in plans:
@@ -486,7 +497,15 @@ class Derive:
         st, rc, sig = (self.cols.get(c) for c in ("state", "exit_code", "signal"))
         if not all(isinstance(x, pl.Series) for x in (st, rc, sig)):
             return []
-        doubt = st.is_in(list(ZERO_EXIT_UNKNOWN)) & (rc == 0) & (sig.fill_null(0) == 0)
+        doubt = (
+            pl.DataFrame([st.alias("st"), rc.alias("rc"), sig.alias("sig")])
+            .select(
+                pl.col("st").is_in(list(ZERO_EXIT_UNKNOWN))
+                & (pl.col("rc") == 0)
+                & (pl.col("sig").fill_null(0) == 0)
+            )
+            .to_series()
+        )
         if keep is not None:
             doubt = doubt & keep
         if not doubt.any():
@@ -531,12 +550,15 @@ class Derive:
             return
         marks = (
             pl.DataFrame(pairs, schema={"source_line": pl.Int64, "flag": pl.Utf8}, orient="row")
+            .lazy()
             .group_by("source_line", maintain_order=True)
             .agg(data_flags=pl.col("flag"))
         )
-        self.cols["data_flags"] = (
+        self.cols["data_flags"] = (  # one query (each eager step was a query of its own)
             self.lines.to_frame()
+            .lazy()
             .join(marks, on="source_line", how="left", maintain_order="left")
+            .select(pl.col("data_flags").fill_null(pl.lit([], dtype=pl.List(pl.Utf8))))
+            .collect(engine="in-memory")
             .get_column("data_flags")
-            .fill_null([])
         )
