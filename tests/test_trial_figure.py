@@ -44,8 +44,9 @@ def test_an_extrapolated_point_is_a_one_sided_bound_with_its_side_named():
     points = next(lay for lay in layers if lay["mark"]["type"] == "point")
     assert points["encoding"]["y"]["scale"]["domain"] == [0.0, 1.5]
     up, low = by_gpus[1536], by_gpus[4]
-    assert up["tip"] == pytest.approx(0.97 - 0.15) and up["bound_text"] == "≤ 0.97"  # open side: down
-    assert low["tip"] == pytest.approx(0.45 + 0.15) and low["bound_text"] == "≥ 0.45"  # open side: up
+    # open sides: down from an upper bound, up from a lower one
+    assert up["tip"] == pytest.approx(0.97 - 0.15) and up["bound_text"] == "≤ 0.97"
+    assert low["tip"] == pytest.approx(0.45 + 0.15) and low["bound_text"] == "≥ 0.45"
     assert by_gpus[8]["tip"] is None and by_gpus[32]["tip"] is None
     # markers: triangles pointing to the open side; legend entries say which side
     shape = points["encoding"]["shape"]["scale"]
