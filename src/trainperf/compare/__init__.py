@@ -42,6 +42,7 @@ from trainperf.compare.evaluated import (
     round_warnings,
     side_from_published,
     side_from_results,
+    throughput_summary,
 )
 from trainperf.compare.paper import (
     PAPER_SCHEMA,
@@ -111,6 +112,7 @@ __all__ = [
     "step_throughput_ratio",
     "strong_scaling",
     "talk_ratio_placement",
+    "throughput_summary",
     "time_to_train_ratio",
     "token_normalized_ratio",
 ]

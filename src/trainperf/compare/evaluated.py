@@ -33,6 +33,7 @@ __all__ = [
     "reference_side",
     "side_from_published",
     "side_from_results",
+    "throughput_summary",
 ]
 
 SIDE_SCHEMA: dict[str, pl.DataType] = {
@@ -861,3 +862,60 @@ def own_scaling_summary(comparison: pl.DataFrame) -> str:
             f"{lo['evaluated_min']:.4g} / ({hi['n_gpus']:,} × {hi['evaluated_min']:.4g}))"
         )
     return "; ".join(parts)
+
+
+def _mfu_clause(r: dict, e2e: str) -> str:
+    """``MFU 40.1 % of the FP8 dense peak (80.2 % of BF16)``: the run's own precision first."""
+    own = (r.get("evaluated_precision") or "").lower()
+    pct = {p: r.get(f"evaluated_mfu_{p}") for p in ("fp8", "bf16")}
+    if own in pct and pct[own] is not None:
+        other = "bf16" if own == "fp8" else "fp8"
+        rest = f" ({100 * pct[other]:.1f} % of {other.upper()})" if pct[other] is not None else ""
+        return f"MFU{e2e} {100 * pct[own]:.1f} % of the {own.upper()} dense peak{rest}"
+    given = [
+        f"{100 * v:.1f} % of the {p.upper()} dense peak" for p, v in pct.items() if v is not None
+    ]
+    if not given:
+        return "no MFU (no dense peak of the accelerator)"
+    return f"MFU{e2e} {' or '.join(given)} (precision unknown: neither the logs nor the config name it)"
+
+
+def throughput_summary(comparison: pl.DataFrame) -> str:
+    """The evaluated system's throughput and MFU from its logs, one sentence for the summary.
+
+    One clause per row of ``comparison`` (:func:`log_comparison`) whose evaluated side has
+    ``evaluated_tokens_per_s_per_gpu``: tokens/s per GPU and MFU against the dense peak of the
+    precision the run used (``evaluated_precision``) first, the other precision in brackets; both,
+    named, where the logs name no precision; ``e2e`` where the numbers come from the end-to-end
+    columns (``evaluated_throughput_basis``, e.g. LoRA: :func:`trainperf.mlperf.runs_with_throughput`).
+    Rows with logs but no throughput are named as such; with no row from logs (published rows
+    only) the sentence says that throughput needs the logs. "" for an empty frame.
+
+    >>> import polars as pl
+    >>> c = pl.DataFrame({"benchmark": ["gpt3"], "n_gpus": [1536], "evaluated_system": ["Lab"],
+    ...     "evaluated_source": ["logs"], "evaluated_tokens_per_s_per_gpu": [541.72],
+    ...     "evaluated_throughput_basis": ["step"], "evaluated_precision": ["fp8"],
+    ...     "evaluated_mfu_fp8": [0.2948], "evaluated_mfu_bf16": [0.5896]})
+    >>> throughput_summary(c)
+    'From its logs, Lab trains GPT-3 175B at 1,536 GPUs at 542 tokens/s per GPU, MFU 29.5 % of the FP8 dense peak (59.0 % of BF16).'
+    """
+    if not comparison.height:
+        return ""
+    name = comparison["evaluated_system"].drop_nulls().first() or "The evaluated system"
+    rows = comparison.unique(["benchmark", "n_gpus"], keep="first", maintain_order=True)
+    logs = [r for r in rows.iter_rows(named=True) if r.get("evaluated_source") == "logs"]
+    if not logs:
+        return (
+            f"The results of {name} compared here are published rows, which give no throughput "
+            "or MFU; its MLPerf logs (the config's mlperf key) would."
+        )
+    parts = []
+    for r in logs:
+        at = f"{_bench(r['benchmark'])} at {_gpus(r['n_gpus'])}"
+        tps = r.get("evaluated_tokens_per_s_per_gpu")
+        if tps is None:
+            parts.append(f"{at} with no throughput in its logs")
+            continue
+        e2e = " (e2e)" if r.get("evaluated_throughput_basis") == "e2e" else ""
+        parts.append(f"{at} at {tps:,.0f} tokens/s per GPU{e2e}, {_mfu_clause(r, e2e)}")
+    return f"From its logs, {name} trains " + "; ".join(parts) + "."

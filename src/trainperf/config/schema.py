@@ -106,7 +106,7 @@ class AcceleratorSpec:
     """``accelerator:`` given as a mapping: an accelerator outside ``data/reference/accelerators.csv``.
 
     Attributes:
-        name: how the book names it (e.g. ``MI325X``).
+        name: how the book names it (e.g. ``MI355X``).
         memory_gb: memory per GPU, decimal GB (the memory model's capacity).
         bf16_dense_tflops: dense (no 2:4 sparsity) BF16 tensor peak, TFLOP/s.
         fp8_dense_tflops: dense FP8 tensor peak, TFLOP/s (None: no FP8).

@@ -16,8 +16,8 @@ TEMPLATE = """\
 
 name: My cluster             # how the book names the evaluated cluster
 accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv, or describe one:
-# accelerator: {name: MI325X, memory_gb: 256, bf16_dense_tflops: 1307.4, fp8_dense_tflops: 2614.9,
-#               source: "https://www.amd.com/..."}   # dense peaks per precision, TFLOP/s
+# accelerator: {name: MI355X, memory_gb: 288, bf16_dense_tflops: 2516.6, fp8_dense_tflops: 5033.2,
+#               source: "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"}   # dense peaks per precision, TFLOP/s
 gpus_per_node: 8             # node counts = GPUs / gpus_per_node (the comparison is at equal GPU count)
 # nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
 # description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"

@@ -22,7 +22,9 @@ from trainperf.report.charts.theme import (
 )
 
 __all__ = [
+    "ARROW_SHARE",
     "KIND_LABELS",
+    "KIND_SHAPES",
     "comparison_ratio_by_gpus",
     "efficiency_ratio_by_scale",
     "mfu_by_scale",
@@ -391,41 +393,98 @@ def mfu_by_scale(
     )
 
 
-#: How :func:`comparison_ratio_by_gpus` labels each ``reference_kind`` of ``comparison.csv``.
+#: How :func:`comparison_ratio_by_gpus` labels each kind of reference of ``comparison.csv``: its
+#: ``reference_kind``, an extrapolation split by the side of its one-sided bound (beyond the largest
+#: measured scale ``ratio_high`` = ``ratio``, an upper bound; below the smallest ``ratio_low`` =
+#: ``ratio``, a lower bound: :func:`trainperf.compare.evaluated._bounds`).
 KIND_LABELS = {
     "measured": "reference measured at this GPU count",
     "interpolated": "reference interpolated (power law between two measured scales)",
-    "extrapolated": "reference extrapolated (perfect scaling: a bound)",
+    "extrapolated_upper": "reference extrapolated beyond its largest run: ratio at most this",
+    "extrapolated_lower": "reference extrapolated below its smallest run: ratio at least this",
 }
+#: Marker of each kind: an extrapolation's triangle points to the bound's open side.
+KIND_SHAPES = {
+    "measured": "circle",
+    "interpolated": "circle",
+    "extrapolated_upper": "triangle-down",
+    "extrapolated_lower": "triangle-up",
+}
+#: Length of an extrapolation's arrow toward its open side, as a share of the y axis.
+ARROW_SHARE = 0.1
+
+
+def _bound_text(r: dict) -> str | None:
+    """``≤ 0.97`` for an upper bound, ``≥ 0.45`` for a lower one (two decimals), else None."""
+    sign = {"extrapolated_upper": "≤", "extrapolated_lower": "≥"}.get(r["kind"])
+    return f"{sign} {r['ratio']:.2f}" if sign else None
 
 
 def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     """The per-GPU GPU-time ratio of ``comparison.csv`` by GPU count, one panel per benchmark.
 
-    A point per result (colour: measured, interpolated or extrapolated reference) on a scale from
-    zero with a rule at 1.0 (above 1: more GPU time than the reference); a vertical bar from ``ratio_low``
-    to ``ratio_high``, the bounds the reference's measured neighbours give (one-sided for an
-    extrapolation: from the point to the bound it is). Rows without a ratio are left out.
+    A point per result (colour and shape: measured, interpolated or extrapolated reference) on a
+    scale from zero with a rule at 1.0 (above 1: more GPU time than the reference). An interpolated
+    point has a vertical bar from ``ratio_low`` to ``ratio_high``, its two measured neighbours'
+    bounds. An extrapolated point is a one-sided bound: a triangle pointing to the open side, a
+    dashed arrow of :data:`ARROW_SHARE` of the axis that way and the label ``≤ 0.97`` (beyond the
+    largest measured scale: the ratio is at most this) or ``≥ 0.45`` (below the smallest: at
+    least this) on the closed side; the legend says which. Rows without a ratio are left out.
 
     Args:
         comparison: :data:`trainperf.compare.COMPARISON_SCHEMA` frame.
     """
-    d = comparison.filter(pl.col("ratio").is_not_null()).with_columns(
-        pl.col("n_gpus").cast(pl.String).alias("gpus"),
-        pl.col("reference_kind").replace_strict(KIND_LABELS, default=None).alias("kind_label"),
-        pl.coalesce("ratio_low", "ratio").alias("lo"),
-        pl.coalesce("ratio_high", "ratio").alias("hi"),
+    kind = (
+        pl.when(pl.col("reference_kind") != "extrapolated")
+        .then(pl.col("reference_kind"))
+        .when(pl.col("ratio_low").is_null())
+        .then(pl.lit("extrapolated_upper"))
+        .otherwise(pl.lit("extrapolated_lower"))
     )
-    top = max([v for v in d["hi"].to_list() if v is not None and math.isfinite(v)] + [1.0])
+    d = (
+        comparison.filter(pl.col("ratio").is_not_null())
+        .with_columns(kind.alias("kind"))
+        .with_columns(
+            pl.col("n_gpus").cast(pl.String).alias("gpus"),
+            pl.col("kind").replace_strict(KIND_LABELS, default=None).alias("kind_label"),
+            pl.coalesce("ratio_low", "ratio").alias("lo"),
+            pl.coalesce("ratio_high", "ratio").alias("hi"),
+        )
+    )
+    # the axis holds every point, bar and lower bound's arrow (ratio + ARROW_SHARE of the axis)
+    finite = [v for v in d["hi"].to_list() if v is not None and math.isfinite(v)]
+    lower = d.filter(pl.col("kind") == "extrapolated_lower")["ratio"].to_list()
+    top = max(finite + [v / (1 - ARROW_SHARE) / 1.15 for v in lower] + [1.0])
     domain = [0.0, math.ceil(top * 1.15 / 0.25) * 0.25]  # from zero: an honest baseline
-    # the legend names only the kinds drawn, each kind keeping its colour
-    present = set(d["kind_label"].drop_nulls().to_list())
-    pairs = [(k, c) for k, c in zip(KIND_LABELS.values(), PALETTE[:3], strict=True) if k in present]
+    arrow = ARROW_SHARE * domain[1]
+    d = d.with_columns(
+        pl.when(pl.col("kind") == "extrapolated_upper")
+        .then(pl.max_horizontal(pl.col("ratio") - arrow, 0.0))
+        .when(pl.col("kind") == "extrapolated_lower")
+        .then(pl.min_horizontal(pl.col("ratio") + arrow, domain[1]))
+        .alias("tip"),
+        pl.struct("kind", "ratio")
+        .map_elements(_bound_text, return_dtype=pl.String)
+        .alias("bound_text"),
+    )
+    # the legend names only the kinds drawn, each kind keeping its colour and shape
+    present = set(d["kind"].drop_nulls().to_list())
+    keys = [k for k in KIND_LABELS if k in present]
+    colours = dict(zip(KIND_LABELS, [*PALETTE[:3], PALETTE[2]], strict=True))
+    legend = alt.Legend(orient="bottom", direction="vertical")
     colour = alt.Color(
         "kind_label:N",
         title="reference",
-        scale=alt.Scale(domain=[k for k, _ in pairs], range=[c for _, c in pairs]),
-        legend=alt.Legend(orient="bottom", direction="vertical"),
+        scale=alt.Scale(domain=[KIND_LABELS[k] for k in keys], range=[colours[k] for k in keys]),
+        legend=legend,
+    )
+    shape = alt.Shape(
+        "kind_label:N",
+        title="reference",
+        scale=alt.Scale(
+            domain=[KIND_LABELS[k] for k in keys], range=[KIND_SHAPES[k] for k in keys]
+        ),
+        legend=legend,
     )
     panels = []
     for i, bench in enumerate(d["benchmark"].unique(maintain_order=True).to_list()):
@@ -440,11 +499,30 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
         )
         base = alt.Chart(db)
         one = alt.Chart(pl.DataFrame({"one": [1.0]})).mark_rule(color=RULE_COLOR).encode(y="one:Q")
-        bars = base.mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("lo:Q"), y2="hi:Q", color=colour)
-        points = base.mark_point(filled=True, size=70).encode(
+        bars = (
+            base.transform_filter(alt.datum.kind == "interpolated")
+            .mark_rule(strokeWidth=2)
+            .encode(x=x, y=alt.Y("lo:Q"), y2="hi:Q", color=colour)
+        )
+        one_sided = base.transform_filter(alt.datum.tip != None)  # noqa: E711 (Vega null)
+        arrows = one_sided.mark_rule(strokeWidth=2, strokeDash=[4, 3]).encode(
+            x=x, y=alt.Y("ratio:Q"), y2="tip:Q", color=colour
+        )
+        # the label on the closed side: above an upper bound, below a lower one
+        texts = [
+            one_sided.transform_filter(alt.datum.kind == k)
+            .mark_text(dy=dy, fontSize=11, baseline=base_line)
+            .encode(x=x, y=alt.Y("ratio:Q"), text="bound_text:N", color=colour)
+            for k, dy, base_line in (
+                ("extrapolated_upper", -9, "bottom"),
+                ("extrapolated_lower", 9, "top"),
+            )
+        ]
+        points = base.mark_point(filled=True, size=70, opacity=1).encode(
             x=x,
             y=y,
             color=colour,
+            shape=shape,
             tooltip=[
                 alt.Tooltip("ratio:Q", format=".3f"),
                 alt.Tooltip("lo:Q", format=".3f"),
@@ -452,7 +530,7 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
             ],
         )
         panels.append(
-            alt.layer(one, bars, points).properties(
+            alt.layer(one, bars, arrows, *texts, points).properties(
                 width=max(150, 60 * len(order)), height=300, title=benchmark_name(bench)
             )
         )
