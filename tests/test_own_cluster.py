@@ -828,3 +828,27 @@ def test_a_405b_only_book_says_nothing_of_other_benchmarks_or_the_bundled_captur
     (cell,) = [c for c in nb["cells"] if "#| label: tbl-eos-consistency" in "".join(c["source"])]
     shown = json.dumps(cell["outputs"])
     assert "No published GPT-3 row to check" in shown and "Tokens covered" not in shown
+
+
+def test_the_bundled_capture_and_trace_are_left_out_unless_asked_for(tmp_path):
+    from trainperf.report import job
+
+    user = tmp_path / "u.yaml"
+    user.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8}))
+    cfg = load_config(user)
+    out, fig = tmp_path / "out", tmp_path / "fig"
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, cfg, None, False)
+    assert {"telemetry_capture", "trace"} <= set(absent)
+    assert "measured on another machine" in absent["trace"] and "Lab" in absent["trace"]
+    # asked for with -p (a capture of the user's own): executed
+    own = {
+        "telemetry_capture": {
+            "capture_dir": str(ROOT / "data/telemetry/h200_1gpu_1.3b_20261129T1852Z")
+        }
+    }
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, cfg, own, False)
+    assert "telemetry_capture" not in absent and "trace" in absent
+    # the demo's book shows the project's own capture and trace
+    demo = load_config(ROOT / "configs" / "sakuraone.yaml")
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, demo, None, False, demo=True)
+    assert "telemetry_capture" not in absent and "trace" not in absent
