@@ -639,3 +639,175 @@ def test_the_demos_book_keeps_its_case_study(main_job):
     assert "SAKURAONE paper observed" in pages["telemetry_cluster.html"]
     assert any("What the talk" in t and "1.28x" in t for t in pages.values())
     assert "Konishi" in pages["references.html"] and "Tsubouchi" in pages["references.html"]
+
+
+# --------------------------------------------------------------------------- a 405B-only book
+
+
+def test_the_books_benchmarks_are_those_of_its_logs():
+    from trainperf.report import job
+    from trainperf.report.preview.pages import _conditional_content
+
+    only_405b = {"logs_gpt3": False, "logs_llama2_70b_lora": False, "logs_llama31_405b": True}
+    assert job.benchmarks_studied(only_405b) == "Llama 3.1 405B pre-training"
+    both = {"logs_gpt3": True, "logs_llama2_70b_lora": True, "logs_llama31_405b": False}
+    assert job.benchmarks_studied(both) == (
+        "GPT-3 175B pre-training and Llama 2 70B LoRA fine-tuning"
+    )
+    assert job.benchmarks_studied({}) == "no benchmark"
+    text = (ROOT / "index.qmd").read_text()
+    about = text[text.index("## About this book") :]
+    kept = _conditional_content(about, {"values": {"inputs": {"demo": False, **only_405b}}})
+    assert "{{< meta values.config.benchmarks_studied >}}" in kept
+    assert "GPT-3" not in kept and "LoRA" not in kept and "512-GPU" not in kept
+    # the demo's book keeps its sentence
+    demo = _conditional_content(about, {"values": {"inputs": {"demo": True, **both}}})
+    assert "(GPT-3 175B pre-training and Llama 2 70B LoRA fine-tuning)" in demo
+
+
+def test_the_synthetic_telemetry_names_the_log_it_follows(tmp_path):
+    from trainperf.report import job
+
+    def cfg(log: Path):
+        p = tmp_path / "t.yaml"
+        p.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
+                                     "telemetry": {"source": "synthetic", "mlperf_log": str(log)}}))  # fmt: skip
+        return load_config(p)
+
+    default = (
+        MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n64_ngc24.09_nemo" / "gpt3" / "result_0.txt"
+    )
+    assert job.telemetry_log_phrase(cfg(default), ROOT) == "NVIDIA's real Eos MLPerf v4.1 GPT-3 log"
+    own = tmp_path / "lab_64" / "gpt3" / "result_3.txt"
+    own.parent.mkdir(parents=True)
+    shutil.copyfile(default, own)
+    phrase = job.telemetry_log_phrase(cfg(own), ROOT)
+    # an inline code span (trainperf.markup.md_code pads it; Markdown strips one space each side)
+    assert phrase == (
+        "the MLPerf log ` lab_64/gpt3/result_3.txt ` that the config names (`telemetry.mlperf_log`)"
+    )
+    assert "Eos" not in phrase and str(tmp_path) not in phrase
+    # the chapter quotes the computed phrase in a user's book, not a fixed one
+    from trainperf.report.preview.pages import _conditional_content
+
+    kept = _conditional_content((ROOT / "chapters" / "telemetry_cluster.qmd").read_text(),
+                                {"values": {"inputs": {"demo": False, "telemetry": True,
+                                                       "telemetry_synthetic": True}}})  # fmt: skip
+    assert "{{< meta values.config.telemetry_log >}}" in kept and "Eos MLPerf v4.1" not in kept
+
+
+def test_the_mfu_sentence_quotes_the_reference_runs_of_the_chosen_round():
+    import polars as pl
+
+    from trainperf.report.values import reference_mfu_values
+
+    # two rounds at 512 GPUs (made-up step figures): v3.1 300 TFLOP/s (MFU FP8 0.1517 = 300/1979,
+    # BF16 0.3033 = 300/989), v4.1 400 TFLOP/s; a GPT-3 comparison against v3.1 quotes v3.1's
+    thr = pl.DataFrame({
+        "round": ["v3.1", "v3.1", "v4.1"], "benchmark": ["gpt3"] * 3, "n_accelerators": [512] * 3,
+        "status": ["success"] * 3, "model_tflops_per_gpu_step": [300.0, 300.0, 400.0],
+        "mfu_fp8_dense_step": [300 / 1979, 300 / 1979, 400 / 1979],
+        "mfu_bf16_dense_step": [300 / 989, 300 / 989, 400 / 989],
+    })  # fmt: skip
+    v31 = reference_mfu_values(
+        thr, pl.DataFrame({"benchmark": ["gpt3"], "reference_round": ["v3.1"]})
+    )
+    assert v31 == {"eos_512_tflops_step": "300", "eos_512_mfu_fp8_pct": "15.2",
+                   "eos_512_mfu_bf16_pct": "30.3", "eos_512_round": "v3.1"}  # fmt: skip
+    # no GPT-3 comparison: the newest round (v4.1: 400 / 1979 = 20.2 %, 400 / 989 = 40.4 %)
+    newest = reference_mfu_values(thr, None)
+    assert (newest["eos_512_round"], newest["eos_512_mfu_fp8_pct"], newest["eos_512_mfu_bf16_pct"]) == (
+        "v4.1", "20.2", "40.4")  # fmt: skip
+    for chapter in ("summary.qmd", "_eos_comparison.qmd"):
+        text = (ROOT / "chapters" / chapter).read_text()
+        assert "values.eos_comparison.eos_512_round" in text and "round v4.1 reach" not in text
+
+
+@pytest.fixture(scope="module")
+def book_405b(tmp_path_factory):
+    """The book of a user's config with Llama 3.1 405B logs only (the Eos v5.0 512-GPU logs
+    relabelled 'Fictional Labs'), no telemetry, no Slurm accounting, no published rows."""
+    from trainperf.report import job as report
+    from trainperf.report.charts.fonts import LANGS_ENV
+
+    tmp = tmp_path_factory.mktemp("book_405b")
+    logs = _relabelled_405b(tmp)
+    cfg = tmp / "fl.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "Fictional Labs", "accelerator": "H100 SXM",
+                                   "gpus_per_node": 8, "mlperf": str(logs)}), encoding="utf-8")  # fmt: skip
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LANGS_ENV, "en")
+    try:
+        out, figures, lines = tmp / "book", tmp / "figures", []
+        summary = report.run_report(
+            out=out, figures=figures, root=ROOT, use_quarto=False, log=lines.append,
+            progress=False, run_batches=False, config=load_config(cfg),
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    site = Path(summary.site).parent
+    pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}
+    return summary, out, figures, pages
+
+
+@pytest.mark.slow
+def test_a_405b_only_book_says_nothing_of_other_benchmarks_or_the_bundled_capture(book_405b):
+    summary, out, figures, pages = book_405b
+    assert summary.problems == [], summary.problems
+    values = yaml.safe_load((out / "values.yml").read_text())["values"]
+    assert values["inputs"]["capture"] is False and values["inputs"]["trace"] is False
+    assert values["config"]["benchmarks_studied"] == "Llama 3.1 405B pre-training"
+    # 1. the index names the benchmark of the logs only
+    index = pages["index.html"]
+    about = index[index.index("About this book") :]
+    assert "Llama 3.1 405B pre-training" in about
+    assert "GPT-3" not in about and "LoRA" not in about
+    # 2. the project's own H200 capture and trace are not executed: no figures, the chapter says why
+    names = {p.stem for p in figures.rglob("*.svg")}
+    for fig in ("capture_tensor_activity", "trace_step_breakdown", "trace_vs_telemetry",
+                "eos_gpt3_gpu_hours_by_scale"):  # fmt: skip
+        assert fig not in names, fig
+    assert "telemetry_capture" in summary.not_given and "trace" in summary.not_given
+    tel = next(t for n, t in pages.items() if n.startswith("telemetry.") or "sec-telemetry" in n)
+    assert "This book holds no capture of one GPU and no profiler trace of Fictional Labs" in tel
+    assert (
+        "H200 GPUs: a telemetry capture" not in tel
+        and "Tensor-pipe activity of the real" not in tel
+    )
+    assert "Inside a step: a profiler trace" not in tel and "what does a GPU spend" not in tel
+    # 3. appendix C says where its numbers come from; 4. Table C.5 holds no published GPT-3 row
+    appendix = next(t for n, t in pages.items() if "eos_comparison" in n)
+    appendix = appendix.replace("\u2019", "'").replace("&#39;", "'")
+    assert (
+        "self-reported numbers come from" not in appendix
+        and "published_results.csv (flagged" not in appendix
+    )
+    assert "the evaluated system's own where the config gives them" in appendix
+    nb = json.loads((out / "notebooks" / "eos_comparison.ipynb").read_text())
+    (cell,) = [c for c in nb["cells"] if "#| label: tbl-eos-consistency" in "".join(c["source"])]
+    shown = json.dumps(cell["outputs"])
+    assert "No published GPT-3 row to check" in shown and "Tokens covered" not in shown
+
+
+def test_the_bundled_capture_and_trace_are_left_out_unless_asked_for(tmp_path):
+    from trainperf.report import job
+
+    user = tmp_path / "u.yaml"
+    user.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8}))
+    cfg = load_config(user)
+    out, fig = tmp_path / "out", tmp_path / "fig"
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, cfg, None, False)
+    assert {"telemetry_capture", "trace"} <= set(absent)
+    assert "measured on another machine" in absent["trace"] and "Lab" in absent["trace"]
+    # asked for with -p (a capture of the user's own): executed
+    own = {
+        "telemetry_capture": {
+            "capture_dir": str(ROOT / "data/telemetry/h200_1gpu_1.3b_20261129T1852Z")
+        }
+    }
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, cfg, own, False)
+    assert "telemetry_capture" not in absent and "trace" in absent
+    # the demo's book shows the project's own capture and trace
+    demo = load_config(ROOT / "configs" / "sakuraone.yaml")
+    _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, demo, None, False, demo=True)
+    assert "telemetry_capture" not in absent and "trace" not in absent

@@ -56,6 +56,7 @@ from trainperf.config import (
     report_overrides,
 )
 from trainperf.errors import ConfigError
+from trainperf.markup import md_code, md_text
 from trainperf.report import batch
 from trainperf.report.appendix import write_appendix_notebooks
 from trainperf.report.charts.fonts import figure_languages
@@ -552,7 +553,12 @@ def run_report(
 
     claim_out(out, root, force=force_out)  # a folder trainperf did not create is never touched
     comparison = _write_comparison(root, out, cfg, log)
-    _reset_values(out, plan, cfg, comparison, demo=demo)
+    shown = {s.name for s, _ in plan.notebooks}
+    measured = {
+        k: nb in shown and nb not in absent
+        for k, nb in (("capture", "telemetry_capture"), ("trace", "trace"))
+    }
+    _reset_values(out, plan, cfg, comparison, demo=demo, root=root, flags=measured)
     job = ReportJob(
         root,
         out,
@@ -624,6 +630,10 @@ def _plan_with_config(
         for nb, text in inputs.absent.items()
         if nb in names and nb not in (overrides or {})
     }
+    if not demo:  # the bundled capture and trace: asked for only with -p / --params
+        for nb, text in bundled_measurements_absent(cfg).items():
+            if nb in names and nb not in (overrides or {}):
+                absent.setdefault(nb, text)
     plan = plan_report(
         root,
         out,
@@ -640,6 +650,25 @@ def _plan_with_config(
         batch_cache=batch_cache_dir(),
     )
     return plan, absent
+
+
+def bundled_measurements_absent(cfg) -> dict[str, str]:
+    """``{notebook: sentence}`` for the project's own single-GPU capture and profiler trace
+    (``data/telemetry/``, ``data/traces/``: an H200 of the project, not the user's cluster): left
+    out of a user's book (not executed, so none of their figures is exported) unless the user
+    passes a capture of their own (``-p telemetry_capture.capture_dir=...``,
+    ``-p trace.capture_dir=...``); the demo's book shows them."""
+    what = {
+        "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
+        "trace": ("profiler trace", "trace.capture_dir"),
+    }
+    return {
+        nb: (
+            f"No {kind} of {md_text(cfg.name)} was given, so this page shows none: the one bundled "
+            f"with trainperf was measured on another machine (pass your own with `-p {param}=...`)."
+        )
+        for nb, (kind, param) in what.items()
+    }
 
 
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
@@ -667,6 +696,42 @@ def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
         return {f"logs_{b}": True for b in PROSE_BENCHMARKS}
     own = set(comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"].to_list())
     return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
+
+
+#: How the book names each benchmark in its opening sentence (the MLPerf Training task names).
+BENCHMARK_PHRASES = {
+    "gpt3": "GPT-3 175B pre-training",
+    "llama31_405b": "Llama 3.1 405B pre-training",
+    "llama2_70b_lora": "Llama 2 70B LoRA fine-tuning",
+}
+
+
+def benchmarks_studied(flags: dict[str, bool]) -> str:
+    """The benchmarks the book's MLPerf chapter shows (:func:`logs_flags`), as prose in
+    :data:`PROSE_BENCHMARKS` order: ``"Llama 3.1 405B pre-training"``, ``"GPT-3 175B pre-training
+    and Llama 2 70B LoRA fine-tuning"``; ``"no benchmark"`` where none."""
+    names = [BENCHMARK_PHRASES[b] for b in PROSE_BENCHMARKS if flags.get(f"logs_{b}")]
+    if not names:
+        return "no benchmark"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def telemetry_log_phrase(cfg, root: Path) -> str:
+    """The MLPerf log whose phases the synthetic telemetry follows, as the book names it: the
+    bundled default (:data:`NOTEBOOKS`' ``telemetry.mlperf_log``) as NVIDIA's Eos log, any other
+    as the log the config names (its last three path parts, never an absolute path). Empty
+    without telemetry."""
+    if cfg.telemetry is None:
+        return ""
+    spec = next(s for s in NOTEBOOKS if s.name == "telemetry")
+    log = Path(cfg.telemetry.mlperf_log)
+    try:
+        if log.resolve() == (root / spec.parameters["mlperf_log"]).resolve():
+            return "NVIDIA's real Eos MLPerf v4.1 GPT-3 log"
+    except OSError:
+        pass
+    shown = "/".join(log.parts[-3:])
+    return f"the MLPerf log {md_code(shown)} that the config names (`telemetry.mlperf_log`)"
 
 
 def _demo_config(root: Path):
@@ -735,7 +800,13 @@ def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
 
 
 def _reset_values(
-    out: Path, plan: ReportPlan, cfg, comparison: pl.DataFrame | None = None, demo: bool = False
+    out: Path,
+    plan: ReportPlan,
+    cfg,
+    comparison: pl.DataFrame | None = None,
+    demo: bool = False,
+    root: Path | None = None,
+    flags: dict[str, bool] | None = None,
 ) -> None:
     """Values of notebooks not in this job must not linger (those of skipped notebooks stay);
     the config's values are written afresh (with :func:`logs_flags` and ``demo``,
@@ -746,8 +817,11 @@ def _reset_values(
             unlink_owned(p)  # a file trainperf did not write stays
     values = config_values(cfg)
     values["inputs"]["demo"] = demo
+    values["inputs"].update(flags or {})
     if comparison is not None:
         values["inputs"].update(logs_flags(cfg, comparison))
+        values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"])
+    values["config"]["telemetry_log"] = telemetry_log_phrase(cfg, root or project_root())
     for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
 

@@ -6,11 +6,12 @@ import json
 import re
 from pathlib import Path
 
+import polars as pl
 import yaml
 
 from trainperf.atomic import write_text_atomic
 
-__all__ = ["merge_values", "record_values"]
+__all__ = ["merge_values", "record_values", "reference_mfu_values"]
 
 
 def record_values(values: dict, path: str | Path | None) -> None:
@@ -48,3 +49,52 @@ def merge_values(values_dir: str | Path, target: str | Path) -> dict:
         yaml.safe_dump({"values": merged}, sort_keys=True, allow_unicode=True), target
     )
     return merged
+
+
+def reference_mfu_values(thr, comparison=None) -> dict[str, str]:
+    """The reference's GPT-3 step-level TFLOP/s and MFU per GPU count, for the prose: of the MLPerf
+    round the book's GPT-3 comparison uses (``reference_round`` of its first ``gpt3`` row of
+    ``comparison.csv``, :func:`trainperf.compare.reference_round_for`), else of the newest round
+    at each GPU count.
+
+    Args:
+        thr: runs with throughput (``round``, ``benchmark``, ``n_accelerators``, ``status``,
+            ``model_tflops_per_gpu_step``, ``mfu_fp8_dense_step``, ``mfu_bf16_dense_step``:
+            fractions).
+        comparison: ``comparison.csv`` as a frame (``benchmark``, ``reference_round``) or None.
+
+    Returns:
+        ``{"eos_<n>_tflops_step": "…", "eos_<n>_mfu_fp8_pct": "…", "eos_<n>_mfu_bf16_pct": "…",
+        "eos_<n>_round": "v4.1"}`` for each GPU count ``n`` (medians over the successful runs).
+    """
+    runs = thr.filter(
+        (pl.col("benchmark") == "gpt3")
+        & pl.col("model_tflops_per_gpu_step").is_not_null()
+        & (pl.col("status") == "success")
+    )
+    chosen = None
+    if comparison is not None and "reference_round" in comparison.columns:
+        rounds = comparison.filter(pl.col("benchmark") == "gpt3")["reference_round"].drop_nulls()
+        chosen = rounds[0] if rounds.len() else None
+    if chosen is not None and (runs["round"] == chosen).any():
+        runs = runs.filter(pl.col("round") == chosen)
+    best = (
+        runs.group_by("round", "n_accelerators")
+        .agg(
+            pl.col(
+                "model_tflops_per_gpu_step", "mfu_fp8_dense_step", "mfu_bf16_dense_step"
+            ).median()
+        )
+        .sort("round", "n_accelerators")
+        .unique(
+            "n_accelerators", keep="last", maintain_order=True
+        )  # the newest round at each scale
+    )
+    vals: dict[str, str] = {}
+    for r in best.iter_rows(named=True):
+        n = r["n_accelerators"]
+        vals[f"eos_{n}_tflops_step"] = f"{r['model_tflops_per_gpu_step']:.0f}"
+        vals[f"eos_{n}_mfu_fp8_pct"] = f"{100 * r['mfu_fp8_dense_step']:.1f}"
+        vals[f"eos_{n}_mfu_bf16_pct"] = f"{100 * r['mfu_bf16_dense_step']:.1f}"
+        vals[f"eos_{n}_round"] = r["round"]
+    return vals
