@@ -752,7 +752,7 @@ def test_quarto_render_book_and_talk_offline(tmp_path):
     index = work / "_book" / "index.html"
     assert summary.quarto and index.is_file()
     chapter = (work / "_book" / "chapters" / "mlperf_results.html").read_text()
-    assert "<table" in chapter and "eos_efficiency_ratio_by_scale.svg" in chapter
+    assert "<table" in chapter and "eos_gpt3_gpu_hours_by_scale.svg" in chapter
     assert re.search(r"Table(&nbsp;|\s)4\.1", chapter) and "<math" in chapter
     assert "?@" not in chapter
     # zero network loads in every page of the book (tags and the stylesheets they link)
