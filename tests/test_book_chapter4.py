@@ -126,3 +126,14 @@ def test_the_story_pages_write_no_number_in_e_notation(main_job, page_name):
     text = _plain(body)
     assert not E_NOTATION.findall(text), E_NOTATION.findall(text)
     assert "F_tok" not in text
+
+
+@pytest.mark.slow
+def test_no_summary_claim_calls_the_demo_comparison_from_the_logs(main_job):
+    """The demo's SAKURAONE rows are transcribed, so no claim of the summary is headed "from the
+    logs" (one was: "Against the reference, from the logs.", above transcribed ratios)."""
+    _, summary = main_job
+    page = (Path(summary.site).parent / "summary.html").read_text(encoding="utf-8")
+    heads = [_plain(h) for h in re.findall(r"<li><p><strong>(.*?)</strong>", page, re.S)]
+    assert len(heads) >= 5, heads
+    assert not [h for h in heads if "from the logs" in h], heads
