@@ -464,3 +464,10 @@ def test_talk_renders_with_quarto(main_job, tmp_path):
         assert not re.search(r"<(?:script|link)[^>]+(?:src|href)=\"https?://", html)
         assert "fonts.googleapis" not in html
     assert (work / ".gitignore").read_text() == gitignore  # rendering leaves the tree clean
+
+
+def test_english_deck_says_no_ratio_times_less():
+    """ "1.29× less" is no quantity (1.29 times what, taken away?); a ratio is said of the larger
+    side ("1.29× more GPU time in v3.0 than in v4.1": 32,903 / 25,495 GPU-minutes = 1.29)."""
+    text = (ROOT / "talk" / "en.qmd").read_text(encoding="utf-8")
+    assert not re.search(r"\d\s*[×x]\s+(?:less|fewer|smaller|lower)\b", text)
