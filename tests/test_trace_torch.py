@@ -28,9 +28,9 @@ GLOO_KIND = {"gloo:all_reduce": "AllReduce", "gloo:send": "SendRecv", "gloo:recv
 #: A launcher with torchrun's rank environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
 #: MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID) that imports torch, its compiler (which
 #: torch.optim imports on the first optimizer) and the capture module once, then forks one process
-#: per rank, each running ``trainperf.capture.parallel.main``: every rank of torchrun imports them
-#: itself, about 4.5 s of CPU per process, most of such a run. The tp2pp2 run keeps the real
-#: torchrun (``--standalone``), so the capture's torchrun path is still what the first tests read.
+#: per rank, each running ``trainperf.capture.parallel.main``: under torchrun every rank imports
+#: them itself, about 4.5 s of CPU per process, most of such a run. The capture's own launch by
+#: torchrun is run by tests/test_smoke.py (``test_module_runs_under_torchrun``).
 _FORK_RANKS = r"""
 import os, socket, sys, traceback, uuid
 import torch, torch._dynamo, torch.distributed, torch.profiler
@@ -60,16 +60,13 @@ sys.exit(1 if any(codes) else 0)
 """
 
 
-def _torchrun(out, *args, n=4, torchrun=True):
+def _parallel_run(out, *args, n=4):
+    """``trainperf.capture.parallel`` on ``n`` gloo ranks (:data:`_FORK_RANKS`) into ``out``."""
     argv = ["--device", "cpu", "--preset", "tiny", "--steps", "4",
            "--micro-batches", "2", "--out-dir", str(out / "gpt_smoke"), "--profile-dir", str(out / "trace"),
            "--profile-skip", "1", "--profile-warmup", "0", "--profile-active", "2", *args]  # fmt: skip
-    if torchrun:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc-per-node={n}", "-m", "trainperf.capture.parallel", *argv]  # fmt: skip
-    else:
-        cmd = [sys.executable, "-c", _FORK_RANKS, str(n), *argv]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-c", _FORK_RANKS, str(n), *argv]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     return out
@@ -77,14 +74,12 @@ def _torchrun(out, *args, n=4, torchrun=True):
 
 @pytest.fixture(scope="module")
 def tp2pp2(tmp_path_factory):
-    return _torchrun(tmp_path_factory.mktemp("tp2pp2"), "--tp", "2", "--pp", "2")
+    return _parallel_run(tmp_path_factory.mktemp("tp2pp2"), "--tp", "2", "--pp", "2")
 
 
 @pytest.fixture(scope="module")
 def pp2dp2(tmp_path_factory):
-    # torchrun's rank environment, ranks forked from one process (_FORK_RANKS)
-    out = tmp_path_factory.mktemp("pp2dp2")
-    return _torchrun(out, "--tp", "1", "--pp", "2", "--dp", "2", torchrun=False)
+    return _parallel_run(tmp_path_factory.mktemp("pp2dp2"), "--tp", "1", "--pp", "2", "--dp", "2")
 
 
 def _read(folder):
