@@ -305,7 +305,7 @@ def test_submitit_path_with_local_jobs(tmp_path):
             "output": "out",
             "parameters": {"figures_dir": ""},
             "runs": [
-                {"name": "one", "mlperf_path": str(MLPERF / "v4.1")},
+                {"name": "one", "mlperf_path": str(MLPERF / "v3.1")},
                 {"name": "none", "mlperf_path": str(tmp_path)},
             ],
             "executor": {"kind": "submitit_local", "timeout_min": 5},
@@ -313,9 +313,9 @@ def test_submitit_path_with_local_jobs(tmp_path):
     )
     summary = batch.run_batch(batch.load_grid(g), progress=False)
     assert summary["status"].to_list() == ["success", "failed"]
-    # v4.1: eos_n64 gpt3 3 + eos_n32 gpt3 3 + eos_n8 LoRA 10 + eos 1-node LoRA 10
-    # + eos_n128 LoRA 10 + Oracle gpt3 3 result files
-    assert summary["result_rows"][0] == 39
+    # v3.1: eos_n64 gpt3 3 + eos_n96 gpt3 3 result files (data/mlperf/SOURCES.md); one round is
+    # enough for the executor's path (v4.1's 39 files cost the run, not the path, more time)
+    assert summary["result_rows"][0] == 6
     assert summary["error"][1].startswith("FileNotFoundError")
 
 

@@ -93,9 +93,12 @@ def test_cli_errors(tmp_path, capsys, smoke_run):
     assert "exists" in capsys.readouterr().err
 
 
-def test_module_runs_as_a_script(tmp_path):
+def test_module_runs_under_torchrun(tmp_path):
+    # as a script, launched the way the docstring says (torchrun --standalone): the one test that
+    # runs torchrun itself (test_trace_torch's ranks get its environment from a forking launcher)
     out = tmp_path / "gpt_smoke"
-    cmd = [sys.executable, "-m", "trainperf.capture.smoke", "--steps", "2", "--device", "cpu"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=1",
+           "-m", "trainperf.capture.smoke", "--steps", "2", "--device", "cpu"]  # fmt: skip
     p = subprocess.run([*cmd, "--out-dir", str(out)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "parameters; model FLOPs/token" in p.stdout

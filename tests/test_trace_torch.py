@@ -25,12 +25,48 @@ from trainperf.capture import parallel, smoke  # noqa: E402
 GLOO_KIND = {"gloo:all_reduce": "AllReduce", "gloo:send": "SendRecv", "gloo:recv": "SendRecv"}
 
 
-def _torchrun(out, *args, n=4):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={n}",
-           "-m", "trainperf.capture.parallel", "--device", "cpu", "--preset", "tiny", "--steps", "4",
+#: A launcher with torchrun's rank environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+#: MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID) that imports torch, its compiler (which
+#: torch.optim imports on the first optimizer) and the capture module once, then forks one process
+#: per rank, each running ``trainperf.capture.parallel.main``: under torchrun every rank imports
+#: them itself, about 4.5 s of CPU per process, most of such a run. The capture's own launch by
+#: torchrun is run by tests/test_smoke.py (``test_module_runs_under_torchrun``).
+_FORK_RANKS = r"""
+import os, socket, sys, traceback, uuid
+import torch, torch._dynamo, torch.distributed, torch.profiler
+from trainperf.capture import parallel
+n, argv = int(sys.argv[1]), sys.argv[2:]
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+env = dict(WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n), MASTER_ADDR="127.0.0.1",
+           MASTER_PORT=str(port), TORCHELASTIC_RUN_ID=uuid.uuid4().hex, GROUP_RANK="0")
+sys.stdout.flush(), sys.stderr.flush()
+pids = []
+for rank in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os.environ.update(env, RANK=str(rank), LOCAL_RANK=str(rank), ROLE_RANK=str(rank))
+        code = 1
+        try:
+            code = parallel.main(argv)
+        except BaseException:
+            traceback.print_exc()
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(code)
+    pids.append(pid)
+codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+sys.exit(1 if any(codes) else 0)
+"""
+
+
+def _parallel_run(out, *args, n=4):
+    """``trainperf.capture.parallel`` on ``n`` gloo ranks (:data:`_FORK_RANKS`) into ``out``."""
+    argv = ["--device", "cpu", "--preset", "tiny", "--steps", "4",
            "--micro-batches", "2", "--out-dir", str(out / "gpt_smoke"), "--profile-dir", str(out / "trace"),
            "--profile-skip", "1", "--profile-warmup", "0", "--profile-active", "2", *args]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-c", _FORK_RANKS, str(n), *argv]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     return out
@@ -38,12 +74,12 @@ def _torchrun(out, *args, n=4):
 
 @pytest.fixture(scope="module")
 def tp2pp2(tmp_path_factory):
-    return _torchrun(tmp_path_factory.mktemp("tp2pp2"), "--tp", "2", "--pp", "2")
+    return _parallel_run(tmp_path_factory.mktemp("tp2pp2"), "--tp", "2", "--pp", "2")
 
 
 @pytest.fixture(scope="module")
 def pp2dp2(tmp_path_factory):
-    return _torchrun(tmp_path_factory.mktemp("pp2dp2"), "--tp", "1", "--pp", "2", "--dp", "2")
+    return _parallel_run(tmp_path_factory.mktemp("pp2dp2"), "--tp", "1", "--pp", "2", "--dp", "2")
 
 
 def _read(folder):
