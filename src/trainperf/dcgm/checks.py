@@ -528,6 +528,8 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     util = [i for i, f in enumerate(fids) if f == 203 and gk[i] is not None]
     if not prof or not util:
         return samples
+    if not _has_long_run(samples, prof, [min_samples] * len(fids), min_samples, pl.lit(False)):
+        return samples  # no profiling series holds a run of one value as long as min_samples
     s = samples.with_row_index("_i")
     g = _per_sid(gk, pl.UInt32).alias("_g")
     busy = (
@@ -538,11 +540,7 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     )
     if busy.height == 0:
         return samples
-    p = s.filter(pl.col("sid").is_in(prof))
-    rep = p.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
-    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
-        return samples  # no series repeats a value often enough to hold a frozen run
-    p = p.sort(["sid", "timestamp", "_i"])
+    p = s.filter(pl.col("sid").is_in(prof)).sort(["sid", "timestamp", "_i"])
     # rows equal to the previous row of the same series (plain shifts: the frame is sorted by sid)
     new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
         pl.col("value") != pl.col("value").shift(1)

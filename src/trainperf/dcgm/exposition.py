@@ -610,8 +610,12 @@ def _exposition_fast(
     other = cand.filter(~k.str.starts_with("# HELP ") & ~k.str.starts_with("# TYPE ")).drop("_c")
     m_line, m_us, slow_lines = _other_lines(other, bad)
     parts = _fast_values(lines.filter(pl.col("r").is_not_null() & ~pl.col("_c")))
-    redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
-    parts, keys = _keyed(parts.filter(pl.col("_ok")).drop("_ok"))
+    if parts["_ok"].all():  # the common case: no line to re-split (two filters less)
+        redo, parts = [], parts.drop("_ok")
+    else:
+        redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
+        parts = parts.filter(pl.col("_ok")).drop("_ok")
+    parts, keys = _keyed(parts)
     # keys -> series (Python over the distinct keys only)
     retry: list = []
     series, kid_sid = _series_of_keys(keys, bad, retry)
