@@ -274,11 +274,20 @@ def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     return samples
 
 
+def _label_dict(text: str, seen: dict) -> dict:
+    """The labels JSON of a series, decoded once per text (``seen``): the series of one GPU share
+    it (20 fields, one text). Read only: the dict is shared."""
+    labels = seen.get(text)
+    if labels is None:
+        labels = seen[text] = json.loads(text)
+    return labels
+
+
 def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
-    lo, hi = [], []
+    lo, hi, seen = [], [], {}
     for fid, lab in zip(series["field_id"], series["labels"], strict=True):
         watts = fid in FIELDS and FIELDS[fid].unit == "W"
-        labels = json.loads(lab) if watts and lab and "modelName" in lab else None
+        labels = _label_dict(lab, seen) if watts and lab and "modelName" in lab else None
         a, b = value_bounds(fid, labels)
         lo.append(a)
         hi.append(b)
@@ -725,11 +734,11 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
     chk_set = set(chk)
     min_run = [rules[f][1] if f in rules else 0 for f in fids]
     n_min = min(min_run[i] for i in chk)
-    lo, hi = [], []
+    lo, hi, seen = [], [], {}
     for i, (fid, lab) in enumerate(zip(fids, series["labels"], strict=True)):
         labels = None
         if i in chk_set and FIELDS[fid].unit == "W" and lab and "modelName" in lab:
-            labels = json.loads(lab)
+            labels = _label_dict(lab, seen)
         a, b = value_bounds(fid, labels) if fid in rules else (None, None)
         lo.append(a)
         hi.append(b)
@@ -804,9 +813,10 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
 def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
     rows = series.select("sid", "hostname", "gpu", "entity", "field_id", "job_id", "labels").rows()
     minor: dict[int, int] = {}
+    seen: dict = {}
     for sid, _h, gpu, ent, _f, _j, lab in rows:
         if ent == "GPU" and gpu is not None and lab and '"device"' in lab:
-            m = _DEVICE_RE.fullmatch(str(json.loads(lab).get("device", "")))
+            m = _DEVICE_RE.fullmatch(str(_label_dict(lab, seen).get("device", "")))
             if m and int(m.group(1)) != gpu:
                 minor[sid] = int(m.group(1))
     if not minor:
