@@ -301,6 +301,11 @@ def _template_ok(seg: str, s0: int, s1: int, obj: dict) -> bool:
     and decoded to the matched integer. A line equal to the template except for those digits then
     decodes to the same event with another time.
     """
+    if s0 == _HEAD_LEN and seg.startswith(_MLLOG_HEAD):
+        # the head as mllog writes it: its text before the digits (' {"namespace": "", ') passes
+        # the checks on ``pre`` below, which need not be run again for every template
+        t = obj["time_ms"]
+        return type(t) is int and t == int(seg[s0:s1]) and seg.count('"time_ms"') == 1
     pre = seg[: s0 - len('"time_ms": ')]
     return (
         seg[s0 - len('"time_ms": ') : s0] == '"time_ms": '
