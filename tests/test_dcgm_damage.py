@@ -191,6 +191,31 @@ def test_frozen_profiling_fields_while_busy_excluded(tmp_path):
     assert f.filter(pl.col("field_id") == 203).height == 8  # GPU_UTIL itself is kept
 
 
+def test_frozen_run_found_in_time_order_when_the_file_is_not(tmp_path):
+    # 10 scrapes written even times first (0, 2, 4, 6, 8), then odd (1, 3, 5, 7, 9), GPU busy
+    # (util 100). The two profiling fields froze at times 3..7 (5 scrapes, FROZEN_MIN_SAMPLES):
+    # in file order they fall apart (4, 6 | 3, 5, 7), in time order they are one run of 5: frozen.
+    # Live values move at every time (0.40 + 0.01 * i). File order of the times: 0 2 4 6 8 1 3 5 7 9;
+    # time 4 is the third scrape of the file: lines 9-12, GR_ENGINE at line 11 comes first.
+    tensor = [0.5 if 3 <= i <= 7 else 0.40 + 0.01 * i for i in range(10)]
+    gr = [0.8 if 3 <= i <= 7 else 0.90 + 0.001 * i for i in range(10)]
+    lines = []
+    for i in [0, 2, 4, 6, 8, 1, 3, 5, 7, 9]:
+        lines += [str(T0 + 15 * i), f"DCGM_FI_DEV_GPU_UTIL{{{lab(0)}}} 100",
+                  f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{lab(0)}}} {gr[i]:g}",
+                  f"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{lab(0)}}} {tensor[i]:g}"]  # fmt: skip
+    p = tmp_path / "shuffled.prom"
+    p.write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dcgm.read_exposition_reading(p)
+    q = checks(r)["frozen"]
+    # 5 frozen times x 2 profiling fields = 10 samples
+    assert (q["n_samples"], q["n_series"], q["first_line"]) == (10, 2, 11)
+    kept = r.frame().filter(pl.col("field_id") == 1004)["value"].to_list()
+    assert sorted(kept) == [0.40, 0.41, 0.42, 0.48, 0.49]
+
+
 def test_constant_profiling_fields_of_an_idle_gpu_kept(tmp_path):
     p = frozen_archive(tmp_path, util=0)  # idle: constant ratios are plausible
     with warnings.catch_warnings():

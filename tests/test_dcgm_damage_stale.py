@@ -201,3 +201,42 @@ def test_every_field_has_a_staleness_rule_with_a_reason():
     assert by_id[156]["rule"] == "increases"
     assert by_id[1004]["rule"] == by_id[203]["rule"] == "active"
     assert by_id[155]["rule"] == "varies"
+
+
+def test_stale_run_found_in_time_order_when_the_file_is_not(tmp_path):
+    # The scrapes are written out of time order: the even times 0, 2, ..., 22 first, then the odd
+    # ones 1, 3, ..., 23. GPU_UTIL (min_run 10) froze at 61 % for the ten times 4..13 and moves
+    # otherwise (90 + i % 3 never repeats at consecutive times). In file order the frozen values
+    # fall into two runs of five (times 4, 6, 8, 10, 12 and 5, 7, 9, 11, 13), in time order they are
+    # one run of ten: stale. A scrape is 5 lines (marker, power, util, tensor, GR); time 4 is the
+    # third scrape of the file (lines 11-15), so the first frozen sample in the file is line 13.
+    util = [61 if 4 <= i <= 13 else 90 + i % 3 for i in range(24)]
+    tensor = [0.61 + 0.01 * (i % 3) for i in range(24)]
+    lines = []
+    for i in list(range(0, 24, 2)) + list(range(1, 24, 2)):
+        lines.append(str(T0 + 15 * i))
+        lines += [sample("DCGM_FI_DEV_POWER_USAGE", POWER[i]),
+                  sample("DCGM_FI_DEV_GPU_UTIL", util[i]),
+                  sample("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", tensor[i]),
+                  sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE", GR[i])]  # fmt: skip
+    p = tmp_path / "shuffled.prom"
+    p.write_text("\n".join(lines) + "\n")
+    r, _ = read(p)
+    row = checks(r)["stale_field"]
+    assert (row["n_samples"], row["n_series"], row["first_line"]) == (10, 1, 13)
+    assert "DCGM_FI_DEV_GPU_UTIL = 61 from line 13 for 10 samples" in row["detail"]
+    assert sorted(values(r, "DCGM_FI_DEV_GPU_UTIL")) == sorted(
+        90 + i % 3 for i in range(24) if not 4 <= i <= 13
+    )
+
+
+def test_no_stale_run_when_repeats_are_not_consecutive(tmp_path):
+    # Board power (min_run 5) takes only two values, alternating: 600.5, 601.5, 600.5, ... Each
+    # value repeats 12 times in 24 samples but never twice in a row: no run, nothing stale.
+    power = [600.5 + (i % 2) for i in range(24)]
+    p = archive(tmp_path, "alternating.prom", {
+        "DCGM_FI_DEV_POWER_USAGE": power, "DCGM_FI_PROF_GR_ENGINE_ACTIVE": GR,
+    })  # fmt: skip
+    r, _ = read(p)
+    assert "stale_field" not in checks(r) and "stale" not in checks(r)
+    assert values(r, "DCGM_FI_DEV_POWER_USAGE") == power

@@ -132,3 +132,81 @@ def test_empty_and_tokenless_files_are_identical(tmp_path, monkeypatch, native):
         f = tmp_path / f"result_{i}.txt"
         f.write_text(text)
         compare(f)
+
+
+# Damage that leaves every line as mllog writes it (the token and head at the start, one event,
+# plain time digits in range): such a small file takes parse._simple_lines, not the per-line loop
+SIMPLE_DAMAGED = [
+    line(T0, "run_start", "null", '{"file": "a.py", "lineno": 1}', "INTERVAL_START"),
+    line(T0, "run_start", "null", '{"file": "a.py", "lineno": 1}', "INTERVAL_START"),  # rank repeat
+    line(T0 + 1, "seed", 42),
+    line(T0 + 2, "k", 1, "[1, 2]"),  # metadata not an object: not cached, decoded again below
+    line(T0 + 3, "k", 1, "[1, 2]"),
+    line(T0 + 4, "k", 1e400),  # Python writes inf: not JSON, corrupted
+    line(T0 + 5, "k", 10**400),  # beyond the float range
+    HEAD + str(T0 + 6) + ', "event_type": 5, "key": "k", "value": 1, "metadata": {}}',
+    HEAD + str(T0 + 7) + ', "key": "k", "value": 1}',  # missing metadata
+    HEAD + str(T0 + 8) + ', "key": 3, "value": 1, "metadata": {}}',  # key not a string
+    HEAD + str(T0 + 9) + ', "key": "k", "value": [1, ',  # corrupted JSON
+    HEAD + str(T0 + 10) + ', "time_ms": 5, "key": "k", "value": 1, "metadata": {}}',  # 2nd time_ms
+    line(T0 + 11, "k", '"text"'),
+    line(T0 + 12, "k", '"text"'),  # a cached template, another time
+    line(T0 + 3 * 3600 * 1000, "k", 6),  # far out of order (with enough neighbours)
+    *[line(T0 + 30 + i, "step", i, f'{{"step": {i}}}') for i in range(20)],
+    line(T0 + 11, "k", '"text"'),  # an exact repeat far from its first
+    line(T0 + 60, "run_stop", "null", '{"status": "success"}', "INTERVAL_END"),
+    "plain text",
+]
+
+
+def test_simple_damaged_lines_take_the_vectorised_path_identically(tmp_path, monkeypatch):
+    calls = []
+    per_line = parse._per_line
+    monkeypatch.setattr(parse, "_per_line", lambda *a: calls.append(1) or per_line(*a))
+    f = tmp_path / "result_0.txt"
+    f.write_text("\n".join(SIMPLE_DAMAGED) + "\n", encoding="utf-8")
+    got = compare(f)
+    assert calls == []  # parse._simple_lines took every line
+    # 37 MLLOG lines (the last line is plain text), 4 skipped: line 6 (inf) and 11 (cut off) are
+    # corrupted JSON, 9 lacks metadata, 10 has a key that is not a string; the line with two
+    # time_ms keys (12) is kept with its time excluded: 37 - 4 = 33 events
+    assert got.n_events == 33
+    assert got.checks.found["corrupted_json"].lines == [6, 11]
+    assert got.checks.found["time_out_of_range"].lines == [12]
+    assert {"corrupted_json", "missing_field", "bad_field_type", "time_out_of_range",
+            "value_out_of_range", "duplicate_line", "time_out_of_order"} <= set(got.checks.found)  # fmt: skip
+    assert got.checks.found["bad_field_type"].lines == [4, 5, 8, 10]
+    # line 2 repeats line 1 (run_start is not a key every rank logs at one millisecond, in
+    # mlperf_rank_events.csv), line 36 repeats line 13
+    assert got.checks.found["duplicate_line"].lines == [2, 36]
+
+
+def test_bundled_small_logs_take_the_vectorised_path(monkeypatch):
+    calls = []
+    per_line = parse._per_line
+    monkeypatch.setattr(parse, "_per_line", lambda *a: calls.append(1) or per_line(*a))
+    small = [f for f in mlperf.find_result_files(MLPERF) if f.stat().st_size < parse._NATIVE_BYTES]
+    for f in small:
+        parse.read_log(f)
+    assert len(small) > 30 and calls == []
+
+
+@pytest.mark.parametrize(
+    "seg",
+    [
+        ' {"namespace": "", "time_ms": 1727000000000, "key": "k", "value": 1, "metadata": {}}',
+        ' {"namespace": "", "time_ms": 1727000000000, "key": "k", "time_ms": 5, "metadata": {}}',
+        ' {"namespace": "", "time_ms": 1727000000000, "key": "k", "value": {"time_ms": 1}}',
+        ' {"namespace": "", "time_ms": 1727000000000, "key": "[\\\\", "value": 1, "metadata": {}}',
+    ],
+)
+def test_template_rule_of_the_head_is_the_general_rule(seg):
+    # the head's shortcut (its text before the digits needs no check) gives the reference's answer:
+    # True for the first, False for a second time_ms key (twice, at depth 1 and 2)
+    import json
+
+    s0 = parse._HEAD_LEN
+    s1 = seg.find(",", s0)
+    obj = json.loads(seg)
+    assert parse._template_ok(seg, s0, s1, obj) is old._template_ok(seg, s0, s1, obj)
+    assert parse._template_ok(seg, s0, s1, obj) is (seg.count('"time_ms"') == 1)

@@ -275,11 +275,20 @@ def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
     return samples
 
 
+def _label_dict(text: str, seen: dict) -> dict:
+    """The labels JSON of a series, decoded once per text (``seen``): the series of one GPU share
+    it (20 fields, one text). Read only: the dict is shared."""
+    labels = seen.get(text)
+    if labels is None:
+        labels = seen[text] = json.loads(text)
+    return labels
+
+
 def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
-    lo, hi = [], []
+    lo, hi, seen = [], [], {}
     for fid, lab in zip(series["field_id"], series["labels"], strict=True):
         watts = fid in FIELDS and FIELDS[fid].unit == "W"
-        labels = json.loads(lab) if watts and lab and "modelName" in lab else None
+        labels = _label_dict(lab, seen) if watts and lab and "modelName" in lab else None
         a, b = value_bounds(fid, labels)
         lo.append(a)
         hi.append(b)
@@ -529,6 +538,8 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     util = [i for i, f in enumerate(fids) if f == 203 and gk[i] is not None]
     if not prof or not util:
         return samples
+    if not _has_long_run(samples, prof, [min_samples] * len(fids), min_samples, pl.lit(False)):
+        return samples  # no profiling series holds a run of one value as long as min_samples
     s = samples.with_row_index("_i")
     g = _per_sid(gk, pl.UInt32).alias("_g")
     busy = (
@@ -539,11 +550,7 @@ def _drop_frozen(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qua
     )
     if busy.height == 0:
         return samples
-    p = s.filter(pl.col("sid").is_in(prof))
-    rep = p.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
-    if rep.filter(pl.col("n") - pl.col("u") >= min_samples - 1).height == 0:
-        return samples  # no series repeats a value often enough to hold a frozen run
-    p = p.sort(["sid", "timestamp", "_i"])
+    p = s.filter(pl.col("sid").is_in(prof)).sort(["sid", "timestamp", "_i"])
     # rows equal to the previous row of the same series (plain shifts: the frame is sorted by sid)
     new_run = (pl.col("sid") != pl.col("sid").shift(1)) | (
         pl.col("value") != pl.col("value").shift(1)
@@ -670,6 +677,33 @@ def _stale_rules() -> dict[int, tuple[str, int]]:
     return {f: (r, n) for f, r, n in t.select("field_id", "rule", "min_run").iter_rows()}
 
 
+def _has_long_run(samples: pl.DataFrame, chk: list[int], min_run: list[int], n_min: int,
+                  at_bound: pl.Expr) -> bool:  # fmt: skip
+    """Whether a series of ``chk`` holds ``min_run[sid]`` or more consecutive equal values (in
+    (timestamp, input) order, as :func:`_drop_stale_fields` orders them) off its range's bounds.
+
+    The exact runs of the full check, found cheaply (issue 29: the full check's sorts, windows and
+    joins were a quarter of the exposition reader on an archive with nothing stale): the samples
+    of ``chk`` are sorted by series alone, stably (input order within a series, which is time order
+    in an archive written scrape after scrape; otherwise by series and time), a run starts where the
+    series or the value changes, and its length is the distance to the next start.
+    """
+    q = samples.select("sid", "timestamp", "value").filter(pl.col("sid").is_in(chk))
+    if q.height < n_min:
+        return False
+    q = q.sort("sid", maintain_order=True)
+    sid, ts, value = pl.col("sid"), pl.col("timestamp"), pl.col("value")
+    in_order = ((sid != sid.shift(1)) | (ts >= ts.shift(1))).fill_null(True).all()
+    if not q.select(in_order).item():
+        q = q.sort(["sid", "timestamp"], maintain_order=True)
+    new = ((sid != sid.shift(1)) | (value != value.shift(1))).fill_null(True)
+    starts = q.select(new.arg_true().alias("_s"))["_s"]
+    length = starts.shift(-1).fill_null(q.height) - starts
+    heads = q[starts].with_columns(length.alias("_len"))
+    long = (pl.col("_len") >= _per_sid(min_run, pl.Int64)) & ~at_bound
+    return heads.filter(long).height > 0
+
+
 def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
                        log: QualityLog) -> pl.DataFrame:  # fmt: skip
     """One field of a GPU frozen while the GPU is live (check ``stale_field``), per field.
@@ -701,22 +735,20 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
     chk_set = set(chk)
     min_run = [rules[f][1] if f in rules else 0 for f in fids]
     n_min = min(min_run[i] for i in chk)
-    lo, hi = [], []
+    lo, hi, seen = [], [], {}
     for i, (fid, lab) in enumerate(zip(fids, series["labels"], strict=True)):
         labels = None
         if i in chk_set and FIELDS[fid].unit == "W" and lab and "modelName" in lab:
-            labels = json.loads(lab)
+            labels = _label_dict(lab, seen)
         a, b = value_bounds(fid, labels) if fid in rules else (None, None)
         lo.append(a)
         hi.append(b)
     at_bound = (pl.col("value") == _per_sid(lo, pl.Float64)).fill_null(False) | (
         pl.col("value") == _per_sid(hi, pl.Float64)
     ).fill_null(False)
-    c = samples.filter(pl.col("sid").is_in(chk)).filter(~at_bound)
-    rep = c.group_by("sid").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("u"))
-    if rep.filter(pl.col("n") - pl.col("u") >= n_min - 1).height == 0:
-        # cheap exit: no series repeats a value off its range's bounds often enough to hold a
-        # stale run (an idle pipe at 0, util at 100 % repeat by right)
+    if not _has_long_run(samples, chk, min_run, n_min, at_bound):
+        # cheap exit: no series holds a run of one value, off its range's bounds (an idle pipe at 0,
+        # util at 100 % repeat by right), as long as its field's min_run
         return samples
     s = samples.with_row_index("_i")
     g = _per_sid(gk, pl.UInt32).alias("_g")
@@ -782,9 +814,10 @@ def _drop_stale_fields(series: pl.DataFrame, samples: pl.DataFrame, src: str,
 def _fix_gpu_device(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
     rows = series.select("sid", "hostname", "gpu", "entity", "field_id", "job_id", "labels").rows()
     minor: dict[int, int] = {}
+    seen: dict = {}
     for sid, _h, gpu, ent, _f, _j, lab in rows:
         if ent == "GPU" and gpu is not None and lab and '"device"' in lab:
-            m = _DEVICE_RE.fullmatch(str(json.loads(lab).get("device", "")))
+            m = _DEVICE_RE.fullmatch(str(_label_dict(lab, seen).get("device", "")))
             if m and int(m.group(1)) != gpu:
                 minor[sid] = int(m.group(1))
     if not minor:

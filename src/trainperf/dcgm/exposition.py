@@ -282,15 +282,17 @@ def _read_split(
     new, wrong series) is appended to ``pending`` as ``log.add`` arguments, added once the file
     proves readable (no warning before an error)."""
     if (os.path.getsize(data) if isinstance(data, str) else len(data)) == 0:
-        return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.String, "r": pl.String})
+        return pl.DataFrame(schema={"lineno": pl.UInt32, "k": pl.Categorical, "r": pl.String})
 
     def read(encoding: str) -> pl.DataFrame:
+        # k as a Categorical straight from the reader: each key hashed once while parsing, not
+        # copied as text and cast afterwards (issue 29: the cast was a tenth of the reader)
         return pl.read_csv(
             data if isinstance(data, str) else io.BytesIO(data),
             has_header=False,
             separator="}",
             quote_char=None,
-            schema={"k": pl.String, "r": pl.String},
+            schema={"k": pl.Categorical if encoding == "utf8" else pl.String, "r": pl.String},
             truncate_ragged_lines=True,
             missing_columns="insert",
             encoding=encoding,
@@ -327,6 +329,8 @@ def _read_split(
                 pl.when(hit).then(null).otherwise(pl.col("k")).alias("k"),
                 pl.when(hit).then(null).otherwise(pl.col("r")).alias("r"),
             )
+    if lossy:
+        df = df.with_columns(pl.col("k").cast(pl.Categorical))
     return df
 
 
@@ -568,8 +572,12 @@ def _keyed(parts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     order. The number is the key's code in a polars Categorical (one native hashing pass, exact: equal
     codes are equal strings), instead of grouping and joining on the ~250-byte strings; the
     categories are freed with the column."""
-    parts = parts.with_columns(pl.col("k").cast(pl.Categorical).to_physical().alias("kid"))
-    keys = parts.filter(pl.col("kid").is_first_distinct()).select("kid", "k", "lineno")
+    k = pl.col("k")
+    code = (k if parts.schema["k"] == pl.Categorical else k.cast(pl.Categorical)).to_physical()
+    parts = parts.with_columns(code.alias("kid"))
+    keys = parts.filter(pl.col("kid").is_first_distinct()).select(
+        "kid", k.cast(pl.String), "lineno"
+    )
     return parts, keys
 
 
@@ -579,8 +587,10 @@ def _sid_of_kid(kid: pl.Series, kid_sid: dict[int, int]) -> pl.Expr:
     do), else ``replace_strict`` (a hash per row: 4 ms of 320k samples)."""
     if kid_sid and kid.len():
         lo, hi = min(kid_sid), max(kid_sid)
-        if hi - lo + 1 == len(kid_sid) and lo <= kid.min() and kid.max() <= hi:
-            table = pl.Series([kid_sid[i] for i in range(lo, hi + 1)], dtype=pl.UInt32)
+        # codes of the keys read with the comments and markers (a code each): a table with gaps
+        if hi - lo + 1 <= 4 * len(kid_sid) + 65536 and lo <= kid.min() and kid.max() <= hi:
+            get = kid_sid.get
+            table = pl.Series([get(i) for i in range(lo, hi + 1)], dtype=pl.UInt32)
             return pl.lit(table).gather(pl.col("kid") - lo)
     return pl.col("kid").replace_strict(
         list(kid_sid), list(kid_sid.values()), default=None, return_dtype=pl.UInt32
@@ -604,14 +614,19 @@ def _exposition_fast(
         return Reading.empty(name, log.frame())
     last_line = int(lines["lineno"][-1])
     k = pl.col("k")
-    lines = lines.with_columns(k.str.starts_with("#").alias("_c"))
+    lines = lines.with_columns(k.cat.starts_with("#").alias("_c"))  # once per distinct key
     bad: list[tuple[int, str, str]] = []
     cand = lines.filter(pl.col("_c") | (pl.col("r").is_null() & k.is_not_null()))
+    cand = cand.with_columns(k.cast(pl.String))
     other = cand.filter(~k.str.starts_with("# HELP ") & ~k.str.starts_with("# TYPE ")).drop("_c")
     m_line, m_us, slow_lines = _other_lines(other, bad)
     parts = _fast_values(lines.filter(pl.col("r").is_not_null() & ~pl.col("_c")))
-    redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
-    parts, keys = _keyed(parts.filter(pl.col("_ok")).drop("_ok"))
+    if parts["_ok"].all():  # the common case: no line to re-split (two filters less)
+        redo, parts = [], parts.drop("_ok")
+    else:
+        redo = parts.filter(~pl.col("_ok"))["lineno"].to_list()
+        parts = parts.filter(pl.col("_ok")).drop("_ok")
+    parts, keys = _keyed(parts)
     # keys -> series (Python over the distinct keys only)
     retry: list = []
     series, kid_sid = _series_of_keys(keys, bad, retry)
@@ -620,7 +635,8 @@ def _exposition_fast(
         not_sample = [kid for kid, _, text in retry if kid in kid_sid]  # marked: leading junk
         for kid in not_sample:
             del kid_sid[kid]
-        for ln, kk in parts.filter(pl.col("kid").is_in(not_sample)).select("lineno", "k").rows():
+        junk = parts.filter(pl.col("kid").is_in(not_sample))
+        for ln, kk in junk.select("lineno", pl.col("k").cast(pl.String)).rows():
             bad.append((ln, _EXPECT_LINE, kk + "}"))
         redo += parts.filter(pl.col("kid").is_in(rk))["lineno"].to_list()
         parts = parts.filter(~pl.col("kid").is_in([kid for kid, _, _ in retry]))
