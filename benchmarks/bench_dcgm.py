@@ -29,6 +29,7 @@ import polars as pl
 from prometheus_client.parser import text_string_to_metric_families
 
 from trainperf import dcgm
+from trainperf.dcgm import exposition
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -62,9 +63,6 @@ def _profile(path: Path, limit_s: float, repeat: int = 3) -> str:
     """Where the normalised reader's CPU time goes (min over ``repeat`` reads, wrapped calls timed
     with ``time.process_time``): the CSV read split at ``}`` (the key as a Categorical), the value
     split, the Python over the distinct keys, the data checks (``checks.finish``), the rest."""
-    from trainperf import dcgm
-    from trainperf.dcgm import exposition
-
     parts = {"_read_split": "CSV read split at }", "_fast_values": "values",
              "_series_of_keys": "series of the distinct keys", "finish": "data checks"}  # fmt: skip
     acc: dict[str, float] = {}

@@ -9,6 +9,7 @@ same. Small pieces (``_PIECE_BYTES``) make the streamed read cut the file betwee
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import mlperf_parse_reference as old
 import pytest
@@ -203,7 +204,6 @@ def test_bundled_small_logs_take_the_vectorised_path(monkeypatch):
 def test_template_rule_of_the_head_is_the_general_rule(seg):
     # the head's shortcut (its text before the digits needs no check) gives the reference's answer:
     # True for the first, False for a second time_ms key (twice, at depth 1 and 2)
-    import json
 
     s0 = parse._HEAD_LEN
     s1 = seg.find(",", s0)

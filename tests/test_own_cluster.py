@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import shutil
+import stat
 import warnings
 from pathlib import Path
 
@@ -24,8 +26,12 @@ from helpers import MLPERF, ROOT
 from trainperf import compare, flops, jobs, mlperf
 from trainperf.config import load_config, report_overrides
 from trainperf.errors import ConfigError
-from trainperf.report import charts, cli
-from trainperf.report.preview.pages import _conditional_content
+from trainperf.report import charts, cli, job
+from trainperf.report import job as report
+from trainperf.report.charts.fonts import LANGS_ENV
+from trainperf.report.preview.book import book_structure
+from trainperf.report.preview.pages import _conditional_content, chapter_markdown
+from trainperf.report.values import reference_mfu_values
 from trainperf.synthetic.slurm_history import CALIBRATION_TARGETS
 from trainperf.tables import read_table
 
@@ -417,7 +423,6 @@ DEMO_TERMS = (
 
 
 def _demo_terms(text: str) -> list[str]:
-    import re
 
     return [t for t in DEMO_TERMS if re.search(t, text, re.IGNORECASE)]
 
@@ -440,8 +445,6 @@ def users_book(tmp_path_factory):
     """The book of a user's config with every input: own MLPerf logs (Eos v4.1 GPT-3 at 256 GPUs
     and LoRA at 64 GPUs, relabelled 'Copycat'), own published rows with a quoted ratio, and the
     synthetic telemetry and Slurm history (a user without their own)."""
-    from trainperf.report import job as report
-    from trainperf.report.charts.fonts import LANGS_ENV
 
     tmp = tmp_path_factory.mktemp("users_book")
     root = tmp / "training_results_v4.1" / "Copycat"
@@ -482,7 +485,6 @@ def users_book(tmp_path_factory):
 def _page_text(html: str) -> str:
     """What a reader reads on a page: the text, alt texts and titles, without the tags and the
     figures' data URIs (their titles are checked in the figure files)."""
-    import re
 
     html = re.sub(r"data:[^\"')\s]+", "", html)
     alts = " ".join(re.findall(r'(?:alt|title)="([^"]*)"', html))
@@ -491,10 +493,6 @@ def _page_text(html: str) -> str:
 
 @pytest.mark.slow
 def test_the_users_book_holds_nothing_of_the_demo(users_book):
-    import re
-
-    from trainperf.report.preview.book import book_structure
-    from trainperf.report.preview.pages import chapter_markdown
 
     summary, out, figures, lines = users_book
     assert summary.problems == [], summary.problems
@@ -528,8 +526,6 @@ def test_the_users_book_holds_nothing_of_the_demo(users_book):
     # the list is not trivially met: the demo's chapters, read as the demo's book, have them
     demo_values = {**values, "inputs": {**values["inputs"], "demo": True}}
     for chapter in ("operations.qmd", "_trace.qmd", "telemetry_cluster.qmd", "glossary.qmd"):
-        from trainperf.report.preview.pages import _conditional_content
-
         text = _conditional_content((ROOT / "chapters" / chapter).read_text(),
                                     {"values": demo_values})  # fmt: skip
         assert "SAKURAONE" in text and _demo_terms(text), chapter
@@ -542,7 +538,6 @@ def test_the_users_book_holds_nothing_of_the_demo(users_book):
 
 @pytest.mark.slow
 def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
-    import polars as pl
 
     summary, out, figures, _ = users_book
     # the user's rows enter comparison.csv against Eos v4.1 logs at equal GPU count: GPT-3 at 256
@@ -569,7 +564,6 @@ def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
 
 
 def test_only_the_bundled_case_study_is_the_demo(tmp_path):
-    from trainperf.report import job
 
     demo = load_config(ROOT / "configs" / "sakuraone.yaml")
     assert job.is_demo(demo, ROOT) is True
@@ -588,7 +582,6 @@ def test_only_the_bundled_case_study_is_the_demo(tmp_path):
 
 
 def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
-    from trainperf.report import job
 
     bib = job.book_bibliography(ROOT, tmp_path / "refs.bib", demo=False)
     text = bib.read_text()
@@ -604,9 +597,6 @@ def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
 
 
 def test_the_quarto_project_of_a_users_book_has_the_filtered_bibliography(tmp_path, monkeypatch):
-    import stat
-
-    from trainperf.report import job
 
     # a stand-in for `quarto render` that writes an empty book (Quarto is not installable here):
     # what is checked is the staged project Quarto renders, not Quarto
@@ -645,8 +635,6 @@ def test_the_demos_book_keeps_its_case_study(main_job):
 
 
 def test_the_books_benchmarks_are_those_of_its_logs():
-    from trainperf.report import job
-    from trainperf.report.preview.pages import _conditional_content
 
     only_405b = {"logs_gpt3": False, "logs_llama2_70b_lora": False, "logs_llama31_405b": True}
     assert job.benchmarks_studied(only_405b) == "Llama 3.1 405B pre-training"
@@ -666,7 +654,6 @@ def test_the_books_benchmarks_are_those_of_its_logs():
 
 
 def test_the_synthetic_telemetry_names_the_log_it_follows(tmp_path):
-    from trainperf.report import job
 
     def cfg(log: Path):
         p = tmp_path / "t.yaml"
@@ -688,7 +675,6 @@ def test_the_synthetic_telemetry_names_the_log_it_follows(tmp_path):
     )
     assert "Eos" not in phrase and str(tmp_path) not in phrase
     # the chapter quotes the computed phrase in a user's book, not a fixed one
-    from trainperf.report.preview.pages import _conditional_content
 
     kept = _conditional_content((ROOT / "chapters" / "telemetry_cluster.qmd").read_text(),
                                 {"values": {"inputs": {"demo": False, "telemetry": True,
@@ -697,10 +683,6 @@ def test_the_synthetic_telemetry_names_the_log_it_follows(tmp_path):
 
 
 def test_the_mfu_sentence_quotes_the_reference_runs_of_the_chosen_round():
-    import polars as pl
-
-    from trainperf.report.values import reference_mfu_values
-
     # two rounds at 512 GPUs (made-up step figures): v3.1 300 TFLOP/s (MFU FP8 0.1517 = 300/1979,
     # BF16 0.3033 = 300/989), v4.1 400 TFLOP/s; a GPT-3 comparison against v3.1 quotes v3.1's
     thr = pl.DataFrame({
@@ -727,8 +709,6 @@ def test_the_mfu_sentence_quotes_the_reference_runs_of_the_chosen_round():
 def book_405b(tmp_path_factory):
     """The book of a user's config with Llama 3.1 405B logs only (the Eos v5.0 512-GPU logs
     relabelled 'Fictional Labs'), no telemetry, no Slurm accounting, no published rows."""
-    from trainperf.report import job as report
-    from trainperf.report.charts.fonts import LANGS_ENV
 
     tmp = tmp_path_factory.mktemp("book_405b")
     logs = _relabelled_405b(tmp)
@@ -790,7 +770,6 @@ def test_a_405b_only_book_says_nothing_of_other_benchmarks_or_the_bundled_captur
 
 
 def test_the_bundled_capture_and_trace_are_left_out_unless_asked_for(tmp_path):
-    from trainperf.report import job
 
     user = tmp_path / "u.yaml"
     user.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8}))

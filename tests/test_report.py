@@ -19,7 +19,6 @@ from helpers import ROOT
 from trainperf.errors import BatchRunError, ConfigError, TrainperfError
 from trainperf.report import cli, job, preview
 from trainperf.report import job as report
-from trainperf.report.charts.fonts import LANGS_ENV
 from trainperf.report.display import CELL_PADDING_CH, TEXT_WIDTH_CH, min_width
 from trainperf.report.execution import ReportJob
 from trainperf.report.notebooks import CellOptionsError, NotebookError, cell_options

@@ -1,6 +1,7 @@
 """The summary's sentence on the evaluated system's throughput and MFU (issue 24: the summary gave
 none; only the appendix table had them)."""
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -57,7 +58,6 @@ def test_published_rows_only_say_that_throughput_needs_the_logs():
 
 
 def test_the_summary_chapter_quotes_the_value_the_comparison_notebook_writes():
-    import json
 
     key = "cmp_throughput"
     assert f"values.eos_comparison.{key}" in (ROOT / "chapters" / "summary.qmd").read_text()

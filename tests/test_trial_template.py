@@ -1,8 +1,13 @@
 """The examples of an accelerator described in the config (`trainperf init`'s template, README)."""
 
+import re
 from pathlib import Path
 
 import polars as pl
+import yaml
+
+from trainperf.config import parse_config
+from trainperf.config.template import TEMPLATE
 
 ROOT = Path(__file__).parents[1]
 
@@ -10,12 +15,6 @@ ROOT = Path(__file__).parents[1]
 def test_the_examples_of_a_described_accelerator_are_one_the_table_lacks(tmp_path):
     # `trainperf init`'s template and README show how to describe an accelerator outside
     # data/reference/accelerators.csv: the example must be one (MI325X is now in the table)
-    import re
-
-    import yaml
-
-    from trainperf.config import parse_config
-    from trainperf.config.template import TEMPLATE
 
     table = pl.read_csv(ROOT / "data" / "reference" / "accelerators.csv")
     names = set(table["accelerator"]) | {

@@ -5,12 +5,21 @@ Fixtures: tests/data/trial/SOURCES.md (repo, commit, sha256, licence).
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
-from trainperf.compare import side_from_results
+from trainperf.compare import (
+    cluster_comparison,
+    comparison_summary,
+    reference_round_for,
+    side_from_results,
+)
 from trainperf.mlperf import load_results, throughput
+from trainperf.report import cli
 
 TRIAL = Path(__file__).parent / "data" / "trial"
 HABANA = TRIAL / "v3.1" / "Intel-HabanaLabs"
@@ -50,12 +59,6 @@ def test_comparison_side_uses_end_to_end_basis(habana):
 def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
     # The user's folder: a copy of Eos v3.1 eos_n64 GPT-3 (512 GPUs) whose result_2.txt was cut
     # off at 1 kB (before run_start), as a copy interrupted mid-transfer leaves it.
-    import json
-    import shutil
-
-    import yaml
-
-    from trainperf.report import cli
 
     src = Path(__file__).parents[1] / "data" / "mlperf" / "v3.1" / "NVIDIA"
     res = tmp_path / "v3.1" / "Lab" / "results" / "lab_512" / "gpt3"
@@ -90,7 +93,6 @@ def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
 def test_unknown_round_says_how_to_give_it():
     # A flat folder of result_*.txt (e.g. Nebius's v5.1 405B files copied without their tree)
     # has no round; the note must tell the user how to give one, not only that it is missing.
-    from trainperf.compare import reference_round_for
 
     pick, why = reference_round_for(None, ["v4.1", "v5.0"])
     assert pick == "v5.0"
@@ -104,10 +106,6 @@ def test_reference_of_4_gpus_a_node_keeps_its_own_node_count(tmp_path):
     # A reference whose nodes hold 4 GPUs (GB200 systems such as IBM+CoreWeave+NVIDIA's v5.0
     # carina_ngpu1024: 256 nodes x 4): here the Eos v5.0 405B logs relabelled as 128 nodes x 4
     # GPUs. reference_n_nodes must be 512 / 4 = 128 (its system description), not 512 / 8 = 64.
-    import json
-    import shutil
-
-    from trainperf.compare import cluster_comparison
 
     src = Path(__file__).parents[1] / "data" / "mlperf" / "v5.0" / "NVIDIA"
     root = tmp_path / "v5.0" / "Lab4"
@@ -133,7 +131,6 @@ def test_a_round_asked_for_but_missing_is_named_as_asked():
     # config reference.round v5.0 for GPT-3 175B, which the Eos logs have in v3.1, v4.0 and v4.1;
     # the evaluated result is v3.1 (e.g. Azure's 10,752-GPU run): its own round is compared, and
     # the note must not call v3.1 the round "nearest" to v5.0 (v4.1 is).
-    from trainperf.compare import reference_round_for
 
     assert reference_round_for("v3.1", ["v3.1", "v4.0", "v4.1"], "v5.0") == (
         "v3.1",
@@ -152,9 +149,6 @@ def test_an_estimate_names_a_measured_run_at_that_count_in_another_round(tmp_pat
     # relabelled as a v4.1 result of "Lab": Eos v4.1 has 256 and 512 GPUs, so the reference is
     # extrapolated from 512: 49.7951 x 512 / 768 = 33.1967 min, ratio 40.6264 / 33.1967 = 1.2238;
     # Eos measured 768 GPUs in v3.1 (the same logs): 40.6264 min, ratio against it exactly 1.
-    import shutil
-
-    from trainperf.compare import cluster_comparison, comparison_summary
 
     data = Path(__file__).parents[1] / "data" / "mlperf"
     src = data / "v3.1" / "NVIDIA"
