@@ -578,9 +578,13 @@ def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
     )
     summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
     assert "{{< meta values.eos_comparison.cmp_summary >}}" in summary
-    # the bundled capture's bullet only where the user gave real telemetry
-    block = summary.split("* **Telemetry.**")[0].rsplit(":::", 1)[1]
-    assert 'when-meta="values.inputs.telemetry_real"' in block
+    # the bundled capture's bullet only where the user gave real telemetry and a capture: the
+    # two divs that open just before it, outer and inner
+    openers = summary.split("* **Telemetry.**")[0].rstrip().splitlines()[-2:]
+    assert openers == [
+        '::: {.content-visible when-meta="values.inputs.telemetry_real"}',
+        '::: {.content-visible when-meta="values.inputs.capture"}',
+    ]
 
 
 def test_chapters_draw_the_job_layout_only_where_one_is_known():

@@ -76,3 +76,17 @@ def test_expanded_size_counts_shared_nodes_once_but_expansions_fully():
     text = "".join(BOMB.splitlines(keepends=True)[:3])
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     assert yamlfile._expanded_size(node, 10**9) == 925
+
+
+def test_long_comments_and_blank_lines_are_not_nesting():
+    # a comment line of 150 characters at column 0 and a line of 200 spaces: no indent, no
+    # content, so no nesting (they were refused as "nested more than 64 levels" once)
+    text = "# " + "x" * 148 + "\n" + " " * 200 + "\nrun:\n  tp: 8   # " + "y" * 150 + "\n"
+    assert yamlfile.load_yaml_text(text, "t") == {"run": {"tp": 8}}
+
+
+def test_a_quoted_key_deep_in_a_block_still_counts_as_indent():
+    # 130 columns of indent before a quoted key: more than 2 x 64, refused on its line (3)
+    text = "a:\n  b:\n" + " " * 130 + '"c": 1\n'
+    with pytest.raises(ConfigError, match=r"t: line 3: nested more than 64"):
+        yamlfile.load_yaml_text(text, "t")

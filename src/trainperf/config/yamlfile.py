@@ -78,7 +78,15 @@ UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, 
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|#[^\n]*")
 _BRACKETS = re.compile(r"[\[\]{}]")
-_BLOCK_INDENT = re.compile(r"^([ \t]*(?:- +)*)", re.M)
+# the indent before a line's first content: a line of only spaces (a comment's remains) nests nothing
+_BLOCK_INDENT = re.compile(r"^([ \t]*(?:- +)*)(?=[^\s])", re.M)
+
+
+def _blank(m: re.Match[str]) -> str:
+    """A comment becomes nothing, a quoted scalar one placeholder character (it is content: the
+    indent before it counts, its brackets do not); the line breaks inside either are kept."""
+    breaks = "\n" * m.group().count("\n")
+    return breaks if m.group().startswith("#") else "_" + breaks
 
 
 def _too_deep(text: str) -> int | None:
@@ -87,8 +95,7 @@ def _too_deep(text: str) -> int | None:
     Flow collections: brackets outside quoted scalars and comments (an approximation that can
     only over-count, for a bracket in a plain scalar); blocks: an indent of more than
     2 x MAX_YAML_DEPTH columns, ``- `` entries counted as indent."""
-    bare = _QUOTED.sub(lambda m: " " * len(m.group()) if "\n" not in m.group() else
-                       "\n" * m.group().count("\n"), text)  # fmt: skip
+    bare = _QUOTED.sub(_blank, text)
     depth = 0
     for m in _BRACKETS.finditer(bare):
         depth += 1 if m.group() in "[{" else -1
