@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
 import py_compile
 import sys
+import time
+import warnings
 from pathlib import Path
 
 #: What the processes of the main job import besides trainperf: the command line's papermill,
@@ -74,8 +77,6 @@ def _package_modules(package: str) -> list[str]:
 
 def import_quietly(names: list[str]) -> list[str]:
     """Import ``names``; return those that could not be imported (one reason each)."""
-    import warnings
-
     failed = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # import-time warnings are the importing code's business
@@ -134,9 +135,6 @@ def compile_sources(sources: list[Path]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    import os
-    import time
-
     t0 = time.time() - 0.01  # a .pyc written from here on was written by this run
     # importing compiles each module anyway: let the import system write what it compiled (here
     # only, whatever PYTHONDONTWRITEBYTECODE says), then compile what is still missing
