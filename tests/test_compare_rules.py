@@ -201,7 +201,7 @@ def test_a_benchmark_the_reference_never_ran_says_so(eos):
     (r,) = compare.log_comparison(_side("A", "bert", 64, 5.0), eos).rows(named=True)
     assert r["reference_kind"] == "none" and r["ratio"] is None
     assert compare.comparison_summary(compare.log_comparison(_side("A", "bert", 64, 5.0), eos)) == (
-        "No reference at this benchmark at 64 GPUs (bert): Eos has no result of it."
+        "No reference at this benchmark at 64 GPUs (BERT-Large): Eos has no result of it."
     )
 
 

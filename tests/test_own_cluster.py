@@ -240,6 +240,12 @@ def test_model_state_of_each_benchmark_by_hand():
         ["llama31_405b", "llama2_70b_lora"], 192e9, 8, "MI300X").iter_rows(named=True)}  # fmt: skip
     assert m["llama31_405b"]["min_nodes"] == 5 and m["llama2_70b_lora"]["min_gpus"] == 1
     assert "does not fit the 6.14 TB of 4 nodes of 8 MI300X" in m["llama31_405b"]["sentence"]
+    # the sentences name models and benchmarks as readers know them, never by the logs' ids
+    assert t["gpt3"]["sentence"].startswith("GPT-3 175B carries 3.14 TB of model state")
+    assert t["llama31_405b"]["sentence"].startswith("Llama 3.1 405B carries 7.31 TB")
+    assert lora["sentence"].startswith(
+        "Llama 2 70B (the Llama 2 70B LoRA benchmark) carries 139.1 GB"
+    )
 
 
 def _memory_notebook(tmp_path: Path, benchmarks: list[str], accelerator: str) -> dict:
@@ -258,7 +264,10 @@ def _memory_notebook(tmp_path: Path, benchmarks: list[str], accelerator: str) ->
 def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_path):
     vals = _memory_notebook(tmp_path, ["llama2_70b_lora"], "MI300X")
     prose = vals["memory_prose"].replace("\\", "")
-    assert "GPT-3" not in prose and "Llama 2 70B (llama2_70b_lora) carries 139.1 GB" in prose
+    assert (
+        "GPT-3" not in prose
+        and "Llama 2 70B (the Llama 2 70B LoRA benchmark) carries 139.1 GB" in prose
+    )
     assert "needs at least 1 GPU of 192 GB" in prose  # 139.1 GB < 192 GB
     assert vals["shown_llama2_70b_lora"] is True and "shown_gpt3" not in vals
     # the background example of full pre-training, unnamed: GPT-3 175B, 3.14 TB, 3 MI300X nodes

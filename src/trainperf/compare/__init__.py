@@ -21,6 +21,7 @@ This module only re-exports; the logic lives in:
 
 from __future__ import annotations
 
+from trainperf.benchmarks import BENCHMARK_NAMES
 from trainperf.compare.checks import (
     CANDIDATES_SCHEMA,
     CHECKS_SCHEMA,
@@ -29,7 +30,6 @@ from trainperf.compare.checks import (
     ratio_candidates,
 )
 from trainperf.compare.evaluated import (
-    BENCHMARK_NAMES,
     COMPARISON_SCHEMA,
     SIDE_SCHEMA,
     ComparisonWarning,

@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
 from trainperf.flops import peak_flops
@@ -720,16 +721,7 @@ class ComparisonWarning(UserWarning):
     """A comparison made against another MLPerf round than the evaluated result's own."""
 
 
-BENCHMARK_NAMES = {
-    "gpt3": "GPT-3 175B",
-    "llama2_70b_lora": "Llama 2 70B LoRA",
-    "llama31_405b": "Llama 3.1 405B",
-}
-"""How the book names the MLPerf benchmarks (the MLPerf Training results tables' names)."""
-
-
-def _bench(b: str) -> str:
-    return BENCHMARK_NAMES.get(b, b)
+_bench = benchmark_name
 
 
 def _gpus(n) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trainperf.benchmarks import benchmark_name
 from trainperf.flops.counts import lora_param_count
 from trainperf.flops.models import PRESETS, ModelSpec, param_count
 from trainperf.flops.units import Recompute
@@ -71,6 +72,13 @@ RECIPES: dict[str, Recipe] = {
     ),
 }
 """Model-state recipes keyed by name."""
+
+
+def _model_of(bench: str, model: str) -> str:
+    """The model a sentence names: ``GPT-3 175B``; ``Llama 2 70B (the Llama 2 70B LoRA
+    benchmark)`` where the benchmark's name is not the model's."""
+    name = benchmark_name(bench)
+    return model if name == model else f"{model} (the {name} benchmark)"
 
 
 def _recipe(recipe: Recipe | str) -> Recipe:
@@ -514,7 +522,7 @@ def model_state_by_benchmark(
                 f"and needs at least {min_nodes} nodes ({min_nodes * per_node / 1e12:.2f} TB)"
             )
         sentence = (
-            f"{spec.name} ({bench}) carries {size} of model state ({how}): {fit}, before any "
+            f"{_model_of(bench, spec.name)} carries {size} of model state ({how}): {fit}, before any "
             "activation"
         )
         rows.append(

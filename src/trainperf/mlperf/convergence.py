@@ -17,6 +17,7 @@ import json
 
 import polars as pl
 
+from trainperf.benchmarks import benchmark_name
 from trainperf.mlperf.hyperparameters import PARALLELISM_KEYS, hyperparameters, hyperparameters_long
 from trainperf.mlperf.loader import Results
 
@@ -158,14 +159,6 @@ def convergence_hyperparameters(results: Results, benchmark: str | None = None) 
     return pl.DataFrame(out, schema=SCHEMA)
 
 
-#: How the book names the MLPerf benchmarks in a sentence (the MLPerf Training results tables' names).
-_NAMES = {
-    "gpt3": "GPT-3 175B",
-    "llama2_70b_lora": "Llama 2 70B LoRA",
-    "llama31_405b": "Llama 3.1 405B",
-}
-
-
 def rules_sentences(conv: pl.DataFrame) -> pl.DataFrame:
     """What the MLPerf rules fix and leave free, one plain-text sentence per benchmark of ``conv``.
 
@@ -193,7 +186,7 @@ def rules_sentences(conv: pl.DataFrame) -> pl.DataFrame:
         gbs_text = gbs[0] if gbs.len() and gbs[0] else "not logged"
         layout_logged = bool(par.height and (par["n_logged"] > 0).any())
         ruleset = b["ruleset"][0] if "ruleset" in b.columns and b.height else None
-        name = _NAMES.get(bench, bench)
+        name = benchmark_name(bench)
         fixed_list = ", ".join(fixed["key"].to_list())
         sentence = (
             f"For {name} the rules ({ruleset or 'the round of the logs'}) fix {fixed.height} of the "

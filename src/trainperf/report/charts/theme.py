@@ -16,6 +16,8 @@ from typing import NamedTuple
 import altair as alt
 import polars as pl
 
+from trainperf.benchmarks import BENCHMARK_NAMES, benchmark_name
+
 __all__ = [
     "BENCHMARK_NAMES",
     "FONT",
@@ -43,27 +45,6 @@ PALETTE: list[str] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#5
 RULE_COLOR = "#D55E00"
 #: Colours of the MLPerf phase kinds (init grey, train bluish green, eval orange).
 KIND_COLORS = {"init": "#999999", "train": "#009E73", "eval": "#E69F00"}
-
-#: MLPerf Training benchmark ids (as in the logs' ``submission_benchmark``) and the names readers know.
-BENCHMARK_NAMES: dict[str, str] = {
-    "gpt3": "GPT-3 175B",
-    "llama2_70b_lora": "Llama 2 70B LoRA",
-    "llama31_405b": "Llama 3.1 405B",
-    "bert": "BERT-Large",
-    "resnet": "ResNet-50",
-    "stable_diffusion": "Stable Diffusion v2",
-    "dlrm_dcnv2": "DLRM-dcnv2",
-    "rnnt": "RNN-T",
-    "maskrcnn": "Mask R-CNN",
-    "ssd": "RetinaNet",
-    "unet3d": "3D U-Net",
-    "gnn": "R-GAT",
-}
-
-
-def benchmark_name(benchmark: str) -> str:
-    """The readable name of an MLPerf benchmark id (``gpt3`` -> ``GPT-3 175B``); unknown ids as given."""
-    return BENCHMARK_NAMES.get(benchmark, benchmark)
 
 
 def theme() -> dict:
