@@ -587,6 +587,19 @@ def test_the_summary_sentence_quotes_the_users_own_ratio(tmp_path):
     ]
 
 
+def test_the_demo_summary_points_to_comparison_csv_without_repeating_its_ratios():
+    # the demo's summary quotes its ratios in its own bullets; the one-line list of every row
+    # (with the LoRA rows' 0.82x-3.39x bounds) stood next to "Llama 2 70B LoRA is on par". A
+    # user's book, which has no such bullets, keeps the list.
+    summary = (ROOT / "chapters" / "summary.qmd").read_text(encoding="utf-8")
+    demo = _conditional_content(summary, {"values": {"inputs": {"demo": True, "evaluated": True}}})
+    user = _conditional_content(summary, {"values": {"inputs": {"demo": False, "evaluated": True}}})
+    assert "cmp_summary" not in demo and "Every comparison in one file" in demo
+    assert "bounds nothing" in demo and "is on par" in demo
+    assert "cmp_summary" in user and "cmp_throughput" in user
+    assert "Every comparison in one file" not in user and "is on par" not in user
+
+
 def test_chapters_draw_the_job_layout_only_where_one_is_known():
     # logs of a system no parallel layout is known for (the Eos copy under another name) record
     # no layout_* values; the cluster and summary chapters must not ask for them (before: "no
