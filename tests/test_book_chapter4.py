@@ -39,6 +39,10 @@ def test_the_chapter_does_not_draw_the_key_results_chart_again():
     """The key results open with the per-GPU ratio chart; chapter 4 cites it, it does not repeat it."""
     key = (ROOT / "index.qmd").read_text(encoding="utf-8")
     assert "eos_efficiency_ratio_by_scale.svg" in key and "#fig-key-ratio" in key
+    # the chart's dashed line (the talk's quoted ratio) is explained in its caption, with a source
+    caption = key[key.index("![Per-GPU efficiency ratio") : key.index("{#fig-key-ratio}")]
+    assert "dashed line" in caption and "values.eos_comparison.talk_ratio" in caption
+    assert "@tsubouchi2025talk" in caption and "@sec-eos-talk" in caption
     chapter = "".join(
         (ROOT / "chapters" / f).read_text(encoding="utf-8")
         for f in ("mlperf_results.qmd", "_mlperf.qmd", "_eos_comparison.qmd", "_memory.qmd")
