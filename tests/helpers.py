@@ -13,6 +13,21 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 MLPERF = DATA / "mlperf"
 
+#: The logged GPT-3 hyperparameters mlperf-logging's ``training_4.1.0/closed_gpt3.yaml`` pins (its
+#: ``CHECK v['value'] == ...`` lines, read by hand): max_sequence_length 2048, opt_name 'adam',
+#: opt_base_learning_rate 2e-5 or 3e-5, opt_learning_rate_decay_schedule, opt_adam_beta_1 0.9,
+#: opt_adam_beta_2 0.95, opt_adam_epsilon 1e-8, opt_gradient_clip_norm 1.0; in the logs' order.
+GPT3_FIXED_BY_RULES = [
+    "max_sequence_length",
+    "opt_name",
+    "opt_base_learning_rate",
+    "opt_learning_rate_decay_schedule",
+    "opt_adam_beta_1",
+    "opt_adam_beta_2",
+    "opt_adam_epsilon",
+    "opt_gradient_clip_norm",
+]
+
 
 def mllog(key, value=None, time_ms=0, metadata=None, event_type="POINT_IN_TIME") -> str:
     """One ``:::MLLOG`` line as the mlperf_logging.mllog library writes it."""

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import GPT3_FIXED_BY_RULES, ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -73,16 +73,7 @@ def test_what_the_rules_fix_is_a_table_and_short_sentences(main_job):
     gpt3, lora = body["GPT-3 175B"], body["Llama 2 70B LoRA"]
     assert gpt3[1] == "training_4.1.0" and gpt3[2].startswith("8 of ")
     fixed = {k.strip() for k in gpt3[3].split(",")}
-    assert fixed == {
-        "max_sequence_length",
-        "opt_name",
-        "opt_base_learning_rate",
-        "opt_learning_rate_decay_schedule",
-        "opt_adam_beta_1",
-        "opt_adam_beta_2",
-        "opt_adam_epsilon",
-        "opt_gradient_clip_norm",
-    }
+    assert fixed == set(GPT3_FIXED_BY_RULES)
     assert lora[2].startswith("1 of ") and lora[3] == "lora_rank"
     # the prose: short sentences, none of them a list of MLLOG keys
     prose = _plain(re.sub(r"<table.*?</table>|<caption.*?</caption>", "", sec, flags=re.S))

@@ -13,20 +13,11 @@ import warnings
 
 import polars as pl
 import pytest
-from helpers import MLPERF
+from helpers import GPT3_FIXED_BY_RULES, MLPERF
 
 from trainperf import mlperf
 
-GPT3_FIXED = [
-    "max_sequence_length",
-    "opt_name",
-    "opt_base_learning_rate",
-    "opt_learning_rate_decay_schedule",
-    "opt_adam_beta_1",
-    "opt_adam_beta_2",
-    "opt_adam_epsilon",
-    "opt_gradient_clip_norm",
-]
+GPT3_FIXED = GPT3_FIXED_BY_RULES
 
 
 @pytest.fixture(scope="module")

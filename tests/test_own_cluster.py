@@ -449,6 +449,22 @@ def _own_rows(tmp: Path) -> Path:
     return p
 
 
+def _run_users_book(tmp: Path, cfg: Path):
+    """``trainperf report --config cfg`` into ``tmp/book`` (preview site, no batch runs, English
+    figures only: the book's language); returns (summary, out, figures, log lines)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LANGS_ENV, "en")
+    try:
+        out, figures, lines = tmp / "book", tmp / "figures", []
+        summary = report.run_report(
+            out=out, figures=figures, root=ROOT, use_quarto=False, log=lines.append,
+            progress=False, run_batches=False, config=load_config(cfg),
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    return summary, out, figures, lines
+
+
 @pytest.fixture(scope="module")
 def users_book(tmp_path_factory):
     """The book of a user's config with every input: own MLPerf logs (Eos v4.1 GPT-3 at 256 GPUs
@@ -478,17 +494,7 @@ def users_book(tmp_path_factory):
     }  # fmt: skip
     cfg = tmp / "copycat.yaml"
     cfg.write_text(yaml.safe_dump(data), encoding="utf-8")
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LANGS_ENV, "en")  # the English figures only: the book's language
-    try:
-        out, figures, lines = tmp / "book", tmp / "figures", []
-        summary = report.run_report(
-            out=out, figures=figures, root=ROOT, use_quarto=False, log=lines.append,
-            progress=False, run_batches=False, config=load_config(cfg),
-        )  # fmt: skip
-    finally:
-        mp.undo()
-    return summary, out, figures, lines
+    return _run_users_book(tmp, cfg)
 
 
 def _page_text(html: str) -> str:
@@ -724,16 +730,7 @@ def book_405b(tmp_path_factory):
     cfg = tmp / "fl.yaml"
     cfg.write_text(yaml.safe_dump({"name": "Fictional Labs", "accelerator": "H100 SXM",
                                    "gpus_per_node": 8, "mlperf": str(logs)}), encoding="utf-8")  # fmt: skip
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LANGS_ENV, "en")
-    try:
-        out, figures, lines = tmp / "book", tmp / "figures", []
-        summary = report.run_report(
-            out=out, figures=figures, root=ROOT, use_quarto=False, log=lines.append,
-            progress=False, run_batches=False, config=load_config(cfg),
-        )  # fmt: skip
-    finally:
-        mp.undo()
+    summary, out, figures, _ = _run_users_book(tmp, cfg)
     site = Path(summary.site).parent
     pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}
     return summary, out, figures, pages
