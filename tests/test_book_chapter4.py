@@ -132,3 +132,22 @@ def test_no_summary_claim_calls_the_demo_comparison_from_the_logs(main_job):
     heads = [_plain(h) for h in re.findall(r"<li><p><strong>(.*?)</strong>", page, re.S)]
     assert len(heads) >= 5, heads
     assert not [h for h in heads if "from the logs" in h], heads
+
+
+@pytest.mark.slow
+def test_the_scaling_table_shows_the_ideal_speedup_as_it_is(main_job):
+    """Table 4.x's ideal speedup is n/n0: 96/64 = 1.5 (it was printed "2", rounded to 0 decimals),
+    64/32 = 2.0, 96/32 = 3.0, 384/192 = 2.0."""
+    _, summary = main_job
+    page = (Path(summary.site).parent / "mlperf_results.html").read_text(encoding="utf-8")
+    table = page[page.index('id="tbl-eos-scaling"') :]
+    table = table[: table.index("</table>")]
+    rows = [
+        [_plain(c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, re.S)]
+        for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    ]
+    head, body = rows[0], rows[1:]
+    n0, n, ideal = head.index("From (nodes)"), head.index("To (nodes)"), head.index("Ideal")
+    by_hand = {("32", "64"): "2.0", ("32", "96"): "3.0", ("64", "96"): "1.5", ("192", "384"): "2.0"}
+    seen = {(r[n0], r[n]): r[ideal] for r in body}
+    assert {k: seen[k] for k in by_hand} == by_hand

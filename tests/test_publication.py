@@ -79,6 +79,16 @@ def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
     [copy] = appendix.write_appendix_notebooks(out / "notebooks", out / "appendix", root, out)
     src = json.loads(copy.read_text())["cells"][0]["source"]
     assert src == 'mlperf_path = "data/mlperf"\nvalues_path = "_output/values/x.json"'
+    # the batch cache under a name, any other path in the home folder from ~ (the reference
+    # batch runs lived in /root/.cache/trainperf/batch/... on the build machine)
+    cache, home = tmp_path / "cache" / "batch", Path.home()
+    nb["cells"][0]["source"] = f'a = "{cache}/x/summary.parquet"\nb = "{home}/.cache/trainperf/y"'
+    (out / "notebooks" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(
+        out / "notebooks", out / "appendix", root, out, named={str(cache): "$TRAINPERF_CACHE/batch"}
+    )
+    src = json.loads(copy.read_text())["cells"][0]["source"]
+    assert src == 'a = "$TRAINPERF_CACHE/batch/x/summary.parquet"\nb = "~/.cache/trainperf/y"'
 
 
 def test_an_empty_table_says_so_and_a_note_heads_every_table():
@@ -209,6 +219,13 @@ def test_executed_notebooks_show_no_repr_no_print_no_build_path(main_job):
                     lines = [ln for ln in table.strip().splitlines() if ln.startswith("|")]
                     if len(lines) == 2 and re.fullmatch(r"\|[-:| ]+\|", lines[1]):
                         bad.append(f"{where}: an empty table")
+    # the appendix copies' parameter cells: no path of the build machine, the batch cache by name
+    home = f"{Path.home().resolve()}/"
+    for nb in sorted((tmp / "out" / "appendix").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+                src = _text(cell["source"])
+                bad += [f"appendix/{nb.name}: names {p}" for p in [*build_paths, home] if p in src]
     assert not bad, "\n".join(bad)
 
 

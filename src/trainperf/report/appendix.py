@@ -54,6 +54,7 @@ def write_appendix_notebooks(
     root: str | Path | None = None,
     out: str | Path | None = None,
     figures: str | Path | None = None,
+    named: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write the appendix copy of every executed notebook ``notebooks_dir/*.ipynb`` into
     ``appendix_dir`` (atomically; copies of notebooks no longer there are removed).
@@ -61,7 +62,9 @@ def write_appendix_notebooks(
     The parameters papermill injected name absolute paths of the machine that built the book;
     in the copy, a path below ``out`` (the report's output folder) is written relative to it as
     ``<out's name>/...``, one below ``figures`` (the figures folder) as ``<its name>/...``, and a
-    path below ``root`` (the checkout) relative to the checkout.
+    path below ``root`` (the checkout) relative to the checkout, one below a folder of ``named``
+    (folder -> how to write it, e.g. the batch cache as ``$TRAINPERF_CACHE/batch``) as named, and
+    any other path below the home folder as ``~/...``.
 
     Returns:
         the paths written, in name order.
@@ -79,6 +82,9 @@ def write_appendix_notebooks(
         prefixes.append((str(Path(figures).resolve()), Path(figures).name))  # the folder itself
     if root is not None:
         prefixes.append((f"{Path(root).resolve()}/", ""))
+    for folder, shown in (named or {}).items():
+        prefixes.append((f"{Path(folder).resolve()}/", f"{shown}/"))
+    prefixes.append((f"{Path.home().resolve()}/", "~/"))
     prefixes.sort(key=lambda p: -len(p[0]))
     written = []
     names = set()

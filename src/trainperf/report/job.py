@@ -573,8 +573,13 @@ def run_report(
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
     # the appendix pages: the executed notebooks with labels of their own (report.appendix)
+    cache = (
+        {str(batch_cache_dir()): "$TRAINPERF_CACHE/batch"}
+        if os.environ.get("TRAINPERF_CACHE")
+        else {}
+    )
     write_appendix_notebooks(
-        out / "notebooks", out / "appendix", root=root, out=out, figures=figures
+        out / "notebooks", out / "appendix", root=root, out=out, figures=figures, named=cache
     )
     book = _build_book(root, out, figures, cfg, values, use_quarto, log)
     summary = ReportSummary(

@@ -1,6 +1,6 @@
 """SYNTHETIC Slurm accounting history of a 100-node x 8-GPU H100 cluster, written as real sacct output.
 
-Nothing here comes from a real cluster. The generator builds a seeded nine-month job history
+Nothing here comes from a real cluster. The generator builds a seeded ten-month job history
 (2024-06-01 to 2025-03-31, UTC) whose marginals are set to the SAKURAONE workload study's published
 ones (:data:`CALIBRATION_TARGETS`), schedules it on 100 nodes without overlaps, and writes it in the
 two forms :mod:`trainperf.slurm` reads:
