@@ -292,10 +292,13 @@ def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
         html = page.read_text(encoding="utf-8")
         assert str(ROOT) not in html and str(tmp) not in html, page.name
     refs = (site / "references.html").read_text(encoding="utf-8")
-    for author in ("Kokolis", "Gholami", "Narayanan", "Shoeybi", "Konishi", "Cui", "Wang"):
+    for author in ("Kokolis", "Gholami", "Narayanan", "Shoeybi", "Konishi", "Cui", "Wang",
+                   "Korthikanti", "Young", "Daly", "Hu"):  # fmt: skip
         assert author in refs, author
     glossary = (site / "glossary.html").read_text(encoding="utf-8")
-    for term in ("DCGM", "GBS", "HPL-MxP", "MFU", "HFU", "RoCE", "ETTR"):
+    # the terms the chapters use without defining them (a reader's review listed the last seven)
+    for term in ("DCGM", "GBS", "HPL-MxP", "MFU", "HFU", "RoCE", "ETTR",
+                 "DDP", "GPM", "LoRA", "MTTF", "NCCL", "XID"):  # fmt: skip
         assert term in glossary, term
 
 
