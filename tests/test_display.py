@@ -226,3 +226,20 @@ def test_a_percentage_never_breaks_from_its_sign():
     # "50.1 %" is one unbreakable run of 6 characters; a plain space would let it wrap
     text = format_value(0.5011, Col("MFU", 1, percent=True))
     assert min_width([text]) == 6 and "<wbr>" not in text
+
+
+def test_a_benchmark_column_shows_the_names_readers_know():
+    # the MLPerf Training results tables name them "GPT-3 175B", "Llama 2 70B LoRA"; an id the
+    # table does not know stays as it is; other columns are not renamed
+    df = pl.DataFrame({"benchmark": ["gpt3", "llama2_70b_lora", "newbench"], "note": ["gpt3"] * 3})
+    t = to_markdown(df, {"benchmark": "Benchmark", "note": "Note"})
+    rows = [r for r in t.splitlines() if r.startswith("|")][2:]
+    assert [r.split("|")[1].strip() for r in rows] == [
+        "GPT\\-3 175B",
+        "Llama 2 70B LoRA",
+        "newbench",
+    ]  # "-" escaped for Markdown
+    assert all(r.split("|")[2].strip() == "gpt3" for r in rows)
+    # a Col of one's own keeps the ids unless it asks for labels
+    t = to_markdown(df, {"benchmark": Col("Benchmark id")})
+    assert "| gpt3" in t and "GPT-3" not in t

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from trainperf.benchmarks import BENCHMARK_NAMES
+
 __all__ = [
     "MISSING",
     "TEXT_WIDTH_CH",
@@ -90,6 +92,9 @@ class Col:
         scale: the value is multiplied by this before it is shown (e.g. ``1e-9`` with a header in
             GB for a value in bytes); applied to ints and floats.
         time_format: ``strftime`` format for datetimes (a UTC datetime gets `` UTC`` appended).
+        labels: text values shown under another name (id -> name; others as they are). A column
+            named ``benchmark`` given by its header alone gets
+            :data:`trainperf.benchmarks.BENCHMARK_NAMES` (``gpt3`` is shown as ``GPT-3 175B``).
     """
 
     header: str
@@ -97,6 +102,7 @@ class Col:
     percent: bool = False
     scale: float = 1.0
     time_format: str = "%Y-%m-%d %H:%M:%S"
+    labels: Mapping[str, str] | None = None
 
 
 def _breakable(text: str) -> str:
@@ -158,6 +164,8 @@ def format_value(value, col: Col, markdown: bool = True, digits: int | None = No
         return value.isoformat()
     if isinstance(value, _dt.timedelta):
         return str(value)
+    if col.labels is not None and isinstance(value, str):
+        value = col.labels.get(value, value)
     text = re.sub(
         r"[ \t\r\n\f\v]+", " ", str(value)
     ).strip()  # newlines to spaces; keeps no-break spaces
@@ -258,7 +266,14 @@ def _normalise(frame: pl.DataFrame, columns: Mapping[str, str | Col]) -> dict[st
         raise KeyError(
             f"no column(s) {', '.join(missing)} in the frame; it has {', '.join(frame.columns)}"
         )
-    return {c: (Col(v) if isinstance(v, str) else v) for c, v in columns.items()}
+    return {
+        c: (
+            Col(v, labels=BENCHMARK_NAMES if c == "benchmark" else None)
+            if isinstance(v, str)
+            else v
+        )
+        for c, v in columns.items()
+    }
 
 
 def to_markdown(
