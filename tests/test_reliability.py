@@ -553,3 +553,10 @@ def test_no_events_and_no_jobs_give_empty_frames_not_errors():
     r = rl.infra_failure_rate(c)
     assert r["rate_per_1000"].to_list() == [None, None]
     assert rl.measured_ettr(c).height == 0
+
+
+def test_every_failure_class_has_a_readers_name():
+    # a class added to the taxonomy without a name would show its id in the book's tables
+    assert list(rl.FAILURE_CLASS_NAMES) == list(rl.FAILURE_CLASSES)
+    assert rl.FAILURE_CLASS_NAMES["infra_failure"] == "Infrastructure failure"
+    assert all(n[0].isupper() and "_" not in n for n in rl.FAILURE_CLASS_NAMES.values())

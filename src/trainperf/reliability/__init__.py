@@ -53,6 +53,7 @@ from trainperf.reliability.rates import (
 )
 from trainperf.reliability.taxonomy import (
     FAILURE_CLASS_DTYPE,
+    FAILURE_CLASS_NAMES,
     FAILURE_CLASSES,
     RULES,
     classification_quality,
@@ -68,6 +69,7 @@ __all__ = [
     "DEFAULT_CHECKPOINT_WRITE_H",
     "DEFAULT_RESTART_OVERHEAD_H",
     "FAILURE_CLASSES",
+    "FAILURE_CLASS_NAMES",
     "FAILURE_CLASS_DTYPE",
     "GPU_EVENT_SCHEMA",
     "GPU_SIZE_BINS",

@@ -36,6 +36,7 @@ from trainperf.tables import read_table
 
 __all__ = [
     "FAILURE_CLASSES",
+    "FAILURE_CLASS_NAMES",
     "FAILURE_CLASS_DTYPE",
     "INFRA_OVERRIDABLE_STATES",
     "RULES",
@@ -56,6 +57,18 @@ FAILURE_CLASSES: tuple[str, ...] = (
     "other",
 )
 FAILURE_CLASS_DTYPE = pl.Enum(list(FAILURE_CLASSES))
+
+#: How a table names each class for a reader (the ids stay in the frames and CSV downloads).
+FAILURE_CLASS_NAMES: dict[str, str] = {
+    "completed": "Completed",
+    "user_failure": "User failure",
+    "infra_failure": "Infrastructure failure",
+    "timeout": "Timeout",
+    "cancelled": "Cancelled",
+    "requeued": "Requeued",
+    "preempted": "Preempted",
+    "other": "Other",
+}
 
 #: Final states that infrastructure evidence turns into ``infra_failure``.
 INFRA_OVERRIDABLE_STATES = ("FAILED", "CANCELLED", "TIMEOUT", "REQUEUED", "PREEMPTED")
