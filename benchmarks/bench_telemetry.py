@@ -7,8 +7,8 @@ times the main job's synthetic-store step, regenerated against reused (``ensure_
 
 Sizes: 1x = the default cluster (100 nodes x 8 GPUs, one MLPerf GPT-3 run at 10 s, 3.7 M rows);
 full run 1x, 4x, 16x (62 M rows) and 64x (237 M rows; its store took 192 s CPU, 849 s wall to
-generate on a shared 2-core machine, its analysis 233 s CPU), plus 256x (950 M rows; a 4.5 GB store,
-45 MB and about 11 s CPU of generation per host, measured on 9 hosts: about 1,100 s CPU in all)
+generate on a shared 2-core machine, its analysis 233 s CPU), plus 256x (946 M rows; a 3.6 GB store,
+36 MB a host; 872 s to generate and 1,172 s CPU to analyse in the harness run of 2026-12-02)
 with ``TRAINPERF_BENCH_256X=1`` (opt-in for its length; only the Parquet-writing analysis runs
 there), ``TRAINPERF_BENCH_256X_HOSTS=N`` for its first N hosts only (a partial store, reported as
 not met), or the sizes in ``TRAINPERF_BENCH_SIZES`` (e.g. ``"1 4"``); ``--quick``: 10 nodes, 1x
@@ -16,11 +16,6 @@ and 2x. A full run without 256x ends with a "not run" row for it (not met).
 ``TRAINPERF_BENCH_STORES=<folder>`` keeps the generated stores there and reuses them on the next run
 (same generator, config, phases, polars: the key of ``telemetry_scale._generated``);
 ``TRAINPERF_BENCH_JOBS=N`` runs N sizes side by side (CPU seconds and peaks are per child).
-Measured outside the harness (2026-12-02, load 14-28, for the next run to check): the Parquet-
-writing analysis of the first 2 hosts of the 256x store (18.9 M rows, one host a batch as in the
-whole store) took 23.0 s CPU (1.21 s per M rows), peak 0.75 GB; at the same time the 1x analysis
-took 4.2 s CPU (1.08 s per M rows) and 16x 67.7 s (1.14), against 11.8 s + 24.3 s for its
-``phase_stats`` and ``link_throughput`` run in separate processes.
 Targets: 16x <= 1 GB peak; 64x <= 2 GB; 256x <= 4 GB; CPU seconds (all threads) per million rows
 within 1.3x of the smallest size's (linear; wall time is in the notes: on a shared machine it
 follows the load).
