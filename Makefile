@@ -11,7 +11,8 @@ OUT    ?= _output
 PYTEST_ARGS ?=
 # test workers (pytest-xdist): one more than the CPUs, because part of the suite waits (live Slurm
 # daemons, Chromium, kernels starting) and a third worker on 2 cores keeps the CPUs busy meanwhile
-# (README, Performance: 304 s and 327 s with 2 workers, 296 s and 231 s with 3, 324 s with 4);
+# (README, Performance: 304 s and 327 s with 2 workers, 296 s and 231 s with 3, 324 s with 4,
+# measured one after the other);
 # tests sharing a fixture run in one worker (tests/conftest.py). TEST_JOBS=0: in this process.
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
