@@ -721,9 +721,6 @@ class ComparisonWarning(UserWarning):
     """A comparison made against another MLPerf round than the evaluated result's own."""
 
 
-_bench = benchmark_name
-
-
 def _gpus(n) -> str:
     return f"{n:,} GPU{'s' if n != 1 else ''}"
 
@@ -747,7 +744,7 @@ def round_warnings(comparison: pl.DataFrame) -> list[str]:
             f"{r['reference_system']} {r['reference_round']}{_software(r, 'reference')}: "
             f"{r['reference_round_note']}"
         )
-        groups.setdefault((_bench(r["benchmark"]), head), []).append(r["n_gpus"])
+        groups.setdefault((benchmark_name(r["benchmark"]), head), []).append(r["n_gpus"])
     lines = []
     for (bench, head), counts in groups.items():
         counts = sorted(set(counts))
@@ -798,9 +795,9 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
     name = comparison["evaluated_system"][0]
     for r in comparison.iter_rows(named=True):
         where = (
-            f"at {_gpus(r['n_gpus'])} ({_bench(r['benchmark'])})"
+            f"at {_gpus(r['n_gpus'])} ({benchmark_name(r['benchmark'])})"
             if r["n_gpus"]
-            else f"at an unknown GPU count ({_bench(r['benchmark'])}; the logs name no system description)"
+            else f"at an unknown GPU count ({benchmark_name(r['benchmark'])}; the logs name no system description)"
         )
         ref = f"{r['reference_system'] or 'the reference'} {r['reference_round'] or ''}".strip()
         if r["evaluated_min"] is None:
@@ -850,7 +847,7 @@ def own_scaling_summary(comparison: pl.DataFrame) -> str:
         e = (lo["n_gpus"] * lo["evaluated_min"]) / (hi["n_gpus"] * hi["evaluated_min"])
         parts.append(
             f"From {lo['n_gpus']:,} to {_gpus(hi['n_gpus'])}, {lo['evaluated_system']} keeps "
-            f"{100 * e:.1f} % of perfect strong scaling on {_bench(bench)} (E = {lo['n_gpus']:,} × "
+            f"{100 * e:.1f} % of perfect strong scaling on {benchmark_name(bench)} (E = {lo['n_gpus']:,} × "
             f"{lo['evaluated_min']:.4g} / ({hi['n_gpus']:,} × {hi['evaluated_min']:.4g}))"
         )
     return "; ".join(parts)
@@ -903,7 +900,7 @@ def throughput_summary(comparison: pl.DataFrame) -> str:
         )
     parts = []
     for r in logs:
-        at = f"{_bench(r['benchmark'])} at {_gpus(r['n_gpus'])}"
+        at = f"{benchmark_name(r['benchmark'])} at {_gpus(r['n_gpus'])}"
         tps = r.get("evaluated_tokens_per_s_per_gpu")
         if tps is None:
             parts.append(f"{at} with no throughput in its logs")
