@@ -345,3 +345,15 @@ def test_source_columns_become_marks_with_one_key():
     assert "relayed" not in body
     assert key == "[1] paper, Table 1 \\(relayed\\); [2] datasheet."
     assert "paper, Table 1 (relayed)" in t.csv  # the download keeps the full text
+
+
+@pytest.mark.slow
+def test_trace_tables_name_their_categories_for_a_reader(main_job):
+    """The idle breakdown and the engine column of the trace appendix show words, not the frames'
+    ids (a reader's review found ``host_wait`` and ``hta`` in Table 5.7)."""
+    _, summary = main_job
+    page = (Path(summary.site).parent / "notebook-trace.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "waiting for the host" in text
+    cells = re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", page)
+    assert not {"host_wait", "kernel_wait", "hta", "frames"} & set(cells)
