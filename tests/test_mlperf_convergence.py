@@ -17,8 +17,6 @@ from helpers import GPT3_FIXED_BY_RULES, MLPERF
 
 from trainperf import mlperf
 
-GPT3_FIXED = GPT3_FIXED_BY_RULES
-
 
 @pytest.fixture(scope="module")
 def conv():
@@ -34,7 +32,7 @@ def _row(conv, bench, key):
 
 def test_gpt3_fixed_keys_are_the_rules_yaml_checks(conv):
     g = conv.filter(pl.col("benchmark") == "gpt3")
-    assert g.filter(pl.col("fixed_by_rules"))["key"].to_list() == GPT3_FIXED
+    assert g.filter(pl.col("fixed_by_rules"))["key"].to_list() == GPT3_FIXED_BY_RULES
     # five Eos GPT-3 systems and Oracle's (v4.1, 1,536 GPUs)
     assert (g["n_systems"] == 6).all() and g["ruleset"].unique().to_list() == ["training_4.1.0"]
     lr = _row(conv, "gpt3", "opt_base_learning_rate")

@@ -38,6 +38,8 @@ Public functions:
 """
 
 from trainperf.trace.analysis import (
+    ENGINE_NAMES,
+    IDLE_CATEGORY_NAMES,
     MATCH_TELEMETRY_SCHEMA,
     OVERLAP_SCHEMA,
     collective_breakdown,
@@ -60,6 +62,8 @@ from trainperf.trace.schema import TraceFormatError, TraceSet, TraceWarning
 
 __all__ = [
     "MATCH_TELEMETRY_SCHEMA",
+    "ENGINE_NAMES",
+    "IDLE_CATEGORY_NAMES",
     "OVERLAP_SCHEMA",
     "COLLECTIVES",
     "TraceFormatError",

@@ -25,6 +25,8 @@ from trainperf.trace.analysis.kernels import collective_breakdown, top_kernels
 from trainperf.trace.analysis.steps import rank_summary, step_breakdown, window_breakdown
 from trainperf.trace.analysis.sweep import BREAKDOWN_CATEGORIES
 from trainperf.trace.analysis.whole_trace import (
+    ENGINE_NAMES,
+    IDLE_CATEGORY_NAMES,
     OVERLAP_SCHEMA,
     comm_comp_overlap,
     idle_breakdown,
@@ -35,6 +37,8 @@ from trainperf.trace.names import short_kernel_name
 
 __all__ = [
     "MATCH_TELEMETRY_SCHEMA",
+    "ENGINE_NAMES",
+    "IDLE_CATEGORY_NAMES",
     "OVERLAP_SCHEMA",
     "BREAKDOWN_CATEGORIES",
     "collective_breakdown",

@@ -19,6 +19,8 @@ from trainperf.trace.analysis.sweep import BIT, BREAKDOWN_CATEGORIES, mask_durat
 from trainperf.trace.schema import TraceSet
 
 __all__ = [
+    "ENGINE_NAMES",
+    "IDLE_CATEGORY_NAMES",
     "OVERLAP_SCHEMA",
     "comm_comp_overlap",
     "idle_breakdown",
@@ -27,6 +29,15 @@ __all__ = [
 ]
 
 _COMPUTE, _COMM, _MEM = (BIT[c] for c in ("compute", "communication", "memory"))
+
+#: How a table names each ``idle_category`` of :func:`idle_breakdown` for a reader.
+IDLE_CATEGORY_NAMES: dict[str, str] = {
+    "host_wait": "waiting for the host",
+    "kernel_wait": "launch gap between kernels",
+    "other": "other",
+}
+#: How a table names each ``engine`` of the whole-trace analyses for a reader.
+ENGINE_NAMES: dict[str, str] = {"hta": "HolisticTraceAnalysis", "frames": "trainperf.trace"}
 
 
 def _hta_kernels(traces: TraceSet) -> pl.DataFrame:
@@ -242,7 +253,7 @@ def idle_breakdown(
             .alias("idle_category")
         )
     )
-    cats = pl.DataFrame({"idle_category": ["host_wait", "kernel_wait", "other"]})
+    cats = pl.DataFrame({"idle_category": list(IDLE_CATEGORY_NAMES)})
     streams = k.select("rank", "stream").unique()
     out = (
         streams.join(cats, how="cross")
