@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import polars as pl
+import pypandoc
 import pytest
 import yaml
 from helpers import ROOT
@@ -162,6 +163,46 @@ def test_book_has_a_bibliography_with_the_works_the_talk_builds_on():
     assert "{#refs}" in refs and "@*" in refs
 
 
+def _page_text(qmd: Path) -> str:
+    """A book page with its ``{{< include >}}`` parts in place, as Quarto reads it."""
+    return re.sub(
+        r"\{\{< include (\S+) >\}\}",
+        lambda m: _page_text(qmd.parent / m.group(1)),
+        qmd.read_text(encoding="utf-8"),
+    )
+
+
+def test_every_page_citing_an_ambiguous_author_year_lists_all_its_works():
+    """Pandoc's citeproc gives the year letters (MLCommons 2024a, 2024b, ...) per file, among the
+    works that file cites or lists (``nocite``); the references page lists them all. A page
+    citing one work of an author and year shared by several must list every one of them, or its
+    "2024a" is another work than the references page's "2024a"."""
+    # the entries as pandoc reads them (CSL JSON: author, issued)
+    refs = json.loads(
+        pypandoc.convert_file(str(ROOT / "references.bib"), "csljson", format="biblatex")
+    )
+    by_author_year: dict[tuple, set[str]] = {}
+    for r in refs:
+        who = tuple(a.get("literal") or a.get("family") for a in r.get("author", []))
+        year = r["issued"]["date-parts"][0][0]
+        by_author_year.setdefault((who, year), set()).add(r["id"])
+    groups = [keys for keys in by_author_year.values() if len(keys) > 1]
+    assert any("mlperf-training-v41-eos" in g for g in groups)  # the case the check is for
+    keys = {r["id"] for r in refs}
+    pages = yaml.safe_load((ROOT / "_quarto.yml").read_text())["project"]["render"]
+    for page in (p for p in pages if p.endswith(".qmd")):
+        text = _page_text(ROOT / page)
+        front = re.match(r"---\n(.*?)\n---\n", text, re.S)
+        meta = yaml.safe_load(front.group(1)) if front else {}
+        listed = set(re.findall(r"@([\w.-]+)", str(meta.get("nocite", ""))))
+        cited = {k.rstrip(".") for k in re.findall(r"@([\w.-]+)", text)} & keys
+        if "*" in str(meta.get("nocite", "")):
+            continue  # every entry
+        for group in groups:
+            if group & cited:
+                assert group <= cited | listed, (page, sorted(group - cited - listed))
+
+
 def test_synthetic_chapters_sit_in_the_generated_data_part():
     chapters = yaml.safe_load((ROOT / "_quarto.yml").read_text())["book"]["chapters"]
     parts = {e["part"]: e["chapters"] for e in chapters if isinstance(e, dict)}
@@ -295,6 +336,17 @@ def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
     for author in ("Kokolis", "Gholami", "Narayanan", "Shoeybi", "Konishi", "Cui", "Wang",
                    "Korthikanti", "Young", "Daly", "Hu"):  # fmt: skip
         assert author in refs, author
+    # a work reads the same (author, year and letter, title) on every page that lists it
+    seen: dict[str, tuple[str, str]] = {}
+    for page in sorted(site.glob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        for key, body in re.findall(
+            r'<div id="ref-([^"]+)" class="csl-entry"[^>]*>(.*?)</div>', html, re.S
+        ):
+            entry = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", body)).strip()
+            first = seen.setdefault(key, (page.name, entry))
+            assert entry == first[1], (key, first[0], first[1][:40], page.name, entry[:40])
+    assert seen["mlperf-training-v41-oracle"][1].startswith("MLCommons. 2024d."), seen
     glossary = (site / "glossary.html").read_text(encoding="utf-8")
     # the terms the chapters use without defining them (a reader's review listed the last seven)
     for term in ("DCGM", "GBS", "HPL-MxP", "MFU", "HFU", "RoCE", "ETTR",
