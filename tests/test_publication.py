@@ -409,3 +409,18 @@ def test_trace_tables_name_their_categories_for_a_reader(main_job):
     assert "waiting for the host" in text
     cells = re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", page)
     assert not {"host_wait", "kernel_wait", "hta", "frames"} & set(cells)
+
+
+@pytest.mark.slow
+def test_failure_tables_name_their_rules_for_a_reader(main_job):
+    """The failure tables of the operations chapter and the reliability appendix show each rule
+    in words (``rule_name`` of failure_taxonomy.csv), not its id (a reader's review found
+    ``user_exit`` and ``infra_node_event``, the latter broken over three lines, in a table)."""
+    _, summary = main_job
+    site = Path(summary.site).parent
+    ids = {"user_exit", "user_oom", "infra_state", "infra_node_event", "infra_gpu_event"}
+    for name in ("operations.html", "notebook-reliability.html"):
+        page = (site / name).read_text(encoding="utf-8")
+        cells = set(re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", page))
+        assert "FAILED (non-zero exit)" in cells and "Job" in cells, name
+        assert not ids & cells, (name, ids & cells)

@@ -249,6 +249,8 @@ def test_job_label_matches_an_event_without_the_node():
 def test_rule_table_and_code_name_the_same_rules_with_sources():
     rules = rl.taxonomy_rules()
     assert set(rules["rule_id"]) == set(rl.RULES)
+    # every rule has a name for a reader's table, and no two the same
+    assert rules["rule_name"].null_count() == 0 and rules["rule_name"].n_unique() == rules.height
     assert rules["precedence"].to_list() == sorted(rules["precedence"].to_list())
     assert rules["source"].null_count() == 0 and all(s.strip() for s in rules["source"])
     assert set(rules["failure_class"].drop_nulls()) <= set(rl.FAILURE_CLASSES)

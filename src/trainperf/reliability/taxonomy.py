@@ -98,8 +98,9 @@ RULES: dict[str, pl.Expr] = {
 
 
 def taxonomy_rules() -> pl.DataFrame:
-    """The rule table: ``precedence`` (Int64), ``rule_id``, ``failure_class`` (null: the record
-    is not classified), ``fields``, ``condition``, ``source`` (all String), by precedence."""
+    """The rule table: ``precedence`` (Int64), ``rule_id``, ``rule_name`` (the rule in a few
+    words, for a reader's table), ``failure_class`` (null: the record is not classified),
+    ``fields``, ``condition``, ``source`` (all String), by precedence."""
     return read_table("failure_taxonomy").sort("precedence")
 
 
