@@ -149,6 +149,41 @@ def test_memory_wall_labels_do_not_collide():
     assert clashes == []
 
 
+def test_phase_distributions_name_every_phase_kind_and_metric():
+    """Every phase kind is named in the drawn chart (a review found "train" missing: five panels
+    of 104 px left 35 px a kind, and Vega dropped the middle axis label as overlapping), and
+    every metric's panel title is in words."""
+    rows = [
+        {
+            "kind": k,
+            "metric": m,
+            "unit": u,
+            "n": 10,
+            "mean": 0.5,
+            "p05": 0.1,
+            "p25": 0.3,
+            "p50": 0.5,
+            "p75": 0.7,
+            "p95": 0.9,
+        }  # fmt: skip
+        for k in ("init", "train", "eval")
+        for m, u in (
+            ("tensor_active", "ratio"),
+            ("sm_active", "ratio"),
+            ("dram_active", "ratio"),
+            ("power", "W"),
+            ("sm_clock", "MHz"),
+        )  # fmt: skip
+    ]
+    with alt.theme.enable(charts.THEME):  # the book's 13 px labels
+        spec = charts.telemetry_phase_distributions(pl.DataFrame(rows)).to_dict()
+    # a label Vega drops as overlapping stays in the SVG, with opacity 0
+    texts = re.findall(r'<text[^>]*opacity="1"[^>]*>([^<]+)</text>', charts.render_svg(spec))
+    assert {"init", "train", "eval"} <= set(texts), texts
+    for title in ("Tensor active (ratio)", "SM active (ratio)", "Power (W)", "SM clock (MHz)"):
+        assert title in texts, title
+
+
 def test_place_labels_keeps_labels_off_points_and_each_other():
     # MT-NLG (2021) and PaLM (2022) sit 2 px apart in height, 50 px apart in x: drawn at the right
     # of its point, the first label (19 characters, ~130 px) would run over PaLM's point

@@ -424,3 +424,15 @@ def test_failure_tables_name_their_rules_for_a_reader(main_job):
         cells = set(re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", page))
         assert "FAILED (non-zero exit)" in cells and "Job" in cells, name
         assert not ids & cells, (name, ids & cells)
+
+
+@pytest.mark.slow
+def test_telemetry_tables_name_phases_and_metrics_for_a_reader(main_job):
+    """The per-phase statistics show the phase kinds and metrics in words (a review found
+    ``tensor_active (ratio)``, broken over two lines, and ``init``)."""
+    _, summary = main_job
+    page = (Path(summary.site).parent / "telemetry_cluster.html").read_text(encoding="utf-8")
+    cells = set(re.findall(r"<td[^>]*>\s*([^<]*?)\s*</td>", page))
+    assert {"Tensor active (ratio)", "Power (W)", "Training", "Evaluation"} <= cells
+    assert not {"init", "train", "eval"} & cells
+    assert not any(c.startswith(("tensor_", "sm_active", "dram_active")) for c in cells)

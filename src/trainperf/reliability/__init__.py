@@ -19,6 +19,7 @@ no job) give quality rows (:data:`trainperf.quality.QUALITY_SCHEMA`) and a
 """
 
 from trainperf.reliability.events import (
+    GPU_EVENT_KIND_NAMES,
     GPU_EVENT_SCHEMA,
     NODE_EVENT_SCHEMA,
     ReliabilityWarning,
@@ -71,6 +72,7 @@ __all__ = [
     "FAILURE_CLASSES",
     "FAILURE_CLASS_NAMES",
     "FAILURE_CLASS_DTYPE",
+    "GPU_EVENT_KIND_NAMES",
     "GPU_EVENT_SCHEMA",
     "GPU_SIZE_BINS",
     "NODE_EVENT_SCHEMA",

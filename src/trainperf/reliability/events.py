@@ -87,6 +87,16 @@ NODE_EVENT_SCHEMA: dict[str, pl.DataType] = {
 _XID, _DBE_VOL, _DBE_AGG, _REMAP_UNC, _REMAP_FAIL, _CLOCK_EVENTS = 230, 311, 313, 393, 395, 112
 
 
+#: How a table names each GPU event ``kind`` for a reader (the frames keep the ids).
+GPU_EVENT_KIND_NAMES: dict[str, str] = {
+    "xid": "XID",
+    "ecc_dbe": "Uncorrectable ECC",
+    "row_remap_uncorrectable": "Row remapped (uncorrectable)",
+    "row_remap_failure": "Row remap failed",
+    "throttle": "Clock throttle",
+}
+
+
 def xid_catalogue() -> pl.DataFrame:
     """The XID table (``trainperf/tables/xid_catalogue.csv``): ``xid`` (Int64), ``name``,
     ``category``, ``counts_as_infra`` (Boolean), ``source`` (NVIDIA's XID catalogue)."""

@@ -23,6 +23,24 @@ ACTIVITY_FIELDS: dict[str, tuple[int, str]] = {
 }
 """Metric name -> (DCGM field id, unit) of the per-phase distributions."""
 
+METRIC_NAMES: dict[str, str] = {
+    "tensor_active": "Tensor active",  # DCGM_FI_PROF_PIPE_TENSOR_ACTIVE
+    "sm_active": "SM active",  # DCGM_FI_PROF_SM_ACTIVE
+    "dram_active": "DRAM active",  # DCGM_FI_PROF_DRAM_ACTIVE
+    "power": "Power",  # DCGM_FI_DEV_POWER_USAGE
+    "sm_clock": "SM clock",  # DCGM_FI_DEV_SM_CLOCK
+}
+"""How a table or chart names each metric of :data:`ACTIVITY_FIELDS` for a reader (the frames
+keep the ids); the unit follows in parentheses."""
+
+PHASE_KIND_NAMES: dict[str, str] = {
+    "init": "Initialisation",
+    "train": "Training",
+    "eval": "Evaluation",
+}
+"""How a table names each phase ``kind`` of :data:`PHASE_SCHEMA` for a reader (MLPerf's
+``init_start``/``init_stop``, ``block_*`` and ``eval_*`` intervals)."""
+
 WANTED: tuple[str, ...] = (
     "tensor_active",
     "sm_active",

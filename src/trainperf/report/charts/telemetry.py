@@ -21,6 +21,7 @@ from trainperf.report.charts.theme import (
     stable_floats,
     time_axis,
 )
+from trainperf.telemetry._common import ACTIVITY_FIELDS, METRIC_NAMES
 
 __all__ = [
     "heatmap_columns",
@@ -255,13 +256,7 @@ def _parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(text))
 
 
-_METRIC_LABELS = {
-    "tensor_active": "tensor active (ratio)",
-    "sm_active": "SM active (ratio)",
-    "dram_active": "DRAM active (ratio)",
-    "power": "power (W)",
-    "sm_clock": "SM clock (MHz)",
-}
+_METRIC_LABELS = {m: f"{n} ({ACTIVITY_FIELDS[m][1]})" for m, n in METRIC_NAMES.items()}
 
 
 def telemetry_phase_distributions(
@@ -284,11 +279,15 @@ def telemetry_phase_distributions(
         pl.col(by).alias(f"{by}_label"),
     )
     order = list(KIND_COLORS) if by == "kind" else None
+    # by kind, the colour legend names the three kinds: five panels in a row leave 35 px a kind,
+    # too narrow for the axis labels (Vega dropped "train" as overlapping)
     x = alt.X(
         f"{by}_label:N",
-        title="phase" if by == "phase" else "phase kind",
+        title="phase" if by == "phase" else None,
         sort=order,
-        axis=alt.Axis(labelAngle=0),
+        axis=alt.Axis(labelAngle=0)
+        if by == "phase"
+        else alt.Axis(labels=False, ticks=False, domain=True),
     )
     base = alt.Chart().encode(x=x)
     whisk = base.mark_rule(color="#555555").encode(y=alt.Y("p05:Q", title=None), y2="p95:Q")
@@ -297,7 +296,10 @@ def telemetry_phase_distributions(
         y2="p75:Q",
         color=alt.Color(
             f"{by}_label:N",
-            legend=None,
+            legend=alt.Legend(title="phase kind", orient="top", direction="horizontal")
+            if by == "kind"
+            else None,
+            sort=order,
             scale=alt.Scale(domain=list(KIND_COLORS), range=list(KIND_COLORS.values()))
             if by == "kind"
             else alt.Undefined,
