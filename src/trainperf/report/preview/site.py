@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -22,10 +23,10 @@ from trainperf.report.preview.xref import (
     Page,
     Target,
     callouts,
-    local_images,
     number_page,
     release_data_uris,
     resolve_xrefs,
+    rewrite_targets,
     to_ast,
     to_html,
 )
@@ -381,10 +382,20 @@ def _write_pages(
         return copied[path]
 
     banner = f'<div class="tp-banner">{_markdown_inline_html(note)}</div>\n' if note else ""
+    names = {p.name for p in pages}
+
+    def page_link(target: str) -> str:
+        # a link to another page of the book by its source (references.qmd#ref-x), as Quarto
+        # resolves it: the preview's pages sit side by side, named by the source's stem
+        m = re.fullmatch(r"(?:[\w./-]*/)?([\w-]+)\.qmd(#.*)?", target)
+        return f"{m.group(1)}.html{m.group(2) or ''}" if m and m.group(1) in names else target
+
     for p in pages:
         resolve_xrefs(p, index, problems, local[p.name])
         if not p.appendix:
-            local_images(p.blocks, lambda src, p=p: figure_src(src, p))
+            rewrite_targets(
+                p.blocks, image=lambda src, p=p: figure_src(src, p), link=page_link
+            )
     bib = bibliography
 
     def html_of(p: Page) -> str:

@@ -391,45 +391,21 @@ def _walk_table(b: dict, inlines, blocks) -> dict:
     }
 
 
-def local_images(blocks: list, resolve) -> None:
-    """Rewrite the ``src`` of images in place with ``resolve(src)``."""
+def rewrite_targets(blocks: list, image=None, link=None) -> None:
+    """Rewrite in place the ``src`` of images with ``image(src)`` and the target of links with
+    ``link(target)`` (either None: left as they are), wherever they are in the AST (paragraphs,
+    figure and table captions, table cells, notes)."""
 
-    def inl(items):
-        for el in items:
-            t, c = el.get("t"), el.get("c")
-            if t == "Image":
-                c[2][0] = resolve(c[2][0])
-                inl(c[1])
-            elif t in (
-                "Emph",
-                "Strong",
-                "SmallCaps",
-                "Strikeout",
-                "Underline",
-                "Superscript",
-                "Subscript",
-            ):
-                inl(c)
-            elif t in ("Span", "Link", "Quoted"):
-                inl(c[1])
+    def walk(node) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            t, c = node.get("t"), node.get("c")
+            fn = image if t == "Image" else link if t == "Link" else None
+            if fn is not None:
+                c[2][0] = fn(c[2][0])
+            if c is not None:
+                walk(c)
 
-    def blk(items):
-        for b in items:
-            t, c = b.get("t"), b.get("c")
-            if t in ("Para", "Plain"):
-                inl(c)
-            elif t == "Figure":
-                blk(c[1][1])
-                blk(c[2])
-            elif t == "Div":
-                blk(c[1])
-            elif t == "BlockQuote":
-                blk(c)
-            elif t == "BulletList":
-                for item in c:
-                    blk(item)
-            elif t == "OrderedList":
-                for item in c[1]:
-                    blk(item)
-
-    blk(blocks)
+    walk(blocks)
