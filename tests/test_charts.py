@@ -184,6 +184,19 @@ def test_phase_distributions_name_every_phase_kind_and_metric():
         assert title in texts, title
 
 
+def test_legend_titles_are_drawn_whole(published):
+    """Vega cuts a legend title at 180 px by default: a review found "system and MLPerf ro…" in
+    the MFU and time-to-train charts at the theme's 13 px."""
+    rows = published.filter(
+        (pl.col("benchmark") == "gpt3") & pl.col("system").is_in(["SAKURAONE", "Eos"])
+    ).filter(pl.col("tflops_per_gpu").is_not_null())
+    mfu = flops.with_mfu_columns(rows, accelerator="H100 SXM")
+    with alt.theme.enable(charts.THEME):
+        spec = charts.mfu_by_scale(mfu, accelerator_label="H100 SXM").to_dict()
+    texts = re.findall(r"<text[^>]*>([^<]+)</text>", charts.render_svg(spec))
+    assert "system and MLPerf round" in texts, [x for x in texts if x.startswith("system")]
+
+
 def test_place_labels_keeps_labels_off_points_and_each_other():
     # MT-NLG (2021) and PaLM (2022) sit 2 px apart in height, 50 px apart in x: drawn at the right
     # of its point, the first label (19 characters, ~130 px) would run over PaLM's point

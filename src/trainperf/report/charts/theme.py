@@ -71,6 +71,8 @@ def theme() -> dict:
                 "orient": "bottom",
                 "direction": "vertical",
                 "labelLimit": 520,
+                # Vega cuts a legend title at 180 px ("system and MLPerf ro…" at 13 px bold)
+                "titleLimit": 520,
                 # swatches in the colour of the marks (Vega draws them at 0.7 opacity by default)
                 "symbolOpacity": 1,
             },
