@@ -665,6 +665,42 @@ def test_trace_vs_telemetry_rows_pair_trace_and_dcgm():
     assert len(_rows(spec, dots)) == 11  # 2 x 6 samples, the null one left out
 
 
+def _visible_texts(spec: dict) -> list[str]:
+    """The texts drawn in the SVG of ``spec`` (a label Vega drops as overlapping stays there with
+    opacity 0)."""
+    return re.findall(r'<text[^>]*opacity="1"[^>]*>([^<]+)</text>', charts.render_svg(spec))
+
+
+def test_trace_charts_label_every_row():
+    """Every step and every measure has its label at the theme's 13 px (a review found three of
+    the six measures and every other step unlabelled: rows of 20 px, labels dropped)."""
+    steps = list(range(252, 260))
+    sb = pl.DataFrame(
+        {
+            "rank": [0] * 8,
+            "step": steps,
+            "complete": [True] * 7 + [False],
+            "compute_share": [0.98] * 8,
+            "comm_exposed_share": [0.0] * 8,
+            "memory_exposed_share": [0.01] * 8,
+            "other_exposed_share": [0.0] * 8,
+            "idle_share": [0.01] * 8,
+        }
+    )
+    t0 = datetime(2026, 12, 1, 9, 23, 0, tzinfo=UTC)
+    names = [n for _, n in charts.trace.TRACE_MEASURES]
+    mt = pl.DataFrame(
+        {"timestamp": [t0, t0 + timedelta(seconds=1)]}
+        | {c: [0.5, 0.6] for c, _ in charts.trace.TRACE_MEASURES}
+    )
+    with alt.theme.enable(charts.THEME):
+        breakdown = _visible_texts(charts.trace_step_breakdown(sb).to_dict())
+        measures = _visible_texts(charts.trace_vs_telemetry(mt).to_dict())
+    labels = [f"rank 0 step {s}" for s in steps[:-1]] + ["rank 0 step 259 (last)"]
+    assert [x for x in labels if x not in breakdown] == []
+    assert [x for x in names if x not in measures] == []
+
+
 def test_last_bits_of_parallel_means_do_not_re_export_a_figure():
     # the same rail throughput twice, once with the last bits of each mean changed (a parallel
     # group-by sums in another order): 18.9e9 * (1 + 4e-16) is 18.9e9 to 15 significant digits

@@ -177,6 +177,15 @@ def test_table_is_markdown_plain_and_csv_never_html():
     assert table(df, {"a": "A"}, detail=detail).csv.splitlines() == ["z", "all"]
 
 
+def test_a_table_cut_to_its_first_rows_says_how_many_it_shows():
+    full = pl.DataFrame({"a": list(range(92))})
+    md = table(full.head(15), {"a": "A"}, detail=full)._repr_mimebundle_()["text/markdown"]
+    assert md.rstrip().endswith("Shown: 15 of the 92 rows of the CSV download.")
+    # every row shown: no such line
+    whole = table(full, {"a": "A"}, detail=full)._repr_mimebundle_()["text/markdown"]
+    assert "Shown:" not in whole
+
+
 def test_record_shows_one_row_as_fields():
     df = pl.DataFrame(
         {

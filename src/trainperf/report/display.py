@@ -423,7 +423,8 @@ def table(
         frame: the rows to show (none: the table says :data:`EMPTY` instead of a bare header).
         columns: column name -> header (with unit) or :class:`Col`, in display order.
         key: columns repeated when the table is split (default: the first).
-        detail: the frame written as the CSV download (default: ``frame``, all its columns).
+        detail: the frame written as the CSV download (default: ``frame``, all its columns);
+            when it has more rows than ``frame``, a line under the table says how many are shown.
         budget: text width in characters.
         note: a Markdown line above the table (default: the one of :func:`label_tables`).
         sources: columns that cite sources: each distinct text becomes a mark ``[n]`` in the
@@ -441,6 +442,9 @@ def table(
     md = to_markdown(shown, cols, key=key, budget=budget) if frame.height else EMPTY
     if key_md and frame.height:
         md = f"{md}\n\n{key_md}"
+    if detail is not None and frame.height and detail.height > frame.height:
+        # a table cut to its first rows says so (a review found 15 rows of 92 shown unannounced)
+        md = f"{md}\n\nShown: {frame.height:,} of the {detail.height:,} rows of the CSV download."
     note = _NOTE[0] if note is None else note
     return Table(
         f"{note}\n\n{md}" if note else md,

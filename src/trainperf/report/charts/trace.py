@@ -25,6 +25,9 @@ STEP_PARTS: list[tuple[str, str, str]] = [
     ("idle_share", "GPU idle", "#BBBBBB"),
 ]
 
+#: Height of one row (px) of the trace charts: a 13 px label and the theme's 8 px label separation.
+ROW_STEP_PX = 26
+
 #: Columns of :func:`trainperf.trace.match_telemetry` drawn by :func:`trace_vs_telemetry`, each trace
 #: share next to the DCGM field that measures the same thing, and the row label.
 TRACE_MEASURES: list[tuple[str, str]] = [
@@ -100,7 +103,9 @@ def trace_step_breakdown(
             order=alt.Order("order:Q"),
             tooltip=["step_label:N", "part_label:N", alt.Tooltip("share:Q", format=".1%")],
         )
-        .properties(width=560, title=title)
+        # a row per step tall enough for its label at 13 px: Vega hides labels closer than the
+        # theme's labelSeparation, and a review found every other step unlabelled
+        .properties(width=560, height=alt.Step(ROW_STEP_PX), title=title)
     )
 
 
@@ -161,5 +166,5 @@ def trace_vs_telemetry(
         .encode(y=y, x=alt.X("mean(value):Q"))
     )
     return alt.layer(dots, means).properties(
-        width=560, title=alt.TitleParams(title, subtitle=subtitle)
+        width=560, height=alt.Step(ROW_STEP_PX), title=alt.TitleParams(title, subtitle=subtitle)
     )

@@ -393,9 +393,7 @@ def _write_pages(
     for p in pages:
         resolve_xrefs(p, index, problems, local[p.name])
         if not p.appendix:
-            rewrite_targets(
-                p.blocks, image=lambda src, p=p: figure_src(src, p), link=page_link
-            )
+            rewrite_targets(p.blocks, image=lambda src, p=p: figure_src(src, p), link=page_link)
     bib = bibliography
 
     def html_of(p: Page) -> str:
