@@ -340,6 +340,9 @@ def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
     for page in site.glob("*.html"):
         html = page.read_text(encoding="utf-8")
         assert str(ROOT) not in html and str(tmp) not in html, page.name
+        # nor a folder of the capture machine, nor a terminal's escape sequences (versions.txt)
+        assert "/root/out/" not in html and "/tmp/cap/" not in html, page.name
+        assert "\x1b" not in html and "[4mGPU" not in html, page.name
     refs = (site / "references.html").read_text(encoding="utf-8")
     for author in ("Kokolis", "Gholami", "Narayanan", "Shoeybi", "Konishi", "Cui", "Wang",
                    "Korthikanti", "Young", "Daly", "Hu"):  # fmt: skip

@@ -61,6 +61,7 @@ from trainperf.telemetry.activity import (
     unavailable,
     write_phase_stats,
 )
+from trainperf.telemetry.environment import capture_environment_lines
 from trainperf.telemetry.mfu import (
     ACHIEVED_TFLOPS_SCHEMA,
     TFLOPS_COMPARISON_SCHEMA,
@@ -96,6 +97,7 @@ __all__ = [
     "achieved_tflops",
     "activity_timeline",
     "allreduce_check",
+    "capture_environment_lines",
     "gpu_heatmap",
     "imbalance_summary",
     "is_synthetic",
