@@ -455,3 +455,24 @@ def test_telemetry_tables_name_phases_and_metrics_for_a_reader(main_job):
     assert {"Tensor active (ratio)", "Power (W)", "Training", "Evaluation"} <= cells
     assert not {"init", "train", "eval"} & cells
     assert not any(c.startswith(("tensor_", "sm_active", "dram_active")) for c in cells)
+
+
+def test_a_caveat_many_sources_share_is_written_once_under_the_key():
+    """The transcribed rows of Table 3.1 repeated "as relayed by a third-party summary; not
+    checked against the paper" in nine of its sources (a reader's review): each source carries a
+    mark, the caveat is one sentence under the key, the CSV keeps every text whole."""
+    relay = "as relayed by a third-party summary; not checked against the paper"
+    frame = pl.DataFrame(
+        {
+            "item": ["nodes", "NICs", "TOP500"],
+            "source": [f"paper Table 1, {relay}", f"paper Table 2, {relay}", "TOP500 list"],
+        }
+    )
+    t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
+    _, _, key = t.markdown.partition("\n\nSources: ")
+    assert key.count("third-party") == 1
+    assert key == (
+        "[1] paper Table 1 †; [2] paper Table 2 †; [3] TOP500 list. "
+        "† As relayed by a third-party summary of the paper; not checked against the paper."
+    )
+    assert t.csv.count(relay) == 2

@@ -390,9 +390,21 @@ def label_tables(note: str) -> None:
     _NOTE[0] = note
 
 
+#: Caveats that many sources of one table share, each written once under the key: the phrase in
+#: a source text -> (its mark, the sentence under the key). The reference tables' transcribed
+#: values (``data/reference/*.csv``) say where a third-party summary relays a paper.
+SOURCE_CAVEATS: dict[str, tuple[str, str]] = {
+    "as relayed by a third-party summary; not checked against the paper": (
+        "†",
+        "† As relayed by a third-party summary of the paper; not checked against the paper.",
+    ),
+}
+
+
 def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFrame, str]:
     """``frame`` with the texts of the ``sources`` columns replaced by marks ``[1]``, ``[2]``, ...
-    (in order of first appearance) and the Markdown key of the marks."""
+    (in order of first appearance) and the Markdown key of the marks; a caveat of
+    :data:`SOURCE_CAVEATS` in a text becomes its mark there and one sentence under the key."""
     texts: list[str] = []
     for c in sources:
         for v in frame[c].to_list():
@@ -404,8 +416,17 @@ def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFra
     shown = frame.with_columns(
         pl.col(c).cast(pl.String).replace_strict(mark, default=None) for c in sources
     )
-    key = "; ".join(f"[{i + 1}] {format_value(v, Col(''))}" for i, v in enumerate(texts))
-    return shown, f"Sources: {key}."
+    notes: list[str] = []
+    keyed = []
+    for v in texts:
+        for phrase, (sign, sentence) in SOURCE_CAVEATS.items():
+            if phrase in v:
+                v = re.sub(rf"[,;]?\s*{re.escape(phrase)}", f" {sign}", v)
+                if sentence not in notes:
+                    notes.append(sentence)
+        keyed.append(v)
+    key = "; ".join(f"[{i + 1}] {format_value(v, Col(''))}" for i, v in enumerate(keyed))
+    return shown, " ".join([f"Sources: {key}.", *notes])
 
 
 def table(
