@@ -562,3 +562,12 @@ def test_every_failure_class_has_a_readers_name():
     assert list(rl.FAILURE_CLASS_NAMES) == list(rl.FAILURE_CLASSES)
     assert rl.FAILURE_CLASS_NAMES["infra_failure"] == "Infrastructure failure"
     assert all(n[0].isupper() and "_" not in n for n in rl.FAILURE_CLASS_NAMES.values())
+
+
+def test_projections_stop_at_the_clusters_size():
+    # a review found MTTF and ETTR projected to 128-node jobs on a 100-node cluster
+    assert rl.job_sizes(100) == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert rl.job_sizes(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert rl.job_sizes(1) == [1]
+    with pytest.raises(ValueError, match="0 nodes"):
+        rl.job_sizes(0)

@@ -49,6 +49,7 @@ from trainperf.reliability.rates import (
     failure_rate_by_size,
     garwood_interval,
     infra_failure_rate,
+    job_sizes,
     mttf_by_size,
     projected_mttf,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "garwood_interval",
     "gpu_events",
     "infra_failure_rate",
+    "job_sizes",
     "measured_ettr",
     "mttf_by_size",
     "node_events_frame",

@@ -353,6 +353,21 @@ PROJECTED_MTTF_SCHEMA: dict[str, pl.DataType] = {
 """Columns of :func:`projected_mttf`."""
 
 
+def job_sizes(
+    largest: int, among: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+) -> list[int]:
+    """Job sizes in nodes to project the MTTF or the ETTR to on a cluster of ``largest`` nodes:
+    the sizes of ``among`` below ``largest``, then ``largest`` itself (a projection to more nodes
+    than the cluster has describes no job it can run).
+
+    Raises:
+        ValueError: ``largest`` below 1.
+    """
+    if largest < 1:
+        raise ValueError(f"a cluster of {largest} nodes: at least 1")
+    return [s for s in among if s < largest] + [int(largest)]
+
+
 def projected_mttf(
     mttf_node_h: float, nodes: list[int] | tuple[int, ...], gpus_per_node: int = 8
 ) -> pl.DataFrame:

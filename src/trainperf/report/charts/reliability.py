@@ -115,6 +115,10 @@ def reliability_mttf(
         m.get_column("mean_nodes").drop_nulls().to_list() if m.height else []
     )
     ticks = [v for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if min(xs) <= v <= max(xs)]
+    # the largest projected size (the cluster's node count, job_sizes) gets its own tick
+    largest = int(max(proj.get_column("n_nodes").to_list(), default=0))
+    if largest and largest not in ticks and all(largest > 1.3 * v for v in ticks):
+        ticks.append(largest)
     x = alt.X(
         "n_nodes:Q",
         title="job size (nodes, log scale)",
