@@ -252,3 +252,14 @@ def test_a_benchmark_column_shows_the_names_readers_know():
     # a Col of one's own keeps the ids unless it asks for labels
     t = to_markdown(df, {"benchmark": Col("Benchmark id")})
     assert "| gpt3" in t and "GPT-3" not in t
+
+
+def test_numbers_round_half_up_on_the_decimal_they_stand_for():
+    # 99.65 is 99.6499... in binary and Python's format gives 99.6, while 81.65 (81.650...01)
+    # gives 81.7: a cumulative-share column showed both (a reader's review). By hand, half up:
+    assert format_value(99.65, Col("x", 1)) == "99.7"
+    assert format_value(81.65, Col("x", 1)) == "81.7"
+    assert format_value(0.9965, Col("x", 1, percent=True)) == "99.7\u00a0%"
+    assert format_value(-0.04, Col("x", 1)) == "0.0"  # no negative zero
+    assert format_value(-2.25, Col("x", 1)) == "−2.3"  # half away from zero, a real minus
+    assert format_value(1_258_291_200_123.0, Col("x", 0)) == "1,258,291,200,123"

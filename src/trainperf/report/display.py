@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 import polars as pl
 
@@ -145,7 +146,13 @@ def format_value(value, col: Col, markdown: bool = True, digits: int | None = No
         v = float(value) * col.scale * (100 if col.percent else 1)
         if math.isinf(v):
             return "∞" if v > 0 else "−∞"
-        text = f"{v:,.{digits}f}" if digits is not None else f"{v:,.6g}"
+        if digits is not None:
+            # half away from zero on the decimal the number stands for: 99.65 (binary
+            # 99.6499...) reads 99.7 as 81.65 does, as a reader rounding by hand expects
+            d = Decimal(f"{v:.15g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+            text = f"{d:,.{digits}f}"
+        else:
+            text = f"{v:,.6g}"
         if text.startswith("-"):
             text = "−" + text[1:]  # a real minus sign
         if text in ("−0", "−0." + "0" * (digits or 0)):
