@@ -21,7 +21,7 @@ from trainperf.report.charts.theme import (
     stable_floats,
     time_axis,
 )
-from trainperf.telemetry._common import ACTIVITY_FIELDS, METRIC_NAMES
+from trainperf.telemetry import ACTIVITY_FIELDS, METRIC_NAMES
 
 __all__ = [
     "heatmap_columns",
