@@ -96,7 +96,10 @@ def _comment_above(lines: list[str], lineno: int) -> str:
 
 def _resolve(mods, module: str, name: str, depth: int = 0) -> Entry:
     path, tree = mods[module]
-    body = tree.body
+    body = []
+    for s in tree.body:  # a face that imports its names at first use (PEP 562) names them for typing
+        typing_only = isinstance(s, ast.If) and ast.unparse(s.test).endswith("TYPE_CHECKING")
+        body.extend(s.body if typing_only else [s])
     for i, s in enumerate(body):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name:
             kind = "class" if isinstance(s, ast.ClassDef) else "function"

@@ -27,6 +27,16 @@ def _package(path: Path) -> str:
     return ".".join(path.relative_to(SRC).parent.parts)
 
 
+def _typing_imports(s: ast.stmt) -> bool:
+    """``if typing.TYPE_CHECKING:`` holding imports only."""
+    return (
+        isinstance(s, ast.If)
+        and ast.unparse(s.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        and not s.orelse
+        and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in s.body)
+    )
+
+
 def _not_a_face(tree: ast.Module) -> list[str]:
     """The statements of an ``__init__`` that are neither its docstring, an import, ``__all__``
     (or another dunder such as ``__version__``) with its docstring, nor the deprecation
@@ -42,6 +52,8 @@ def _not_a_face(tree: ast.Module) -> list[str]:
     for s in tree.body:
         if isinstance(s, (ast.Import, ast.ImportFrom)):
             continue
+        if _typing_imports(s):
+            continue  # the names a face imports at first use (PEP 562), for type checkers
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             continue  # the module's docstring or an attribute's
         if isinstance(s, ast.FunctionDef) and s.name in ("__getattr__", "__dir__"):
@@ -81,9 +93,10 @@ def test_each_package_init_only_reexports(path):
 def test_each_face_exports_what_it_imports(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = api_index._all(tree) or []
+    body = [b for s in tree.body for b in (s.body if _typing_imports(s) else [s])]
     imported = {
         a.asname or a.name
-        for s in tree.body
+        for s in body
         if isinstance(s, ast.ImportFrom) and s.module != "__future__"
         for a in s.names
     }
@@ -101,6 +114,11 @@ def test_the_face_check_flags_logic_and_passes_a_face():
         "def __getattr__(name):\n    return _OLD[name]\n"
     )
     assert _not_a_face(face) == []
+    lazy = ast.parse("import typing\nif typing.TYPE_CHECKING:\n    from a import b\n")
+    assert _not_a_face(lazy) == []
+    assert _not_a_face(ast.parse("if typing.TYPE_CHECKING:\n    X = 1\n")) == [
+        "line 1: if typing.TYPE_CHECKING:"
+    ]
     logic = ast.parse('"""Doc."""\nX = 1\ndef f():\n    pass\nregister(f)\n')
     assert _not_a_face(logic) == ["line 2: X = 1", "line 3: def f():", "line 5: register(f)"]
 

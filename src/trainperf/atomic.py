@@ -9,8 +9,10 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # polars only for the annotation: `trainperf init` writes through here without it
+    import polars as pl
 
 __all__ = [
     "atomic_path",

@@ -9,14 +9,78 @@ shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
+from dataclasses import dataclass
 from pathlib import Path
 
 from trainperf import __version__, project_root
 from trainperf.errors import ConfigError, print_error
 from trainperf.report import runs_cli
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """A sub-command whose module is imported only when it runs (``trainperf --help`` and the other
+    sub-commands never import it: issue 41).
+
+    Attributes:
+        name: the sub-command (``trainperf NAME``).
+        help: its line in ``trainperf --help``.
+        module: dotted module name, imported when ``trainperf NAME ...`` is parsed.
+        add: the module's function that adds the sub-command's arguments to its parser.
+        run: the module's function ``run(args) -> int`` (the exit status) that runs it.
+    """
+
+    name: str
+    help: str
+    module: str
+    add: str = "add_arguments"
+    run: str = "run"
+
+    def function(self, attr: str):
+        return getattr(importlib.import_module(self.module), attr)
+
+
+# Adding a sub-command is one line here: its module defines add_arguments(parser) and run(args).
+LAZY_COMMANDS = (
+    LazyCommand(
+        "batch",
+        "execute a notebook over a grid of parameter sets (YAML)",
+        "trainperf.report.batch.cli",
+        add="add_batch_arguments",
+        run="run_from_args",
+    ),
+)
+
+
+class _LazySubParsers(argparse._SubParsersAction):
+    """Sub-parsers that add a :class:`LazyCommand`'s arguments when that sub-command is chosen."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        command = _LAZY.get(values[0]) if values else None
+        sub = self._name_parser_map.get(values[0]) if values else None
+        if command is not None and sub is not None and not getattr(sub, "_lazy_added", False):
+            command.function(command.add)(sub)
+            sub._lazy_added = True
+        return super().__call__(parser, namespace, values, option_string)
+
+
+_LAZY = {c.name: c for c in LAZY_COMMANDS}
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the package metadata is read only when asked (importlib.metadata scans
+    every installed distribution)."""
+
+    def __init__(
+        self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None
+    ):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(message=f"trainperf {package_version()}\n")
 
 
 def _positive_int(text: str) -> int:
@@ -29,7 +93,8 @@ def _positive_int(text: str) -> int:
     return n
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The `trainperf` argument parser; it imports no sub-command's module (see :class:`LazyCommand`)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--debug",
@@ -40,8 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="trainperf", description="LLM training performance report", parents=[common]
     )
-    p.add_argument("--version", action="version", version=f"trainperf {package_version()}")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action=_VersionAction, help="show the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, action=_LazySubParsers)
     r = sub.add_parser(
         "report",
         parents=[common],
@@ -150,17 +215,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     v.add_argument("--out", default="_output", help="the report's output folder (preview site)")
-    # deferred: trainperf.report.batch loads polars and papermill (~2 s, -X importtime), --help not
-    from trainperf.report.batch import add_batch_arguments
-
-    add_batch_arguments(
-        sub.add_parser("batch", help="execute a notebook over a grid of parameter sets (YAML)")
-    )
+    for command in LAZY_COMMANDS:  # their modules load polars, papermill...: only when they run
+        sub.add_parser(command.name, help=command.help, description=command.help)
     return p
 
 
 def package_version() -> str:
     """The installed package's version (``importlib.metadata``), else ``trainperf.__version__``."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("trainperf")
     except PackageNotFoundError:
@@ -215,15 +278,14 @@ def parse_overrides(items: list[str], params_file: str | None = None) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False) or os.environ.get("TRAINPERF_DEBUG") == "1"
     # deferred below: each command imports only what it runs (`trainperf --help` and `trainperf runs`
     # start in ~0.15 s, the report job's imports take ~3.4 s; -X importtime)
     try:
-        if args.command == "batch":
-            from trainperf.report.batch import run_from_args
-
-            return run_from_args(args)
+        if args.command in _LAZY:
+            command = _LAZY[args.command]
+            return command.function(command.run)(args)
         if args.command == "init":
             from trainperf.config import write_template
 
@@ -232,10 +294,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "report":
             from trainperf.config import load_config
-            from trainperf.report.job import run_report
 
             overrides = parse_overrides(args.param, args.params)
             config = load_config(args.config) if args.config else None
+            # after the config: a config error is told before the job's imports (papermill...)
+            from trainperf.report.job import run_report
+
             out = Path(args.out).resolve() if args.config else args.out
             if Path(out).exists() and not Path(out).is_dir():
                 raise ConfigError(f"--out {args.out}: is a file; --out must be a folder")
@@ -270,9 +334,11 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
         elif args.command == "compare":
             from trainperf.config import load_config
+
+            config = load_config(args.config)
             from trainperf.report.compare_cli import run_compare
 
-            return run_compare(load_config(args.config), args.format)
+            return run_compare(config, args.format)
         elif args.command == "serve":
             from trainperf.report.serve import serve
 
