@@ -253,6 +253,18 @@ class Reading:
         if self.samples.height == 0:
             return empty_frame()
         ser = self.series.select("sid", *[c for c in SCHEMA if c not in ("timestamp", "value")])
+        sid = ser["sid"]
+        if sid.null_count() == 0 and sid.equals(
+            pl.int_range(0, ser.height, dtype=sid.dtype, eager=True)
+        ):
+            # sid is the row number (every reader's own series table): a gather of the series rows,
+            # 0.01 s of 320k samples where the join took 0.09 s (its string columns copied; a
+            # gather of polars' view strings copies 16 bytes a value; issue 41)
+            s = self.samples
+            cols = ser.drop("sid").gather(s["sid"])
+            return cols.with_columns(
+                s["timestamp"].cast(pl.Datetime("us", "UTC")).alias("timestamp"), s["value"]
+            ).select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
         return (
             self.samples.lazy()
             .select("sid", "timestamp", "value")
