@@ -62,17 +62,32 @@ def rows(body: str) -> tuple[str, str, list[list[str]]]:
     return command, measured, cells
 
 
+_MEASURED = re.compile(
+    r"Measured on (?P<machine>.+?), (?P<date>\d{4}-\d\d-\d\d \d\d:\d\d [A-Z]+), in .*?"
+    r"load average (?P<start>[\d.]+) at the start, (?P<end>[\d.]+) at the end"
+)
+
+
+def where_cell(measured: str) -> str:
+    """The machine, date and load of a section's measured line, for each of its rows in the README
+    (issue 41: a figure is read with the machine and the load it was taken at)."""
+    m = _MEASURED.search(measured)
+    if m is None:
+        return "see below"
+    return f"{m['machine']}; {m['date']}; load {m['start']} to {m['end']}"
+
+
 def readme_table(results_text: str) -> str:
     """The README's Performance table (between the markers) made from RESULTS.md's text."""
     out = [
-        "| work | product | peer or limit | ratio | target | met | reproduce |",
-        "|---|---|---|---|---|---|---|",
+        "| work | product | peer or limit | ratio | target | met | machine, date, load | reproduce |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     where = []
     for body in sections(results_text).values():
         command, measured, cells = rows(body)
         for c in cells:
-            out.append("| " + " | ".join([*c, f"`{command}`"]) + " |")
+            out.append("| " + " | ".join([*c, where_cell(measured), f"`{command}`"]) + " |")
         where.append(f"* `{command}`: {measured}")
     return "\n".join(out) + "\n\n" + "\n".join(where) + "\n"
 

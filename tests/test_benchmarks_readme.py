@@ -19,15 +19,25 @@ def _cells(line: str) -> list[str]:
 
 
 def results_rows() -> list[tuple[list[str], str]]:
+    """(cells + the machine, date and load cell, command) of every RESULTS.md row."""
     text = (ROOT / "benchmarks/RESULTS.md").read_text(encoding="utf-8")
     out = []
     for name, body in re.findall(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", text, re.S):
         command = re.search(r"^`([^`]+)`$", body, re.M).group(1)
         assert f"--only {name}" in command
-        assert re.search(r"^Measured on .*load average", body, re.M), name
+        # e.g. "Measured on AMD EPYC, 2 cores, 24 GiB, Python 3.11.7, 2026-12-02 08:01 UTC, in 68 s;
+        # load average 13.5 at the start, 12.2 at the end (...)"
+        m = re.search(
+            r"^Measured on (.+), (\d{4}-\d\d-\d\d \d\d:\d\d UTC), in \d+ s; "
+            r"load average ([\d.]+) at the start, ([\d.]+) at the end",
+            body,
+            re.M,
+        )
+        assert m, name
+        where = f"{m[1]}; {m[2]}; load {m[3]} to {m[4]}"
         for line in body.splitlines():
             if line.startswith("| ") and not line.startswith("| work |"):
-                out.append((_cells(line), command))
+                out.append(([*_cells(line), where], command))
     return out
 
 
@@ -46,6 +56,12 @@ def test_readme_table_is_the_harness_output():
     res, readme = results_rows(), readme_rows()
     assert len(res) >= 5
     assert readme == res
+
+
+def test_each_row_names_its_machine_and_load():
+    # the column before the command: machine, date, load (issue 41)
+    for cells, _ in readme_rows():
+        assert re.fullmatch(r".+ cores.+; \d{4}-\d\d-\d\d \d\d:\d\d UTC; load [\d.]+ to [\d.]+", cells[-1])
 
 
 def test_every_section_names_its_machine_and_load():
