@@ -64,6 +64,40 @@ def interleaved(fns: Mapping[str, Callable[[], object]], repeat: int = 5, warmup
     }
 
 
+def interleaved_cpu_wall(
+    fns: Mapping[str, Callable[[], object]], repeat: int = 5, warmup: int = 1
+) -> dict:
+    """Time each callable ``repeat`` times, round-robin (a, b, a, b, ...), after ``warmup`` rounds,
+    each call measured both ways: CPU seconds of this process (``time.process_time``, all threads)
+    and wall seconds (``time.perf_counter``).
+
+    Returns:
+        {name: {"cpu_min", "cpu_median", "wall_min", "wall_median": float, "cpu", "wall": [...]}}.
+    """
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            f()
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+    return {
+        k: {
+            "cpu_min": min(cpu[k]),
+            "cpu_median": statistics.median(cpu[k]),
+            "wall_min": min(wall[k]),
+            "wall_median": statistics.median(wall[k]),
+            "cpu": cpu[k],
+            "wall": wall[k],
+        }
+        for k in fns
+    }
+
+
 def child(code: str, env: Mapping[str, str] | None = None, timeout: float = 3600) -> dict:
     """Run Python ``code`` in a fresh interpreter; it must print one JSON object as its last line.
 

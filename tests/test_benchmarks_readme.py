@@ -61,7 +61,9 @@ def test_readme_table_is_the_harness_output():
 def test_each_row_names_its_machine_and_load():
     # the column before the command: machine, date, load (issue 41)
     for cells, _ in readme_rows():
-        assert re.fullmatch(r".+ cores.+; \d{4}-\d\d-\d\d \d\d:\d\d UTC; load [\d.]+ to [\d.]+", cells[-1])
+        assert re.fullmatch(
+            r".+ cores.+; \d{4}-\d\d-\d\d \d\d:\d\d UTC; load [\d.]+ to [\d.]+", cells[-1]
+        )
 
 
 def test_every_section_names_its_machine_and_load():
