@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from trainperf.report import cli
+
 HEAVY = (
     "polars",
     "papermill",
@@ -78,3 +80,34 @@ def test_config_error_is_told_before_the_jobs_imports(command, tmp_path):
     assert rc == 1
     assert err.startswith("trainperf: error: ") and len(err.strip().splitlines()) == 1
     assert "papermill" not in heavy and "nbformat" not in heavy
+
+
+HELLO = """
+import sys
+
+def add_arguments(parser):
+    parser.add_argument("--name", required=True)
+
+def run(args):
+    print(f"hello {args.name}")
+    return 7
+"""
+
+
+def test_a_lazy_command_is_one_line(tmp_path, monkeypatch, capsys):
+    # a sub-command's module defines add_arguments(parser) and run(args); one LazyCommand line
+    # adds it, and its module is imported only when it runs
+    (tmp_path / "hello_cmd_i41.py").write_text(HELLO, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(
+        cli,
+        "LAZY_COMMANDS",
+        (*cli.LAZY_COMMANDS, cli.LazyCommand("hello", "greet", "hello_cmd_i41")),
+    )
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "greet" in capsys.readouterr().out
+    assert "hello_cmd_i41" not in sys.modules
+    assert cli.main(["hello", "--name", "x"]) == 7
+    assert capsys.readouterr().out == "hello x\n"
+    monkeypatch.delitem(sys.modules, "hello_cmd_i41")

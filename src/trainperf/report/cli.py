@@ -59,7 +59,7 @@ class _LazySubParsers(argparse._SubParsersAction):
     """Sub-parsers that add a :class:`LazyCommand`'s arguments when that sub-command is chosen."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        command = _LAZY.get(values[0]) if values else None
+        command = _lazy().get(values[0]) if values else None
         sub = self._name_parser_map.get(values[0]) if values else None
         if command is not None and sub is not None and not getattr(sub, "_lazy_added", False):
             command.function(command.add)(sub)
@@ -67,7 +67,8 @@ class _LazySubParsers(argparse._SubParsersAction):
         return super().__call__(parser, namespace, values, option_string)
 
 
-_LAZY = {c.name: c for c in LAZY_COMMANDS}
+def _lazy() -> dict[str, LazyCommand]:
+    return {c.name: c for c in LAZY_COMMANDS}
 
 
 class _VersionAction(argparse.Action):
@@ -283,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     # deferred below: each command imports only what it runs (`trainperf --help` and `trainperf runs`
     # start in ~0.15 s, the report job's imports take ~3.4 s; -X importtime)
     try:
-        if args.command in _LAZY:
-            command = _LAZY[args.command]
+        if args.command in _lazy():
+            command = _lazy()[args.command]
             return command.function(command.run)(args)
         if args.command == "init":
             from trainperf.config import write_template
