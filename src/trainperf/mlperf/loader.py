@@ -37,6 +37,7 @@ from trainperf.mlperf.checks import (
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.mlperf.scores import score_runs
+from trainperf.mlperf.timeline import clock_stepped_back, duplicate_files, mark_duplicate
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
@@ -60,7 +61,11 @@ __all__ = [
 #:               evaluation; see ``Results.quality``): time_to_train_min only
 #:               where its times are usable; the run counts as failed for scoring
 #:   parse_error the file could not be read or holds no usable run_start
-RUN_STATUSES = ("success", "aborted", "incomplete", "relaunched", "damaged", "parse_error")
+#:   duplicate   a byte copy of another result file of its folder: not a distinct run, left out
+#:               of the score (:mod:`trainperf.mlperf.timeline`)
+RUN_STATUSES = (
+    "success", "aborted", "incomplete", "relaunched", "damaged", "parse_error", "duplicate"
+)  # fmt: skip
 
 _ROUND_RE = re.compile(r"^(?:training_results_)?v?(\d+\.\d+)$")
 
@@ -543,6 +548,10 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         if not relaunch:
             row["status"] = "damaged"
         return row
+    if start_rows and clock_stepped_back(times, lines, min(start_rows), last, checks):
+        if not relaunch:
+            row["status"] = "damaged"
+        return row
     row["time_to_train_min"] = minutes
     return row
 
@@ -628,12 +637,15 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     iterator = files_
     if progress:
         iterator = tqdm(files_, desc="MLPerf logs", unit="file", file=sys.stderr)
-    for f in iterator:
+    copies = duplicate_files(files_)
+    for i, f in enumerate(iterator):
         parsed = None
         try:
             row, parsed, checks = _load_file(f, sys_cache, memo)
         except Exception as exc:  # noqa: BLE001 - isolation: one bad file never costs the others
             row, checks = _failed_file(f, exc, sys_cache)
+        if i in copies:
+            mark_duplicate(row, checks, copies[i])
         row["quality"] = ",".join(checks.found)
         row["n_warnings"] = flush(checks, log, sink)
         row["result_file"] = display_path(row["result_file"])  # a name that is not UTF-8
