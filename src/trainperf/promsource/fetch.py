@@ -21,7 +21,13 @@ from trainperf.promsource._common import (
     qstr,
     regex_of,
 )
+from trainperf.promsource.guards import thin_to_step
+from trainperf.quality import QualityLog
 from trainperf.slurm import expand_nodelist
+
+
+def _short(expr: str, n: int = 200) -> str:
+    return expr if len(expr) <= n else expr[:n] + f"... ({len(expr)} chars)"
 
 
 class FetchMixin:
@@ -132,6 +138,20 @@ class FetchMixin:
             f"({s} and (timestamp({s}) > time() - {lag} + 0.0005))" for s in selectors
         )
 
+    def _bounded_points(self, env: dict, t0: int, t1: int, st: int, where: str) -> dict:
+        """At most the points asked for per series (:func:`~trainperf.promsource.guards.thin_to_step`);
+        a server that sent more (it ignored ``step``) is flagged, check ``step_ignored``."""
+        env, n_over, n_dropped = thin_to_step(env, t0, t1, st)
+        if n_over:
+            log = QualityLog(category=dcgm.DcgmWarning)
+            n_asked = (t1 - t0) // st + 1
+            log.add(where, "step_ignored", "excluded",
+                    f"the server sent more points than the {n_asked} asked per series (step "
+                    f"{st / 1000:g} s ignored?) for {n_over} series: one point per step kept, "
+                    f"{n_dropped:,} left out", n_series=n_over, n_samples=n_dropped)  # fmt: skip
+            self._quality.append(log.frame())
+        return env
+
     # ---------------------------------------------------------------- raw series
 
     def fetch(
@@ -201,7 +221,9 @@ class FetchMixin:
                 while t0 <= e_ms:
                     t1 = min(e_ms, t0 + (per_chunk - 1) * st)
                     env = self.query_range(expr, t0 / 1000, t1 / 1000, st / 1000)
-                    r = dcgm.read_prometheus_api_reading(env)
+                    where = f"Prometheus {self.url}, query_range {_short(expr)}"
+                    env = self._bounded_points(env, t0, t1, st, where)
+                    r = dcgm.read_prometheus_api_reading(env, name=where)
                     if r.quality.height:
                         self._quality.append(r.quality)
                     f = r.frame()
