@@ -30,6 +30,7 @@ from trainperf.mlperf.checks import (
     FileChecks,
     MLPerfLogWarning,
     as_count,
+    check_results_folder,
     display_path,
     limits,
     read_result_bytes,
@@ -127,10 +128,13 @@ def find_result_files(path: str | Path) -> list[Path]:
 
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no result file.
+        trainperf.errors.InputError: ``path`` is a file system root or a system folder
+            (:func:`~trainperf.mlperf.checks.check_results_folder`), refused before any walk.
     """
     path = Path(path)
     if path.is_file():
         return [path]
+    check_results_folder(path)
     if not path.exists():
         raise FileNotFoundError(
             f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)"
