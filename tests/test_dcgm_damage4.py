@@ -142,3 +142,31 @@ def test_xid_count_is_not_added_to_the_gauge_of_the_same_gpu(tmp_path):
     ]
     r, _ = read_exposition_warned(write(tmp_path, "both.prom", lines))
     assert gpu_events(r.frame()).select("code").rows() == [(79,)]
+
+
+def test_gpu_label_beyond_int32_is_flagged_not_dropped(tmp_path):
+    # gpu="4294967297" (2^32 + 1) cannot be a GPU index: the series is kept (its 200 W sample is in
+    # the frame), its gpu is null, the label stays in labels, and check bad_gpu_label names line 2
+    lines = [
+        line("DCGM_FI_DEV_POWER_USAGE", 100, 0, gpu=0),
+        line("DCGM_FI_DEV_POWER_USAGE", 200, 0, gpu=2**32 + 1, uuid="GPU-b"),
+    ]
+    r, msgs = read_exposition_warned(write(tmp_path, "gpu.prom", lines))
+    f = r.frame().sort("value")
+    assert f.select("gpu", "value").rows() == [(0, 100.0), (None, 200.0)]
+    assert '"gpu":"4294967297"' in f["labels"][1]
+    q = quality_by_check(r)["bad_gpu_label"]
+    assert (q["action"], q["n_series"], q["first_line"]) == ("flagged", 1, 2)
+    assert any("gpu.prom:2" in m and "bad_gpu_label" in m for m in msgs)
+
+
+def test_huge_gpu_i_id_stays_a_mig_instance(tmp_path):
+    # GPU_I_ID="99999999999" is no instance id, but the row is still a MIG slice: entity GPU-I with
+    # no id (before: a whole-GPU row of GPU 0), check bad_instance_id at line 1
+    lines = [line("DCGM_FI_DEV_POWER_USAGE", 100, 0, extra=mig(99_999_999_999))]
+    r, msgs = read_exposition_warned(write(tmp_path, "gi.prom", lines))
+    f = r.frame()
+    assert f.select("gpu", "entity", "entity_id").rows() == [(0, "GPU-I", None)]
+    q = quality_by_check(r)["bad_instance_id"]
+    assert (q["action"], q["n_series"], q["first_line"]) == ("corrected", 1, 1)
+    assert "mig_instance" in quality_by_check(r)
