@@ -8,7 +8,7 @@ import json
 import warnings
 
 import pytest
-from helpers import gpt3_run
+from helpers import gpt3_run, mllog
 
 from trainperf import mlperf
 
@@ -100,3 +100,51 @@ def test_small_rank_skew_is_not_a_clock_step(results_tree):
     r, _ = load(results_tree.root)
     row = r.runs.row(0, named=True)
     assert row["status"] == "success" and row["time_to_train_min"] == pytest.approx(10.0)
+
+
+def bert_run(train_samples, t0=1_700_000_000_000) -> list[str]:
+    # BERT reports eval_accuracy's epoch_num in training samples (MLPerf Training rules, "Epoch
+    # reporting for deprecated benchmarks"): evals at 1,000,000 / 2,000,000 / 3,000,000 samples,
+    # the last (0.725) meets the 0.720 target; then train_samples, then run_stop at 2 min
+    lines = [
+        mllog("submission_benchmark", "bert", t0 - 5000),
+        mllog("global_batch_size", 4096, t0 - 4000),
+        mllog("seed", 1, t0 - 4000),
+        mllog("run_start", None, t0, event_type="INTERVAL_START"),
+    ]
+    for i, acc in enumerate([0.60, 0.70, 0.725], start=1):
+        lines.append(mllog("eval_accuracy", acc, t0 + 30_000 * i, {"epoch_num": 1_000_000 * i}))
+    lines.append(mllog("train_samples", train_samples, t0 + 119_000))
+    lines.append(mllog("run_stop", None, t0 + 120_000, {"status": "success"}, "INTERVAL_END"))
+    return lines
+
+
+def test_bert_progress_counts_samples_and_train_samples_is_read(results_tree):
+    # the final eval's epoch_num is 3,000,000 samples and train_samples agrees: 3,000,000 samples
+    # to converge (before: BERT's epoch_num was taken for epochs and nothing was recorded)
+    results_tree.add("sysA", "bert", 0, bert_run(3_000_000))
+    r, _ = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert (row["status"], row["samples_to_converge"], row["quality"]) == ("success", 3_000_000, "")
+    assert row["time_to_train_min"] == pytest.approx(2.0)
+
+
+def test_train_samples_that_differs_from_the_final_eval_is_flagged(results_tree):
+    # train_samples 3,100,000 against the final eval's 3,000,000: the logged train_samples (the
+    # rules' convergence point for BERT) is used, and the difference flagged at its line (8)
+    results_tree.add("sysA", "bert", 0, bert_run(3_100_000))
+    r, msgs = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["samples_to_converge"] == 3_100_000
+    q = r.quality.filter(r.quality["check"] == "progress_mismatch").row(0, named=True)
+    assert q["first_line"] == 8 and "3100000" in q["detail"] and "3000000" in q["detail"]
+    assert any("result_0.txt:8" in m for m in msgs)
+
+
+def test_train_samples_that_is_not_a_count_is_flagged(results_tree):
+    results_tree.add("sysA", "bert", 0, bert_run("lots"))
+    r, _ = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["samples_to_converge"] == 3_000_000  # the final eval's count
+    q = r.quality.filter(r.quality["check"] == "bad_train_samples").row(0, named=True)
+    assert q["first_line"] == 8 and 'train_samples "lots" is not a count' in q["detail"]

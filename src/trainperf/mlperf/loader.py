@@ -36,6 +36,7 @@ from trainperf.mlperf.checks import (
     read_result_bytes,
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
+from trainperf.mlperf.progress import apply_train_samples
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.mlperf.scores import score_runs
 from trainperf.mlperf.timeline import clock_stepped_back, duplicate_files, mark_duplicate
@@ -502,6 +503,7 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         stops = [s for s in stops if s[0] > relaunch[0]]
         evals = [e for e in evals if e[0] > relaunch[0]]
     final_conflict = _final_eval(row, parsed, evals, checks)
+    apply_train_samples(row, parsed.events, checks)
     _target(row)
     start_rows = _consensus("run_start", attempt, parsed, checks)
     row["run_start"] = min(times[r] for r in start_rows) if start_rows else None
