@@ -189,3 +189,26 @@ def test_errors_name_the_server_and_the_query(server):
     with pytest.raises(promsource.PrometheusQueryError) as e2:
         fetch(url2)
     assert f"Prometheus {url2}/api/v1/query_range" in str(e2.value)
+
+
+def test_a_success_without_a_result_names_the_server_and_query():
+    # the count query answers {"status": "success", "data": {}}: one PrometheusQueryError naming
+    # the server and the query, never a KeyError
+    class NoResult(_Server):
+        def do_POST(self):  # noqa: N802 (http.server API)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self._send(json.dumps({"status": "success", "data": {}}).encode())
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NoResult)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        with pytest.raises(promsource.PrometheusQueryError) as e:
+            fetch(url)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    msg = str(e.value)
+    assert e.value.error_type == "bad_response" and f"Prometheus {url}/api/v1/query" in msg
+    assert "count_over_time" in msg and "KeyError" in msg

@@ -14,6 +14,7 @@ from trainperf.promsource._common import (
     DEFAULT_FIELDS,
     HOST_LABELS,
     JOB_LABELS,
+    PrometheusQueryError,
     api_seconds,
     epoch_ms,
     is_dcgm,
@@ -106,14 +107,20 @@ class FetchMixin:
         d = max(1, min(e_ms - s_ms, 6 * 3600 * 1000))
         step = round(self.default_step_s * 1000)
         for sel in selectors:
-            doc = self.query(f"topk(1, last_over_time({sel}[{d}ms]))", e_ms / 1000)
-            res = doc["data"]["result"]
-            if not res:
-                continue
-            labels = res[0]["metric"]
-            exact = "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items())) + "}"
-            raw = self.query(f"{exact}[{d}ms]", e_ms / 1000)["data"]["result"]
-            ts = sorted(round(float(t) * 1000) for r in raw for t, _ in r.get("values", []))
+            expr = f"topk(1, last_over_time({sel}[{d}ms]))"
+            try:
+                res = self.query(expr, e_ms / 1000)["data"]["result"]
+                if not res:
+                    continue
+                labels = res[0]["metric"]
+                exact = (
+                    "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items())) + "}"
+                )
+                expr = f"{exact}[{d}ms]"
+                raw = self.query(expr, e_ms / 1000)["data"]["result"]
+                ts = sorted(round(float(t) * 1000) for r in raw for t, _ in r.get("values", []))
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                raise self._bad_shape(expr, exc) from None
             gaps = sorted(b - a for a, b in zip(ts, ts[1:], strict=False) if b > a)
             if gaps:
                 step = gaps[len(gaps) // 2]
@@ -124,8 +131,20 @@ class FetchMixin:
     def _count_series(self, selectors: Sequence[str], s_ms: int, e_ms: int) -> int:
         w = max(1, e_ms - s_ms)
         expr = "count(" + " or ".join(f"count_over_time({s}[{w}ms])" for s in selectors) + ")"
-        res = self.query(expr, e_ms / 1000)["data"]["result"]
-        return int(float(res[0]["value"][1])) if res else 0
+        try:
+            res = self.query(expr, e_ms / 1000)["data"]["result"]
+            return int(float(res[0]["value"][1])) if res else 0
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+            raise self._bad_shape(expr, exc) from None
+
+    def _bad_shape(self, expr: str, exc: BaseException) -> PrometheusQueryError:
+        """A ``success`` answer without the vector/matrix the query returns: one error naming the
+        server and the query, never a ``KeyError``."""
+        return PrometheusQueryError(
+            "/api/v1/query", expr, 200, "bad_response",
+            f"the answer is not the expected vector or matrix ({type(exc).__name__}: {exc})",
+            server=self.url,
+        )  # fmt: skip
 
     @staticmethod
     def _fresh(selectors: Sequence[str], step_ms: int) -> str:
