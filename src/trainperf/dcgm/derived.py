@@ -18,7 +18,6 @@ from trainperf.dcgm.series import interval_us as _interval_us
 __all__ = [
     "available_metrics",
     "counter_increase",
-    "counter_dips",
     "coverage",
     "device_rows_per_gpu",
     "missing_metrics",
@@ -170,31 +169,6 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
         .otherwise(step)
         .alias("increase")
     ).select([*SERIES_KEY, "timestamp", "increase"])
-
-
-def counter_dips(frame: pl.DataFrame) -> pl.DataFrame:
-    """Samples where a counter field steps down without resetting (:func:`counter_increase`'s rule):
-    a non-monotonic series, never a reset.
-
-    Returns:
-        SERIES_KEY + ``field_id``, ``timestamp``, ``value``, ``previous`` (Float64), one row per dip.
-    """
-    counters = [fid for fid, f in FIELDS.items() if f.kind == "counter"]
-    out = []
-    for fid in sorted(set(frame.filter(pl.col("field_id").is_in(counters))["field_id"].to_list())):
-        d = frame.filter(pl.col("field_id") == fid).sort(
-            [*SERIES_KEY, "timestamp"], nulls_last=True
-        )
-        _, dip = _reset_or_dip(fid)
-        d = d.with_columns(previous=pl.col("value").shift(1).over(SERIES_KEY)).filter(dip)
-        out.append(d.select([*SERIES_KEY, "field_id", "timestamp", "value", "previous"]))
-    if not out:
-        return (
-            frame.select([*SERIES_KEY, "field_id", "timestamp", "value"])
-            .clear()
-            .with_columns(previous=pl.lit(None, pl.Float64))
-        )
-    return pl.concat(out)
 
 
 def coverage(
