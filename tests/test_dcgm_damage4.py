@@ -11,7 +11,7 @@ import polars as pl
 from helpers import quality_by_check, read_exposition_warned
 
 from trainperf import dcgm
-from trainperf.reliability import gpu_events
+from trainperf.reliability import gpu_event_rows, gpu_events
 
 T0_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z in epoch ms
 STEP_MS = 30_000
@@ -170,3 +170,15 @@ def test_huge_gpu_i_id_stays_a_mig_instance(tmp_path):
     q = quality_by_check(r)["bad_instance_id"]
     assert (q["action"], q["n_series"], q["first_line"]) == ("corrected", 1, 1)
     assert "mig_instance" in quality_by_check(r)
+
+
+def test_the_reliability_filter_keeps_the_xid_counter(tmp_path):
+    # the reliability notebook reads only the rows gpu_events uses: the exporter's XID counter
+    # (no DCGM field id) is among them, a power sample is not
+    c = "DCGM_EXP_XID_ERRORS_COUNT"
+    lines = [line(c, v, i, extra=',xid="79"') for i, v in enumerate([0, 1])]
+    lines.append(line("DCGM_FI_DEV_POWER_USAGE", 300, 0))
+    r, _ = read_exposition_warned(write(tmp_path, "filter.prom", lines))
+    kept = r.frame().filter(gpu_event_rows())
+    assert kept["field"].unique().to_list() == [c]
+    assert gpu_events(kept).select("code").rows() == [(79,)]

@@ -56,6 +56,7 @@ __all__ = [
     "NODE_EVENT_SCHEMA",
     "ReliabilityWarning",
     "clock_event_reasons",
+    "gpu_event_rows",
     "gpu_events",
     "node_events_frame",
     "read_node_events",
@@ -148,6 +149,15 @@ def _rising(frame: pl.DataFrame, fid: int, value: pl.Expr) -> pl.DataFrame:
 
 
 _XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+
+
+def gpu_event_rows() -> pl.Expr:
+    """The rows of a DCGM frame :func:`gpu_events` reads (a filter for a large telemetry store):
+    fields 230, 311, 313, 393, 395, 112 and dcgm-exporter's ``DCGM_EXP_XID_ERRORS_COUNT``, which
+    has no DCGM field id."""
+    return pl.col("field_id").is_in(
+        [_XID, _DBE_VOL, _DBE_AGG, _REMAP_UNC, _REMAP_FAIL, _CLOCK_EVENTS]
+    ) | (pl.col("field") == _XID_COUNT)
 
 
 def _xid_count_events(dcgm: pl.DataFrame) -> pl.DataFrame | None:
