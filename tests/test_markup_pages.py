@@ -11,10 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from IPython.display import Markdown
 
 from trainperf.config import load_config, report_overrides
 from trainperf.markup import md_text
+from trainperf.report.job import stage_book
 from trainperf.report.preview.pages import chapter_markdown
 from trainperf.report.values import record_values
 
@@ -115,3 +117,17 @@ def test_recorded_values_of_the_comparison_are_text(tmp_path):
     vp = tmp_path / "v.json"
     record_values(ns["vals"], vp)
     no_markup(html_of(json.loads(vp.read_text())["evaluated"]))
+
+
+def test_quarto_book_title_shows_the_config_name_as_text(tmp_path):
+    # Quarto reads the book's title as Markdown: the staged _quarto.yml holds the name as text
+    # (before, a live <script> in the book's <h1 class="title">)
+    out, figures = tmp_path / "out", tmp_path / "figures"
+    out.mkdir()
+    figures.mkdir()
+    stage = stage_book(ROOT, out, figures, NAME, {})
+    title = yaml.safe_load((stage / "_quarto.yml").read_text(encoding="utf-8"))["book"]["title"]
+    out_html = html_of(title)
+    no_markup(out_html)
+    shown = " ".join(out_html.split())  # pandoc wraps long lines
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and "LLM training performance" in shown
