@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -491,7 +492,14 @@ def _factory(store):
 def test_cli_wraps_a_command_and_returns_its_exit_code(tmp_path):
     store: dict = {}
     out = tmp_path / "w.prom"
-    code = "import time, sys; time.sleep(0.3); sys.exit(3)"
+    # the command ends once two scrapes are written (bounded: no dependence on the machine's speed)
+    code = (
+        "import pathlib, sys, time\n"
+        f"p = pathlib.Path({str(out)!r}); end = time.monotonic() + 300\n"
+        "while time.monotonic() < end and (not p.exists() or p.read_text().count('# SCRAPE') < 2):\n"
+        "    time.sleep(0.02)\n"
+        "sys.exit(3)\n"
+    )
     rc = collect.main(
         ["--interval", "0.1", "--out", str(out), "--gpus", "0,1", "--", sys.executable, "-c", code],
         backend_factory=_factory(store),
@@ -500,14 +508,23 @@ def test_cli_wraps_a_command_and_returns_its_exit_code(tmp_path):
     assert store["kw"] == {"gpus": [0, 1], "use_gpm": True, "hostname": None}
     assert store["backend"].closed
     n = out.read_text().count("# SCRAPE")
-    assert n >= 3  # first, some on the grid, final
+    assert n >= 3  # first, at least one on the grid (the command waited for it), final
 
 
 def test_cli_sigterm_flushes_and_exits_cleanly(tmp_path):
     store: dict = {}
     out = tmp_path / "s.prom"
     before = signal.getsignal(signal.SIGTERM)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
+
+    def term_after_two_scrapes():  # bounded wait for a condition, not a time
+        end = time.monotonic() + 300
+        while time.monotonic() < end and not (
+            out.exists() and out.read_text().count("# SCRAPE") >= 2
+        ):
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    timer = threading.Thread(target=term_after_two_scrapes, daemon=True)
     timer.start()
     try:
         rc = collect.main(
@@ -515,7 +532,7 @@ def test_cli_sigterm_flushes_and_exits_cleanly(tmp_path):
             backend_factory=_factory(store),
         )
     finally:
-        timer.cancel()
+        timer.join(timeout=300)
     assert rc == 0
     text = out.read_text()
     assert "# HELP" not in text and 'hpc_job="9"' in text

@@ -31,7 +31,8 @@ from trainperf.config import parse_config as pc
 from trainperf.errors import ConfigError
 from trainperf.report import cli, job
 from trainperf.report import job as report
-from trainperf.report.absent import write_absent_notebook
+from trainperf.report.absent import is_stand_in_cell, write_absent_notebook
+from trainperf.report.appendix import write_appendix_notebooks
 from trainperf.report.charts.fonts import LANGS_ENV
 from trainperf.report.job import _comparison_line, site_figures
 from trainperf.report.notebooks import cell_options
@@ -342,17 +343,20 @@ def test_a_notebook_without_its_input_becomes_a_stand_in_with_the_sentence(tmp_p
     out = write_absent_notebook(src, tmp_path / "slurm_jobs.ipynb", "No sacct given.")
     nb = json.loads(out.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    # every labelled cell is there, with its options only (plus include: false) and the
-    # sentence as its only output
+    # every labelled cell is there, with its options only (no include: false: Quarto would not
+    # embed it), marked as a stand-in, and the sentence as its only output
     assert [str(cell_options("".join(c["source"]))["label"]) for c in code] == floats
     for c in code:
         assert all(line.startswith("#|") for line in c["source"])
-        assert cell_options("".join(c["source"]))["include"] is False
+        assert "include" not in cell_options("".join(c["source"]))
+        assert is_stand_in_cell(c)
         assert [o["data"]["text/markdown"] for o in c["outputs"]] == [["No sacct given."]]
     assert "SYNTHETIC" not in out.read_text() and "synthetic" not in out.read_text().lower()
     assert nb["metadata"]["trainperf"]["input_given"] is False
-    # the appendix page: the title and the sentence once, no table caption
-    page = notebook_markdown(out)
+    # the appendix page (its copy leaves the stand-in cells out): the title and the sentence once,
+    # no table caption
+    (copy,) = write_appendix_notebooks(tmp_path, tmp_path / "appendix")
+    page = notebook_markdown(copy)
     assert page.count("No sacct given.") == 1 and "tp-float" not in page, page
     assert page.splitlines()[0].startswith("# ")
     # an embed of a stand-in cell still resolves (a chapter hides it with when-meta)

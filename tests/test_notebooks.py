@@ -136,7 +136,7 @@ def test_a_run_prints_no_kernel_warning(tmp_path, capfd):
     assert "KeyboardInterrupt" not in text
     assert not list(tmp_path.glob("*.failed.ipynb"))
     # every kernel was shut down (nbclient stops only kernels of managers it created itself)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 300  # a bound for a busy machine, never a measurement
     while _child_kernels() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _child_kernels() == []

@@ -21,6 +21,7 @@ from helpers import ROOT
 from polars.testing import assert_frame_equal
 
 from trainperf import dcgm, promsource, telemetry
+from trainperf.markup import md_text
 from trainperf.synthetic import telemetry as synthetic
 
 OLD_HOST = "oldnode-1"  # a host exported with dcgm-exporter's old `Hostname` label spelling
@@ -439,6 +440,12 @@ def test_telemetry_notebook_runs_from_the_prometheus_server(prom, tmp_path):
     n_hosts = (
         files["hostname"].n_unique() + 1
     )  # plus OLD_HOST, the old-spelling series of another job
-    assert f"Telemetry: Prometheus {url}" in text
+    shown = "".join(
+        "".join(o["data"]["text/markdown"])
+        for c in json.loads(text)["cells"]
+        for o in c.get("outputs", [])
+        if "text/markdown" in o.get("data", {})
+    )
+    assert f"Telemetry: {md_text(f'Prometheus {url}')}" in shown  # the source as text, never markup
     assert f"{n_hosts} hosts analysed" in text
     assert "tbl-telemetry-rails" in text and '"ename"' not in text

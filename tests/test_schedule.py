@@ -1,4 +1,8 @@
-"""trainperf.report.schedule: the main job's notebooks and batch runs side by side."""
+"""trainperf.report.schedule: the main job's notebooks and batch runs side by side.
+
+No test depends on the machine's speed: items prove what ran when with marker files (an item that
+must run beside another waits for the other's marker, bounded by :data:`BOUND_S`), never with
+sleeps or clock times."""
 
 from __future__ import annotations
 
@@ -14,6 +18,37 @@ import pytest
 
 from trainperf.report.notebooks import NotebookError
 from trainperf.report.schedule import Work, default_jobs, run_work
+
+BOUND_S = 300.0  # a bound for a busy machine, never a measurement
+
+
+def _wait_for(path: Path) -> bool:
+    """Whether ``path`` appeared within :data:`BOUND_S`."""
+    deadline = time.monotonic() + BOUND_S
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _marked(arg: dict) -> dict:
+    """A work item that proves order and overlap with marker files in ``arg["dir"]``: it writes
+    ``<name>.started``, counts the items running beside it (``*.running`` files), waits for the
+    markers named in ``arg["wait_for"]`` (bounded), writes ``<name>.done``, and returns what it saw."""
+    d = Path(arg["dir"])
+    name = arg["name"]
+    running = d / f"{name}.running"
+    running.write_text("")
+    (d / f"{name}.started").write_text(str(os.getpid()))
+    beside = len(list(d.glob("*.running")))
+    seen = {w: _wait_for(d / w) for w in arg.get("wait_for", [])}
+    before = sorted(p.name for p in d.glob("*.done"))
+    running.unlink()
+    (d / f"{name}.done").write_text("")
+    if arg.get("fail"):
+        raise ValueError(f"{name} failed")
+    return {"name": name, "pid": os.getpid(), "seen": seen, "beside": beside, "done_before": before}
 
 
 def _stamp(arg: dict) -> dict:
@@ -39,53 +74,76 @@ def _run(items, jobs):
     return started, done, groups
 
 
-def test_two_jobs_run_side_by_side_in_other_processes():
-    items = [Work(n, _stamp, {"name": n, "sleep": 1.0}) for n in ("a", "b")]
+def test_two_jobs_run_side_by_side_in_other_processes(tmp_path):
+    # each item waits for the other's start marker: both return having seen it only if they ran
+    # at the same time (one after the other, the first would wait BOUND_S in vain)
+    items = [
+        Work(n, _marked, {"name": n, "dir": str(tmp_path), "wait_for": [f"{o}.started"]})
+        for n, o in (("a", "b"), ("b", "a"))
+    ]
     _, done, _ = _run(items, 2)
     a, b = done["a"][0], done["b"][0]
     assert a["pid"] != os.getpid() and b["pid"] != os.getpid() and a["pid"] != b["pid"]
-    # they overlap in time: each started before the other ended (no wall-time bound: the machine
-    # may be busy; the speed-up itself is measured by benchmarks/bench_report.py)
-    assert a["start"] < b["end"] and b["start"] < a["end"]
+    assert a["seen"] == {"b.started": True} and b["seen"] == {"a.started": True}
 
 
-def test_one_job_runs_here_in_the_given_order():
-    items = [Work(n, _stamp, {"name": n, "sleep": 0.01}) for n in ("a", "b", "c")]
+def test_one_job_runs_here_in_the_given_order(tmp_path):
+    items = [Work(n, _marked, {"name": n, "dir": str(tmp_path)}) for n in ("a", "b", "c")]
     started, done, _ = _run(items, 1)
     assert [k for k, _ in started] == ["a", "b", "c"]
     assert {r["pid"] for r, _ in done.values()} == {os.getpid()}
-    runs = [done[k][0] for k in "abc"]
-    assert runs[0]["end"] <= runs[1]["start"] and runs[1]["end"] <= runs[2]["start"]
+    # each saw the ones before it done, and nothing running beside it
+    assert [done[k][0]["done_before"] for k in "abc"] == [[], ["a.done"], ["a.done", "b.done"]]
+    assert [done[k][0]["beside"] for k in "abc"] == [1, 1, 1]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_an_item_waits_for_its_group_and_the_others_go_on(jobs):
+def test_an_item_waits_for_its_group_and_the_others_go_on(tmp_path, jobs):
+    d = str(tmp_path)
     items = [
-        # b2 runs on well after b1 ends: the free item starts in b1's worker meanwhile
-        Work("b1", _stamp, {"name": "b1", "sleep": 0.2}, group="batch"),
-        Work("b2", _stamp, {"name": "b2", "sleep": 2.0}, group="batch"),
-        Work("reads-batch", _stamp, {"name": "reads-batch", "sleep": 0.01}, after="batch"),
-        Work("free", _stamp, {"name": "free", "sleep": 0.01}),
+        Work("b1", _marked, {"name": "b1", "dir": d}, group="batch"),
+        # with 2 workers, b2 ends only once the free item has started: the free item, listed after
+        # the waiting one, must have been handed out while the batch was still running
+        Work(
+            "b2",
+            _marked,
+            {"name": "b2", "dir": d, "wait_for": ["free.started"] if jobs == 2 else []},
+            group="batch",
+        ),  # fmt: skip
+        Work("reads-batch", _marked, {"name": "reads-batch", "dir": d}, after="batch"),
+        Work("free", _marked, {"name": "free", "dir": d}),
     ]
     started, done, groups = _run(items, jobs)
     assert groups == ["batch"]
     order = [k for k, _ in started]
     waited = done["reads-batch"][0]
-    assert waited["start"] >= max(done["b1"][0]["end"], done["b2"][0]["end"])
+    assert {"b1.done", "b2.done"} <= set(waited["done_before"])  # the batch ended before it began
     if jobs == 2:
-        # the free item, listed after the waiting one, did not wait for the batch
+        assert done["b2"][0]["seen"] == {"free.started": True}
         assert order.index("free") < order.index("reads-batch")
     else:  # one at a time: the batch is complete when its second run ends
         assert order == ["b1", "b2", "reads-batch", "free"]
 
 
-def test_at_most_jobs_items_at_a_time():
-    items = [Work(str(i), _stamp, {"name": str(i), "sleep": 0.3}) for i in range(5)]
+def test_at_most_jobs_items_at_a_time(tmp_path):
+    # each item counts the items running when it starts (their *.running markers, its own
+    # included: a marker lives from an item's start to its return, and a worker is handed a new
+    # item only once its last returned); items 0 and 1 wait for each other: two at once
+    d = str(tmp_path)
+    items = [
+        Work(
+            str(i),
+            _marked,
+            {"name": str(i), "dir": d, "wait_for": [f"{1 - i}.started"] if i < 2 else []},
+        )  # fmt: skip
+        for i in range(5)
+    ]
     _, done, _ = _run(items, 2)
-    spans = [(r["start"], r["end"]) for r, _ in done.values()]
-    for t in sorted(s for s, _ in spans):
-        running = sum(1 for s, e in spans if s <= t < e)
-        assert running <= 2
+    beside = [done[str(i)][0]["beside"] for i in range(5)]
+    assert all(1 <= b <= 2 for b in beside), beside
+    assert done["0"][0]["seen"] == {"1.started": True} and done["1"][0]["seen"] == {
+        "0.started": True
+    }
 
 
 def test_an_item_exception_reaches_on_done_and_the_rest_run():
@@ -148,7 +206,7 @@ from test_schedule import _stamp
 from trainperf.report.schedule import Work, run_work
 
 if __name__ == "__main__":
-    items = [Work(str(i), _stamp, {{"name": str(i), "sleep": 60, "pid_dir": {pids!r}}}) for i in range(4)]
+    items = [Work(str(i), _stamp, {{"name": str(i), "sleep": 3600, "pid_dir": {pids!r}}}) for i in range(4)]
     try:
         run_work(items, 2, lambda w: None, lambda w, r, e: print("done", w.key, flush=True))
     except KeyboardInterrupt:
@@ -168,15 +226,30 @@ def test_ctrl_c_or_sigterm_stops_the_run_and_its_workers(tmp_path, sig):
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.time() + 60
-    while len(list(pids.glob("*.pid"))) < 2 and time.time() < deadline:
+    deadline = time.monotonic() + BOUND_S
+    while len(list(pids.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     workers = [int(p.stem) for p in pids.glob("*.pid")]
     assert len(workers) == 2  # both items of the first round started, in two workers
     proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=30)
+    out, _ = proc.communicate(timeout=BOUND_S)
     assert out.splitlines() == ["interrupted"]  # nothing finished, nothing else started
-    time.sleep(0.5)
     for pid in workers:  # the workers were terminated, not left sleeping
-        with pytest.raises(ProcessLookupError):
+        assert _gone(pid), f"worker {pid} left running"
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within :data:`BOUND_S`."""
+    deadline = time.monotonic() + BOUND_S
+    while time.monotonic() < deadline:
+        try:
             os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False

@@ -56,13 +56,31 @@ def atomic_path(target: str | Path) -> Path:
     return Path(tmp)
 
 
+def _name_target(exc: OSError, target: Path) -> OSError:
+    """``exc`` naming ``target`` where it names no file (a full disk fails the ``write()``, whose
+    ``OSError: [Errno 28] No space left on device`` names none): the user's output, not the
+    temporary file, is the file to name."""
+    if exc.filename is None or str(exc.filename).startswith(
+        str(target.parent / f".{target.name}.")
+    ):
+        exc.filename = str(target)
+    return exc
+
+
 def write_bytes_atomic(data: bytes, target: str | Path) -> Path:
-    """Write ``data`` to ``target`` through a temporary file and a rename. Returns ``target``."""
+    """Write ``data`` to ``target`` through a temporary file and a rename. Returns ``target``.
+
+    Raises:
+        OSError: the write failed (a full disk, ``ENOSPC``; no permission): its ``filename`` is
+            ``target``.
+    """
     target = Path(target)
     tmp = atomic_path(target)
     try:
         tmp.write_bytes(data)
         os.replace(tmp, target)
+    except OSError as exc:
+        raise _name_target(exc, target) from None
     finally:
         tmp.unlink(missing_ok=True)
     return target
@@ -80,6 +98,8 @@ def write_parquet_atomic(frame: pl.DataFrame, target: str | Path) -> Path:
     try:
         frame.write_parquet(tmp)
         os.replace(tmp, target)
+    except OSError as exc:
+        raise _name_target(exc, target) from None
     finally:
         tmp.unlink(missing_ok=True)
     return target

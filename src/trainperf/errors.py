@@ -8,6 +8,7 @@ flagged); both name the source (file or URL) and, where there is one, the line. 
 
 from __future__ import annotations
 
+import errno
 import sys
 import traceback
 
@@ -84,8 +85,19 @@ def format_error(exc: BaseException) -> str:
     while exc.__cause__ is not None and id(exc) not in seen:
         seen.add(id(exc))
         exc = exc.__cause__
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return _disk_full(exc)
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def _disk_full(exc: OSError) -> str:
+    """A full disk in words, naming the file being written when the error knows it."""
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (
+        f"disk full{where} (No space left on device): free space on that file system or "
+        "write elsewhere (--out)"
+    )
 
 
 def print_error(exc: BaseException, debug: bool, prog: str = "trainperf") -> int:

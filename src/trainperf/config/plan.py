@@ -75,7 +75,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
     absent: dict[str, str] = {}
     tel = cfg.telemetry
     if tel is None:
-        absent["telemetry"] = _ABSENT["telemetry"].format(name=cfg.name)
+        absent["telemetry"] = _ABSENT["telemetry"].format(name=md_text(cfg.name))
     else:
         ov["telemetry"] = {
             "telemetry_source": "" if tel.synthetic else tel.source,
@@ -86,8 +86,8 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "accelerator": cfg.accelerator,
         }
     if not cfg.sacct:
-        absent["slurm_jobs"] = _ABSENT["slurm_jobs"].format(name=cfg.name)
-        absent["reliability"] = _ABSENT["reliability"].format(name=cfg.name)
+        absent["slurm_jobs"] = _ABSENT["slurm_jobs"].format(name=md_text(cfg.name))
+        absent["reliability"] = _ABSENT["reliability"].format(name=md_text(cfg.name))
     elif not cfg.sacct_synthetic:
         ov["slurm_jobs"] = {
             "dump_paths": list(cfg.sacct),

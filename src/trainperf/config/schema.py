@@ -8,6 +8,7 @@ taken from the folder of the config file.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,10 @@ import polars as pl
 
 from trainperf import project_root
 from trainperf.config.yamlfile import load_yaml_file
-from trainperf.errors import ConfigError
+from trainperf.errors import ConfigError, InputError
 from trainperf.flops import load_accelerators, resolve_accelerator
 from trainperf.mlperf import find_result_files
+from trainperf.mlperf.checks import check_results_folder
 from trainperf.mlperf.loader import layout_from_path  # the loader's own rule, so both agree
 
 __all__ = [
@@ -280,12 +282,25 @@ def _results(value: Any, key: str, base: Path) -> str:
 
     path = _path(value, key, base)
     try:
-        found = find_result_files(path)
-    except FileNotFoundError:
-        found = []
+        check_results_folder(path)  # `mlperf: /` refused before any walk
+    except InputError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
+    if Path(path).is_file():
+        found = [path]
+    else:  # the first result file is enough to know there is one: the walk stops there
+        found = [next(_result_names(Path(path)), None)] if Path(path).is_dir() else []
+        found = [f for f in found if f is not None]
     if not found:
         raise ConfigError(f"{key}: no MLPerf result file (result_*.txt) under {value}")
     return path
+
+
+def _result_names(folder: Path):
+    """Paths under ``folder`` named like a result file (``result_*.txt``, ``.txt.gz``), lazily."""
+    for dirpath, dirs, files in os.walk(folder):
+        for f in [*files, *dirs]:  # a folder named like one is reported by the loader
+            if f.startswith("result_") and (f.endswith(".txt") or f.endswith(".txt.gz")):
+                yield Path(dirpath) / f
 
 
 def log_rounds(folder: str | Path) -> list[str]:

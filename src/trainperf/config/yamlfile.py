@@ -2,6 +2,9 @@
 failure is a one-line :class:`~trainperf.errors.ConfigError` naming the file (or the ``-p``
 parameter) and the line, never a ``UnicodeDecodeError`` or a PyYAML ``ParserError``.
 
+Numbers are plain decimal: YAML 1.1's octal (``010``), hexadecimal, binary and base-60 (``1:04``)
+integers are refused with their line (:func:`_decimal_int`).
+
 PyYAML's ``safe_load`` keeps the last of two equal keys without a word (YAML 1.2 says keys are
 unique, PyYAML does not check); :class:`UniqueKeyLoader` refuses the second one, naming it and its
 line.
@@ -74,6 +77,52 @@ def _unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, deep: bool 
 
 
 UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+# YAML 1.1 (PyYAML) reads plain scalars that are not decimal numbers as numbers: ``010`` is octal 8,
+# ``0x1f`` hex 31, ``0b11`` binary 3 and ``1:04`` base 60 (64); YAML 1.2 reads the first and last as
+# strings. A user who writes ``nodes: 010`` means 10: a config number must be plain decimal, and
+# anything else is refused with its line (YAML 1.1 spec, int and float types,
+# https://yaml.org/type/int.html, https://yaml.org/type/float.html).
+_DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
+
+
+def _int_kind(text: str) -> str:
+    t = text.lstrip("+-")
+    if ":" in t:
+        return "a base-60 (sexagesimal) number"
+    if t[:2].lower() == "0x":
+        return "a hexadecimal number"
+    if t[:2].lower() == "0b":
+        return "a binary number"
+    return "an octal number"
+
+
+def _decimal_int(loader: UniqueKeyLoader, node: yaml.ScalarNode) -> int:
+    text = str(node.value)
+    if not _DECIMAL_INT.fullmatch(text):
+        value = _SafeLoader.construct_yaml_int(loader, node)
+        shown = f", {value}" if abs(value) < 10**30 else ""  # a huge int has no short decimal
+        raise ConfigError(
+            f"line {node.start_mark.line + 1}: {text[:40]!r} is not a plain decimal integer (YAML "
+            f"1.1 reads it as {_int_kind(text)}{shown}); write the number in decimal, or quote it "
+            "for text"
+        )
+    return _SafeLoader.construct_yaml_int(loader, node)
+
+
+def _decimal_float(loader: UniqueKeyLoader, node: yaml.ScalarNode) -> float:
+    text = str(node.value)
+    if ":" in text:
+        raise ConfigError(
+            f"line {node.start_mark.line + 1}: {text[:40]!r} is not a plain decimal number (YAML 1.1 "
+            "reads it as a base-60 (sexagesimal) number); write the number in decimal, or quote "
+            "it for text"
+        )
+    return _SafeLoader.construct_yaml_float(loader, node)
+
+
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _decimal_float)
 
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|#[^\n]*")

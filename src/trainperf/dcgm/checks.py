@@ -34,7 +34,12 @@ they produce.
    the device minor) disagree (check ``label_mismatch``): dcgm-exporter reads the job of GPU *i*
    from the HPC job-mapping file named *i*, which Slurm prolog scripts write per Slurm GPU index,
    i.e. per device minor; so the job belongs to the GPU whose minor is *i*. Action ``corrected``
-   where every GPU and field has one series, else ``flagged``.
+   where every GPU and field has one series, else ``flagged``;
+9. flags a ``gpu`` label that is not a GPU index and keeps a series whose ``GPU_I_ID`` is not an
+   instance id as a MIG instance (checks ``bad_gpu_label``, ``bad_instance_id``,
+   :mod:`trainperf.dcgm.ids`);
+10. flags a cumulative counter that steps down without resetting to near zero (check
+   ``counter_dip``, :mod:`trainperf.dcgm.monotonic`).
 
 Every check that fires adds one row to the quality frame (:data:`trainperf.quality.QUALITY_SCHEMA`)
 and, except ``blank_value``, a :class:`~trainperf.dcgm.DcgmWarning` naming the file and the first line.
@@ -52,6 +57,8 @@ import polars as pl
 
 from trainperf import flops
 from trainperf.dcgm.fields import FIELDS, FP_BLANK, INT_BLANK_CMP, DcgmWarning
+from trainperf.dcgm.ids import check_entity_ids
+from trainperf.dcgm.monotonic import note_counter_dips
 from trainperf.dcgm.series import Reading
 from trainperf.quality import QualityLog
 from trainperf.tables import read_table
@@ -923,7 +930,11 @@ def finish(
     if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
     if samples.height and checks:
+        series = check_entity_ids(series, samples, source, log)
+    if samples.height and checks:
         _note_mig(series, samples, source, log)
+    if samples.height and checks:
+        note_counter_dips(series, samples, source, log)
     series = series.drop("_is_int", "_is_double")
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from trainperf.dcgm.fields import FIELDS, METRIC_REQUIREMENTS, SERIES_KEY
 from trainperf.dcgm.fields import resolve_ids as _resolve_ids
+from trainperf.dcgm.monotonic import LIFETIME_FIELDS
 from trainperf.dcgm.series import epoch_us as _epoch_us
 from trainperf.dcgm.series import interval_us as _interval_us
 
@@ -18,6 +19,7 @@ __all__ = [
     "available_metrics",
     "counter_increase",
     "coverage",
+    "device_rows_per_gpu",
     "missing_metrics",
     "nvlink_throughput",
     "with_si_units",
@@ -52,11 +54,92 @@ def with_si_units(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: Device-level fields dcgm-exporter repeats on every MIG instance row of a GPU (``GPU_I_ID`` label):
+#: the GPU's counters (energy, ECC, row remap, violations, PCIe replay, NVLink errors), its last XID
+#: (230), clock-event reasons (112), power (155) and row-remap failure (395). One physical GPU has one
+#: value of each; the instance rows are copies (dcgm-exporter ``pkg/dcgmexporter``: device fields are
+#: read per GPU and written with each instance's labels). Profiling (``DCGM_FI_PROF_*``) fields and
+#: memory gauges are per instance and are not in this set.
+DEVICE_LEVEL_FIELDS: frozenset[int] = frozenset(
+    {fid for fid, f in FIELDS.items() if f.kind in ("counter", "code", "bitmask")} | {155, 395}
+)
+
+
+def device_rows_per_gpu(frame: pl.DataFrame) -> pl.DataFrame:
+    """One series per physical GPU for the device-level fields (:data:`DEVICE_LEVEL_FIELDS`).
+
+    dcgm-exporter writes a GPU's device fields (XID, ECC counts, energy...) once per MIG instance
+    (entity ``GPU-I``), so a GPU with 3 instances shows each XID and each ECC error 3 times. Rule:
+    a ``GPU-I`` row of a device-level field with a known ``gpu`` index or ``uuid`` becomes a row of
+    its GPU (entity ``GPU``, ``entity_id`` = ``gpu``, ``GPU_I_*`` labels dropped from ``labels``
+    only by keeping the first row's); rows of one GPU, field and time are then one row, the first
+    read, with the job ids of all of them sorted and joined with ``,`` (the convention of
+    :data:`trainperf.dcgm.SCHEMA` for a shared GPU). Other rows are unchanged.
+
+    Returns:
+        a frame with the columns of ``frame``: the other rows in input order, then the device-level
+        rows of MIG GPUs, collapsed.
+    """
+    if frame.height == 0 or "entity" not in frame.columns:
+        return frame
+    is_mig = (
+        (pl.col("entity") == "GPU-I")
+        & pl.col("field_id").is_in(list(DEVICE_LEVEL_FIELDS))
+        & (pl.col("gpu").is_not_null() | pl.col("uuid").is_not_null())
+    )
+    mig = frame.filter(is_mig)
+    if mig.height == 0:
+        return frame
+    # the GPU's own rows of the same fields, if the export has them, join the same groups
+    gpus = mig.select("hostname", "gpu", "uuid", "field_id").unique()
+    own = frame.filter(~is_mig & (pl.col("entity") == "GPU")).join(
+        gpus, on=["hostname", "gpu", "uuid", "field_id"], how="semi", nulls_equal=True
+    )
+    rest = frame.filter(~is_mig).join(
+        own.select("hostname", "gpu", "uuid", "field_id", "entity").unique(),
+        on=["hostname", "gpu", "uuid", "field_id", "entity"],
+        how="anti",
+        nulls_equal=True,
+    )
+    dev = pl.concat([own, mig.with_columns(entity=pl.lit("GPU"), entity_id=pl.col("gpu"))])
+    key = ["hostname", "gpu", "uuid", "entity", "entity_id", "field_id", "timestamp"]
+    others = [c for c in frame.columns if c not in key and c != "job_id"]
+    one = dev.group_by(key, maintain_order=True).agg(
+        *[pl.col(c).first() for c in others],
+        pl.col("job_id").drop_nulls().unique().sort().str.join(",").alias("job_id"),
+    )
+    one = one.with_columns(
+        pl.when(pl.col("job_id") == "").then(None).otherwise("job_id").alias("job_id")
+    )
+    return pl.concat([rest, one.select(frame.columns).cast(frame.schema)])
+
+
+def _reset_or_dip(fid: int) -> tuple[pl.Expr, pl.Expr]:
+    """(reset, dip) flags of each sample against the previous one of its series (sorted)."""
+    prev = pl.col("value").shift(1).over(SERIES_KEY)
+    down = pl.col("value") < prev
+    if fid in LIFETIME_FIELDS:
+        return pl.lit(False), down.fill_null(False)
+    reset = down & (pl.col("value") < prev / 2)
+    return reset.fill_null(False), (down & ~reset).fill_null(False)
+
+
 def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
     """Reset-aware increase of a *counter* field per series between consecutive samples.
 
-    A negative step is a counter reset (driver reload / reboot): the increase of that
-    step is the new value (counted from 0), as Prometheus ``increase()`` does.
+    Rules:
+
+    * a step down to less than half the previous value is a counter reset (driver reload /
+      reboot: the counter restarts near zero): the increase of that step is the new value
+      (counted from 0), as Prometheus ``increase()`` does;
+    * a smaller step down (back to about the old level: 5, 5, 4, 5 ECC errors, a 1 mJ dip of the
+      energy counter) is not a reset: the series is non-monotonic (the reader flags it, check
+      ``counter_dip``), and the increase is counted from the highest value seen since the last
+      reset, so a dip and the climb back add nothing;
+    * the lifetime ``*_AGG_TOTAL`` ECC counts (:data:`LIFETIME_FIELDS`) never reset: every step down
+      is a dip;
+    * device-level fields are first made one series per physical GPU
+      (:func:`device_rows_per_gpu`: MIG instance rows are copies).
 
     Returns:
         columns SERIES_KEY + timestamp (Datetime[us, UTC]) + ``increase`` (Float64, in
@@ -72,10 +155,19 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
         raise ValueError(
             f"{info.name} ({fid}) is a {info.kind} in {info.unit}, not a counter: never difference it"
         )
-    d = frame.filter(pl.col("field_id") == fid).sort([*SERIES_KEY, "timestamp"], nulls_last=True)
-    step = pl.col("value").diff().over(SERIES_KEY)
+    d = device_rows_per_gpu(frame.filter(pl.col("field_id") == fid))
+    d = d.sort([*SERIES_KEY, "timestamp"], nulls_last=True)
+    reset, _ = _reset_or_dip(fid)
+    d = d.with_columns(reset.cast(pl.UInt32).cum_sum().over(SERIES_KEY).alias("_seg"))
+    seg = [*SERIES_KEY, "_seg"]
+    d = d.with_columns(pl.col("value").cum_max().over(seg).alias("_top"))
+    step = pl.col("_top").diff().over(seg)
+    first_of_seg = pl.col("_seg") != pl.col("_seg").shift(1).over(SERIES_KEY)
     return d.with_columns(
-        pl.when(step < 0).then(pl.col("value")).otherwise(step).alias("increase")
+        pl.when(first_of_seg.fill_null(False))
+        .then(pl.col("value"))
+        .otherwise(step)
+        .alias("increase")
     ).select([*SERIES_KEY, "timestamp", "increase"])
 
 
@@ -293,7 +385,8 @@ def xid_events(frame: pl.DataFrame) -> pl.DataFrame:
     non-zero sample and a change back after 0); consecutive equal non-zero samples
     extend it. Value 0 means "no XID" and is not an event. A same-code XID recurring
     while the gauge already shows it cannot be seen in this field (use
-    ``DCGM_EXP_XID_ERRORS_COUNT``).
+    ``DCGM_EXP_XID_ERRORS_COUNT``). MIG instance rows of a GPU are one series
+    (:func:`device_rows_per_gpu`): one XID is one event per physical GPU.
 
     Returns:
         hostname, gpu, uuid, entity, entity_id, ``xid`` (Int32), ``first_seen``,
@@ -301,7 +394,9 @@ def xid_events(frame: pl.DataFrame) -> pl.DataFrame:
         of the first sample), sorted by host, gpu, first_seen.
     """
     key = ["hostname", "gpu", "uuid", "entity", "entity_id"]
-    d = frame.filter(pl.col("field_id") == 230).sort([*key, "timestamp"], nulls_last=True)
+    d = device_rows_per_gpu(frame.filter(pl.col("field_id") == 230)).sort(
+        [*key, "timestamp"], nulls_last=True
+    )
     d = d.with_columns(pl.col("value").round(0).cast(pl.Int32).alias("xid"))
     d = d.with_columns(
         (pl.col("xid") != pl.col("xid").shift(1).over(key)).fill_null(True).alias("_chg")

@@ -85,21 +85,49 @@ def _envelope_error(doc: Any, name: str, where: str) -> DcgmFormatError | None:
     return None
 
 
+def _note_partial(docs: list, name: str, log: QualityLog) -> None:
+    """Envelopes with a ``warnings`` list (check ``partial_response``, flagged): Thanos, Cortex and
+    Mimir answer ``"status": "success"`` with ``"warnings": ["partial response ..."]`` when a store
+    or querier did not answer, so the result may lack series or samples; Prometheus itself puts
+    query warnings there too (https://prometheus.io/docs/prometheus/latest/querying/api/, "Format
+    overview": ``warnings`` "only set if there were warnings while executing the request")."""
+    found = [
+        (i, w)
+        for i, doc in enumerate(docs)
+        if isinstance(doc, Mapping) and isinstance(doc.get("warnings"), list) and doc["warnings"]
+        for w in doc["warnings"][:1]
+    ]
+    if not found:
+        return
+    i, first = found[0]
+    log.add(name, "partial_response", "flagged",
+            f"{len(found)} of {len(docs)} API responses carry warnings (a partial response: series "
+            f"or samples may be missing); first, document {i}: {str(first)[:300]}")  # fmt: skip
+
+
 def read_prometheus_api_reading(
     source: str | os.PathLike | bytes | Mapping | Sequence,
     *,
     metric: str | None = None,
     checks: bool = True,
+    name: str | None = None,
 ) -> Reading:
     """:func:`read_prometheus_api`, returning the normalised :class:`~trainperf.dcgm.Reading`.
 
     A list of several envelopes in which some failed (``status`` ``error``, a chunk of a range query
     that timed out) keeps the others: the failed ones are excluded with a ``failed_query``
-    data-quality row. When every envelope failed, the first failure is raised.
+    data-quality row. When every envelope failed, the first failure is raised. An envelope with
+    ``warnings`` (a Thanos/Cortex partial response) is read and flagged (``partial_response``).
+    ``name`` names a decoded object in messages (the server and query it came from; default
+    ``<json>``).
     """
-    name = src_name(source) if not isinstance(source, (Mapping, list, tuple)) else "<json>"
+    if isinstance(source, (Mapping, list, tuple)):
+        name = name or "<json>"
+    else:
+        name = name or src_name(source)
     docs = _decode(source, name)
     log = QualityLog(category=DcgmWarning)
+    _note_partial(docs, name, log)
     rows: list[dict[str, Any]] = []
     sid_of: dict[tuple, int] = {}
     o_sid: list[int] = []
@@ -166,6 +194,7 @@ def read_prometheus_api(
     *,
     metric: str | None = None,
     checks: bool = True,
+    name: str | None = None,
 ) -> pl.DataFrame:
     """Read Prometheus HTTP API results: ``/api/v1/query`` (vector) or ``/api/v1/query_range`` (matrix).
 
@@ -183,6 +212,7 @@ def read_prometheus_api(
             after ``avg by (...)``).
         checks: False for results that are not samples (PromQL aggregates such as
             ``count_over_time``): only blank/NaN/Inf values are dropped.
+        name: how messages name a decoded object (default ``<json>``; a path names itself).
 
     Returns:
         a frame with :data:`trainperf.dcgm.SCHEMA`.
@@ -192,4 +222,4 @@ def read_prometheus_api(
             envelope), a ``resultType`` other than vector/matrix, or a malformed sample (JSON
             path given).
     """
-    return read_prometheus_api_reading(source, metric=metric, checks=checks).frame()
+    return read_prometheus_api_reading(source, metric=metric, checks=checks, name=name).frame()

@@ -188,6 +188,8 @@ def _label_attrs(labels: Mapping[str, str]) -> _LabelAttrs:
         if k in _CONSUMED:
             if k in HOST_KEYS and k != host_key and v != host and v != "":
                 rest[k] = v  # a second, different host label: keep it visible
+            elif k in GPU_KEYS and gpu is None and v not in (None, ""):
+                rest[k] = v  # not a GPU index (beyond Int32, not a number): kept, and flagged
             continue
         if k.startswith("exported_"):
             base = k[len("exported_") :]

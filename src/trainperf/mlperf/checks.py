@@ -25,6 +25,7 @@ __all__ = [
     "FileChecks",
     "as_count",
     "check_encodable",
+    "check_results_folder",
     "display_path",
     "limits",
     "read_result_bytes",
@@ -189,6 +190,29 @@ def check_encodable(source: str, cols: dict[str, list]) -> None:
 GZ_MAX_BYTES = 4 * 2**30
 """Largest decompressed ``result_*.txt.gz`` read (4 GiB; the largest public MLPerf Training logs
 are tens of MB): a gzip bomb is refused instead of filling memory."""
+
+
+#: Folders never walked for result files: a file system's root and the kernel's pseudo file systems
+#: (walking ``/`` visits every file of the machine, and ``/proc`` never ends). A results folder is
+#: below them.
+_NEVER_WALKED = ("/proc", "/sys", "/dev")
+
+
+def check_results_folder(path) -> None:
+    """Refuse, before any walk, a results folder that is a file system root or a pseudo file system.
+
+    Raises:
+        InputError: ``path`` is ``/`` (or a drive's root), ``/proc``, ``/sys``, ``/dev`` or below them.
+    """
+    p = os.path.abspath(os.fspath(path))
+    root = os.path.splitdrive(p)[1] in (os.sep, "")
+    pseudo = any(p == d or p.startswith(d + os.sep) for d in _NEVER_WALKED)
+    if root or pseudo:
+        raise InputError(
+            f"{display_path(path)}: a {'file system root' if root else 'system folder'}, not an "
+            "MLPerf results folder; name the folder that holds <submitter>/results/ (or a "
+            "result_*.txt)"
+        )
 
 
 def read_result_bytes(path) -> bytes | None:

@@ -30,13 +30,16 @@ from trainperf.mlperf.checks import (
     FileChecks,
     MLPerfLogWarning,
     as_count,
+    check_results_folder,
     display_path,
     limits,
     read_result_bytes,
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
+from trainperf.mlperf.progress import apply_train_samples
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.mlperf.scores import score_runs
+from trainperf.mlperf.timeline import clock_stepped_back, duplicate_files, mark_duplicate
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
@@ -60,7 +63,11 @@ __all__ = [
 #:               evaluation; see ``Results.quality``): time_to_train_min only
 #:               where its times are usable; the run counts as failed for scoring
 #:   parse_error the file could not be read or holds no usable run_start
-RUN_STATUSES = ("success", "aborted", "incomplete", "relaunched", "damaged", "parse_error")
+#:   duplicate   a byte copy of another result file of its folder: not a distinct run, left out
+#:               of the score (:mod:`trainperf.mlperf.timeline`)
+RUN_STATUSES = (
+    "success", "aborted", "incomplete", "relaunched", "damaged", "parse_error", "duplicate"
+)  # fmt: skip
 
 _ROUND_RE = re.compile(r"^(?:training_results_)?v?(\d+\.\d+)$")
 
@@ -122,10 +129,13 @@ def find_result_files(path: str | Path) -> list[Path]:
 
     Raises:
         FileNotFoundError: ``path`` does not exist or holds no result file.
+        trainperf.errors.InputError: ``path`` is a file system root or a system folder
+            (:func:`~trainperf.mlperf.checks.check_results_folder`), refused before any walk.
     """
     path = Path(path)
     if path.is_file():
         return [path]
+    check_results_folder(path)
     if not path.exists():
         raise FileNotFoundError(
             f"{path}: no such file or folder (expected an MLPerf results folder or a result_*.txt)"
@@ -493,6 +503,7 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         stops = [s for s in stops if s[0] > relaunch[0]]
         evals = [e for e in evals if e[0] > relaunch[0]]
     final_conflict = _final_eval(row, parsed, evals, checks)
+    apply_train_samples(row, parsed.events, checks)
     _target(row)
     start_rows = _consensus("run_start", attempt, parsed, checks)
     row["run_start"] = min(times[r] for r in start_rows) if start_rows else None
@@ -540,6 +551,10 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
             f"run_stop is not after run_start ({minutes:.3f} min); no time to train",
             lines[last],
         )
+        if not relaunch:
+            row["status"] = "damaged"
+        return row
+    if start_rows and clock_stepped_back(times, lines, min(start_rows), last, checks):
         if not relaunch:
             row["status"] = "damaged"
         return row
@@ -628,12 +643,15 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
     iterator = files_
     if progress:
         iterator = tqdm(files_, desc="MLPerf logs", unit="file", file=sys.stderr)
-    for f in iterator:
+    copies = duplicate_files(files_)
+    for i, f in enumerate(iterator):
         parsed = None
         try:
             row, parsed, checks = _load_file(f, sys_cache, memo)
         except Exception as exc:  # noqa: BLE001 - isolation: one bad file never costs the others
             row, checks = _failed_file(f, exc, sys_cache)
+        if i in copies:
+            mark_duplicate(row, checks, copies[i])
         row["quality"] = ",".join(checks.found)
         row["n_warnings"] = flush(checks, log, sink)
         row["result_file"] = display_path(row["result_file"])  # a name that is not UTF-8

@@ -45,6 +45,13 @@ def _notes_for_quality(sub: pl.DataFrame) -> list[str]:
     return notes
 
 
+def _distinct_runs(sub: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """The runs of a group without the byte copies of another result file (status ``duplicate``,
+    :mod:`trainperf.mlperf.timeline`), and how many copies there were."""
+    keep = sub.filter(pl.col("status") != "duplicate")
+    return keep, sub.height - keep.height
+
+
 def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
     """Score each (round, submitter, system, benchmark) as the MLPerf Training rules do.
 
@@ -54,7 +61,9 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
     fastest and the slowest and average the rest (3 gpt3 runs give the median, 10 llama2_70b_lora
     runs the mean of the middle 8). A run that did not succeed (aborted, incomplete, relaunched,
     damaged, parse_error) counts as the dropped slowest one; more failed runs than may be dropped
-    (1; 4 for unet3d) gives no score. The ``scaling.json`` factor of a results folder, when present,
+    (1; 4 for unet3d) gives no score. A result file that is a byte copy of another (status
+    ``duplicate``) is not a run: ``n_runs`` and the runs the rules require count distinct runs. The
+    ``scaling.json`` factor of a results folder, when present,
     multiplies the score; an unreadable one gives no score.
 
     Args:
@@ -70,8 +79,9 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
     keys = ["round", "submitter", "system", "benchmark"]
     required = required_runs()
     out = []
-    for group, sub in runs.group_by(keys, maintain_order=True):
+    for group, sub_all in runs.group_by(keys, maintain_order=True):
         rec = dict(zip(keys, group, strict=True))
+        sub, n_copies = _distinct_runs(sub_all)
         ok = sub.filter((pl.col("status") == "success") & pl.col("time_to_train_min").is_not_null())
         dropped = sub.height - ok.height
         max_dropped = 4 if rec["benchmark"] == "unet3d" else 1
@@ -100,11 +110,16 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
         if factor is not None and factor != 1.0:
             notes.append(f"scaled by scaling.json factor {factor}")
         notes += _notes_for_quality(sub)
+        if n_copies:
+            notes.append(
+                f"{n_copies} result file{'s are byte copies' if n_copies > 1 else ' is a byte copy'} "
+                "of another, not counted as runs"
+            )
         n_acc = sub["n_accelerators"].drop_nulls()
         out.append(
             {
                 **rec,
-                "n_accelerators": n_acc[0] if n_acc.len() else None,
+                "n_accelerators": n_acc[0] if n_acc.len() else None,  # of the distinct runs
                 "n_runs": sub.height,
                 "n_valid_runs": ok.height,
                 "n_required_runs": req,

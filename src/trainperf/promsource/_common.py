@@ -67,6 +67,7 @@ class PrometheusError(TrainperfError, RuntimeError):
         error_type: the server's ``errorType`` (``bad_data``, ``execution``, ``timeout``...) or
             the Python exception name.
         message: the server's ``error`` text (or the exception's).
+        server: the server's base URL (named in the message before the endpoint), or None.
     """
 
     def __init__(
@@ -77,14 +78,17 @@ class PrometheusError(TrainperfError, RuntimeError):
         error_type: str,
         message: str,
         attempts: int = 1,
+        server: str | None = None,
     ):
         self.endpoint, self.query, self.status = endpoint, query, status
+        self.server = server
         self.error_type, self.message, self.attempts = error_type, message, attempts
         what = f"HTTP {status}" if status is not None else "no response"
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         q = query if len(query) <= 2000 else query[:2000] + f"... ({len(query)} chars)"
         super().__init__(
-            f"Prometheus {endpoint}: {what}{tries} ({error_type}: {message}) for query: {q}"
+            f"Prometheus {server or ''}{endpoint}: {what}{tries} ({error_type}: {message}) "
+            f"for query: {q}"
         )
 
 

@@ -14,6 +14,7 @@ from trainperf.promsource._common import (
     DEFAULT_FIELDS,
     HOST_LABELS,
     JOB_LABELS,
+    PrometheusQueryError,
     api_seconds,
     epoch_ms,
     is_dcgm,
@@ -21,7 +22,13 @@ from trainperf.promsource._common import (
     qstr,
     regex_of,
 )
+from trainperf.promsource.guards import thin_to_step
+from trainperf.quality import QualityLog
 from trainperf.slurm import expand_nodelist
+
+
+def _short(expr: str, n: int = 200) -> str:
+    return expr if len(expr) <= n else expr[:n] + f"... ({len(expr)} chars)"
 
 
 class FetchMixin:
@@ -100,14 +107,20 @@ class FetchMixin:
         d = max(1, min(e_ms - s_ms, 6 * 3600 * 1000))
         step = round(self.default_step_s * 1000)
         for sel in selectors:
-            doc = self.query(f"topk(1, last_over_time({sel}[{d}ms]))", e_ms / 1000)
-            res = doc["data"]["result"]
-            if not res:
-                continue
-            labels = res[0]["metric"]
-            exact = "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items())) + "}"
-            raw = self.query(f"{exact}[{d}ms]", e_ms / 1000)["data"]["result"]
-            ts = sorted(round(float(t) * 1000) for r in raw for t, _ in r.get("values", []))
+            expr = f"topk(1, last_over_time({sel}[{d}ms]))"
+            try:
+                res = self.query(expr, e_ms / 1000)["data"]["result"]
+                if not res:
+                    continue
+                labels = res[0]["metric"]
+                exact = (
+                    "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items())) + "}"
+                )
+                expr = f"{exact}[{d}ms]"
+                raw = self.query(expr, e_ms / 1000)["data"]["result"]
+                ts = sorted(round(float(t) * 1000) for r in raw for t, _ in r.get("values", []))
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                raise self._bad_shape(expr, exc) from None
             gaps = sorted(b - a for a, b in zip(ts, ts[1:], strict=False) if b > a)
             if gaps:
                 step = gaps[len(gaps) // 2]
@@ -118,8 +131,20 @@ class FetchMixin:
     def _count_series(self, selectors: Sequence[str], s_ms: int, e_ms: int) -> int:
         w = max(1, e_ms - s_ms)
         expr = "count(" + " or ".join(f"count_over_time({s}[{w}ms])" for s in selectors) + ")"
-        res = self.query(expr, e_ms / 1000)["data"]["result"]
-        return int(float(res[0]["value"][1])) if res else 0
+        try:
+            res = self.query(expr, e_ms / 1000)["data"]["result"]
+            return int(float(res[0]["value"][1])) if res else 0
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+            raise self._bad_shape(expr, exc) from None
+
+    def _bad_shape(self, expr: str, exc: BaseException) -> PrometheusQueryError:
+        """A ``success`` answer without the vector/matrix the query returns: one error naming the
+        server and the query, never a ``KeyError``."""
+        return PrometheusQueryError(
+            "/api/v1/query", expr, 200, "bad_response",
+            f"the answer is not the expected vector or matrix ({type(exc).__name__}: {exc})",
+            server=self.url,
+        )  # fmt: skip
 
     @staticmethod
     def _fresh(selectors: Sequence[str], step_ms: int) -> str:
@@ -131,6 +156,20 @@ class FetchMixin:
         return " or ".join(
             f"({s} and (timestamp({s}) > time() - {lag} + 0.0005))" for s in selectors
         )
+
+    def _bounded_points(self, env: dict, t0: int, t1: int, st: int, where: str) -> dict:
+        """At most the points asked for per series (:func:`~trainperf.promsource.guards.thin_to_step`);
+        a server that sent more (it ignored ``step``) is flagged, check ``step_ignored``."""
+        env, n_over, n_dropped = thin_to_step(env, t0, t1, st)
+        if n_over:
+            log = QualityLog(category=dcgm.DcgmWarning)
+            n_asked = (t1 - t0) // st + 1
+            log.add(where, "step_ignored", "excluded",
+                    f"the server sent more points than the {n_asked} asked per series (step "
+                    f"{st / 1000:g} s ignored?) for {n_over} series: one point per step kept, "
+                    f"{n_dropped:,} left out", n_series=n_over, n_samples=n_dropped)  # fmt: skip
+            self._quality.append(log.frame())
+        return env
 
     # ---------------------------------------------------------------- raw series
 
@@ -201,7 +240,9 @@ class FetchMixin:
                 while t0 <= e_ms:
                     t1 = min(e_ms, t0 + (per_chunk - 1) * st)
                     env = self.query_range(expr, t0 / 1000, t1 / 1000, st / 1000)
-                    r = dcgm.read_prometheus_api_reading(env)
+                    where = f"Prometheus {self.url}, query_range {_short(expr)}"
+                    env = self._bounded_points(env, t0, t1, st, where)
+                    r = dcgm.read_prometheus_api_reading(env, name=where)
                     if r.quality.height:
                         self._quality.append(r.quality)
                     f = r.frame()

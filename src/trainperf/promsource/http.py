@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import http.client
 import json
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,11 +19,22 @@ from trainperf.promsource._common import (
     api_seconds,
     epoch_ms,
 )
+from trainperf.promsource.guards import ResponseTooLarge, gunzip_bounded, read_bounded
+
+
+def _too_large(server: str, endpoint: str, query: str, e: ResponseTooLarge,
+               attempt: int) -> PrometheusQueryError:  # fmt: skip
+    return PrometheusQueryError(
+        endpoint, query, None, "too_large",
+        f"the {e.what} of the response is larger than {e.limit:,} bytes (max_response_bytes); "
+        "refused: narrow the query (fewer hosts or fields, a shorter window) or raise "
+        "max_response_bytes", attempt, server=server,
+    )  # fmt: skip
 
 
 class HttpMixin:
-    """API calls (needs ``url``, ``timeout_s``, ``max_attempts``, ``backoff_s``, ``backoff_max_s``,
-    ``headers``, ``stats`` and ``_opener`` from :class:`~trainperf.promsource.PrometheusSource`)."""
+    """API calls (needs ``url``, ``timeout_s``, ``max_response_bytes``, ``max_attempts``,
+    ``backoff_s``, ``backoff_max_s``, ``headers``, ``stats`` and ``_opener`` from :class:`~trainperf.promsource.PrometheusSource`)."""
 
     stats: TransferStats
 
@@ -39,8 +50,12 @@ class HttpMixin:
             params: form parameters (repeated keys allowed, e.g. ``match[]``).
             method: ``POST`` (form body) or ``GET`` (query string).
 
+        A body longer than ``max_response_bytes`` (compressed or inflated: a gzip body is inflated
+        in bounded pieces) is refused, never read or inflated whole.
+
         Raises:
-            PrometheusQueryError: HTTP 4xx (not retried), or a 2xx whose envelope says ``error``.
+            PrometheusQueryError: HTTP 4xx (not retried), a 2xx whose envelope says ``error``, or a
+                response larger than ``max_response_bytes`` (``error_type`` ``too_large``).
             PrometheusUnavailableError: 5xx / timeout / connection error after ``max_attempts``.
         """
         query = next((v for k, v in params if k in ("query", "match[]")), "")
@@ -63,12 +78,16 @@ class HttpMixin:
             self.stats.requests += 1
             self.stats.bytes_sent += len(body)
             t = time.perf_counter()
+            limit = self.max_response_bytes
             try:
                 with self._opener.open(req, timeout=self.timeout_s) as resp:
-                    raw = resp.read()
+                    raw = read_bounded(resp, limit)
                     status, enc = resp.status, resp.headers.get("Content-Encoding", "")
+            except ResponseTooLarge as e:
+                self.stats.seconds += time.perf_counter() - t
+                raise _too_large(self.url, endpoint, query, e, attempt) from None
             except urllib.error.HTTPError as e:
-                raw = e.read() or b""
+                raw = (e.read(1 << 16) if e.fp is not None else b"") or b""  # its start says why
                 status, enc = e.code, (e.headers.get("Content-Encoding", "") if e.headers else "")
             except (
                 urllib.error.URLError,
@@ -84,9 +103,11 @@ class HttpMixin:
             self.stats.bytes_received += len(raw)
             if "gzip" in enc.lower():
                 try:
-                    raw = gzip.decompress(raw)
-                except OSError:
-                    pass
+                    raw = gunzip_bounded(raw, limit)
+                except ResponseTooLarge as e:
+                    raise _too_large(self.url, endpoint, query, e, attempt) from None
+                except (zlib.error, EOFError):
+                    pass  # not gzip after all: read as it came
             self.stats.bytes_decoded += len(raw)
             try:
                 doc = json.loads(raw) if raw else {}
@@ -97,16 +118,17 @@ class HttpMixin:
             if 200 <= status < 300:
                 if doc.get("status") != "success":
                     raise PrometheusQueryError(
-                        endpoint, query, status, err_type or "bad_response", err, attempt
-                    )
+                        endpoint, query, status, err_type or "bad_response", err, attempt,
+                        server=self.url,
+                    )  # fmt: skip
                 return doc
             if 400 <= status < 500:
                 raise PrometheusQueryError(
-                    endpoint, query, status, err_type or "http", err, attempt
+                    endpoint, query, status, err_type or "http", err, attempt, server=self.url
                 )
             last = (status, err_type or "http", err)
         raise PrometheusUnavailableError(
-            endpoint, query, last[0], last[1], last[2], self.max_attempts
+            endpoint, query, last[0], last[1], last[2], self.max_attempts, server=self.url
         )
 
     def query(self, promql: str, at: Any) -> dict:

@@ -19,7 +19,11 @@ class PushdownMixin:
 
     def _window_frame(self, expr: str, name: str, at_ms: int) -> pl.DataFrame:
         doc = self.query(expr, at_ms / 1000)
-        f = dcgm.read_prometheus_api(doc, metric=name, checks=False)  # aggregates, not samples
+        where = f"Prometheus {self.url}, query {expr[:200]}"
+        r = dcgm.read_prometheus_api_reading(doc, metric=name, checks=False, name=where)
+        if r.quality.height:  # a partial response (Thanos warnings), a failed part
+            self._quality.append(r.quality)
+        f = r.frame()  # aggregates, not samples
         return f.with_columns(
             pl.col("labels").str.json_path_match(f"$.{STAT_LABEL}").alias("_stat")
         )

@@ -11,6 +11,7 @@ import polars as pl
 
 from trainperf.promsource._common import MAX_POINTS_PER_SERIES, TransferStats, is_url
 from trainperf.promsource.fetch import FetchMixin
+from trainperf.promsource.guards import MAX_RESPONSE_BYTES
 from trainperf.promsource.http import HttpMixin
 from trainperf.promsource.pushdown import PushdownMixin
 from trainperf.quality import QUALITY_SCHEMA, empty_quality
@@ -30,6 +31,9 @@ class PrometheusSource(HttpMixin, FetchMixin, PushdownMixin):
             the response size: about 25-30 bytes of JSON per point; Prometheus' own
             ``--query.max-samples`` default is 50,000,000).
         default_step_s: step used when the scrape interval cannot be measured, s.
+        max_response_bytes: largest response body, compressed or inflated (default
+            :data:`trainperf.promsource.guards.MAX_RESPONSE_BYTES`, 64 MiB); a larger one is
+            refused with a :class:`PrometheusQueryError` (``too_large``), never inflated whole.
         headers: extra HTTP headers (e.g. ``Authorization``).
 
     Attributes:
@@ -48,6 +52,7 @@ class PrometheusSource(HttpMixin, FetchMixin, PushdownMixin):
         max_points_per_request: int = 1_000_000,
         default_step_s: float = 15.0,
         headers: Mapping[str, str] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         if not is_url(url):
             raise ValueError(f"not an http(s) URL: {url!r}")
@@ -63,6 +68,7 @@ class PrometheusSource(HttpMixin, FetchMixin, PushdownMixin):
         self.max_points_per_request = int(max_points_per_request)
         self.default_step_s = float(default_step_s)
         self.headers = dict(headers or {})
+        self.max_response_bytes = int(max_response_bytes)
         self.stats = TransferStats()
         # no proxies: a loopback server must be reached directly whatever the environment says
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -46,6 +46,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from trainperf.dcgm import counter_increase, xid_events
+from trainperf.dcgm.derived import device_rows_per_gpu
 from trainperf.errors import DataWarning, InputError
 from trainperf.quality import QualityLog, empty_quality
 from trainperf.tables import read_table
@@ -55,6 +56,7 @@ __all__ = [
     "NODE_EVENT_SCHEMA",
     "ReliabilityWarning",
     "clock_event_reasons",
+    "gpu_event_rows",
     "gpu_events",
     "node_events_frame",
     "read_node_events",
@@ -146,6 +148,61 @@ def _rising(frame: pl.DataFrame, fid: int, value: pl.Expr) -> pl.DataFrame:
     return d.filter((pl.col("_v") != 0) & (prev == 0))
 
 
+_XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+
+
+def gpu_event_rows() -> pl.Expr:
+    """The rows of a DCGM frame :func:`gpu_events` reads (a filter for a large telemetry store):
+    fields 230, 311, 313, 393, 395, 112 and dcgm-exporter's ``DCGM_EXP_XID_ERRORS_COUNT``, which
+    has no DCGM field id."""
+    return pl.col("field_id").is_in(
+        [_XID, _DBE_VOL, _DBE_AGG, _REMAP_UNC, _REMAP_FAIL, _CLOCK_EVENTS]
+    ) | (pl.col("field") == _XID_COUNT)
+
+
+def _xid_count_events(dcgm: pl.DataFrame) -> pl.DataFrame | None:
+    """XID events from dcgm-exporter's ``DCGM_EXP_XID_ERRORS_COUNT`` (its xid collector: per GPU and
+    ``xid`` label, the number of XIDs of that code within a sliding window, ``window_size_in_ms``;
+    github.com/NVIDIA/dcgm-exporter ``pkg/dcgmexporter/xid_collector.go``).
+
+    Rule: per (host, GPU, xid), each sample whose count is above the previous sample's (the first
+    sample: above 0) is one event at that time, ``code`` the ``xid`` label; a fall is the window
+    forgetting old XIDs, not an event. GPUs that also export the 230 gauge keep the gauge's events
+    alone (the same XIDs, not counted twice). A series without a readable ``xid`` label is left
+    out. None when the frame has no such series.
+    """
+    if "field" not in dcgm.columns:
+        return None
+    d = dcgm.filter(pl.col("field") == _XID_COUNT)
+    if d.height == 0:
+        return None
+    gauge = dcgm.filter(pl.col("field_id") == _XID).select("hostname", "gpu").unique()
+    d = d.join(gauge, on=["hostname", "gpu"], how="anti", nulls_equal=True)
+    d = d.with_columns(
+        xid=pl.col("labels")
+        .str.json_path_match("$.xid")
+        .str.strip_chars()
+        .cast(pl.Int64, strict=False)
+    ).filter(pl.col("xid").is_not_null() & (pl.col("xid") >= 0))
+    if d.height == 0:
+        return None
+    key = ["hostname", "gpu", "uuid", "xid"]
+    d = d.sort([*key, "timestamp"], nulls_last=True)
+    prev = pl.col("value").shift(1).over(key).fill_null(0.0)
+    d = d.filter(pl.col("value") > prev)
+    cat = xid_catalogue().select("xid", detail="name", infra="counts_as_infra")
+    return d.join(cat, on="xid", how="left").select(
+        "hostname",
+        pl.col("gpu").cast(pl.Int32),
+        "timestamp",
+        kind=pl.lit("xid"),
+        code=pl.col("xid"),
+        detail=pl.col("detail").fill_null("unknown XID"),
+        infra=pl.col("infra").fill_null(True),
+        job_id="job_id",
+    )
+
+
 def gpu_events(dcgm: pl.DataFrame) -> pl.DataFrame:
     """XID, uncorrectable-ECC, row-remap and clock-throttle events of a DCGM long frame.
 
@@ -162,10 +219,18 @@ def gpu_events(dcgm: pl.DataFrame) -> pl.DataFrame:
         hardware power cap, thermal or hardware slowdown), with the reasons named in ``detail``.
         An XID code missing from the catalogue is kept with ``detail`` ``"unknown XID"`` and
         ``infra`` true (an unknown driver error is treated as the hardware's until shown otherwise).
+        Where the export has no 230 gauge for a GPU but dcgm-exporter's
+        ``DCGM_EXP_XID_ERRORS_COUNT{xid="79"}`` counter, its rises are the XID events
+        (:func:`_xid_count_events`). MIG instance rows of a GPU count once
+        (:func:`trainperf.dcgm.derived.device_rows_per_gpu`).
     """
     if dcgm.height == 0 or "field_id" not in dcgm.columns:
         return _empty_events()
+    dcgm = device_rows_per_gpu(dcgm)
     parts: list[pl.DataFrame] = []
+    xid_count = _xid_count_events(dcgm)
+    if xid_count is not None:
+        parts.append(xid_count)
     if dcgm.filter(pl.col("field_id") == _XID).height:
         cat = xid_catalogue().select(
             pl.col("xid").cast(pl.Int32), detail="name", infra="counts_as_infra"

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from trainperf.atomic import write_text_atomic
+from trainperf.report.absent import is_stand_in_cell
 from trainperf.report.outdir import unlink_owned
 
 __all__ = ["SUFFIX", "appendix_label", "write_appendix_notebooks"]
@@ -90,6 +91,9 @@ def write_appendix_notebooks(
     names = set()
     for nb_path in sorted(src.glob("*.ipynb")):
         nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        # a stand-in page (trainperf.report.absent) shows its title and sentence once: the cells
+        # kept only so that the chapters' embeds resolve are left out of its own page
+        nb["cells"] = [c for c in nb.get("cells", []) if not is_stand_in_cell(c)]
         for cell in nb.get("cells", []):
             if cell.get("cell_type") != "code":
                 continue

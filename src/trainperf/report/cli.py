@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,9 +280,17 @@ def parse_overrides(items: list[str], params_file: str | None = None) -> dict[st
     return {nb: {k: absolute(v) for k, v in kv.items()} for nb, kv in out.items()}
 
 
+def _interruptible() -> None:
+    """Ctrl-C (SIGINT) stops the command even where it started with SIGINT ignored (a background
+    job of a script inherits SIG_IGN, and Python then never raises KeyboardInterrupt)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False) or os.environ.get("TRAINPERF_DEBUG") == "1"
+    _interruptible()
     # deferred below: each command imports only what it runs (`trainperf --help` and `trainperf runs`
     # start in ~0.15 s, the report job's imports take ~3.4 s; -X importtime)
     try:
@@ -350,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_command(args.path, args.format, args.table, package_version())
         return 0
     except KeyboardInterrupt:
+        from trainperf.report.schedule import kill_descendants  # kernels of a 1-process run
+
+        kill_descendants()
         print("trainperf: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line by default; the traceback on request

@@ -265,6 +265,8 @@ class ReportJob:
         with open(self.figure_log, "a", encoding="utf-8") as fh:  # the run's export log
             fh.writelines(json.dumps(r) + "\n" for r in records)
         if exc is not None:
+            if isinstance(exc, NotebookError) and exc.ename == "KeyboardInterrupt":
+                raise KeyboardInterrupt(str(exc))  # Ctrl-C reached the kernel: the job stops
             if not isinstance(exc, NotebookError) or self.fail_fast:
                 raise exc
             self.failed[spec.name] = str(exc)

@@ -862,6 +862,19 @@ def book_sources(root: Path, project: dict) -> list[str]:
     return sorted(items)
 
 
+def _absolute_bibliography(project: dict, stage: Path) -> None:
+    """The staged project's bibliography as absolute paths: Quarto looks a relative one up from each
+    input's real folder, and the appendix pages are in ``_output/appendix/``, a link to the
+    ``--out`` folder, from which ``../../references.bib`` is not the project's ("File
+    ../../references.bib not found in resource path": the book of every ``--out`` but
+    ``_output`` failed at its first appendix page)."""
+    bib = project.get("bibliography")
+    if isinstance(bib, str):
+        project["bibliography"] = str((stage / bib).resolve())
+    elif isinstance(bib, list):
+        project["bibliography"] = [str((stage / b).resolve()) for b in bib]
+
+
 def stage_book(
     root: Path, out: Path, figures: Path, name: str, inputs: dict[str, bool] | None = None
 ) -> Path:
@@ -871,7 +884,7 @@ def stage_book(
     ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
     ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
     ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title
-    and the part titles its ``inputs`` (``values.inputs``) support (:mod:`trainperf.report.parts`);
+    (as Markdown text, :func:`trainperf.markup.md_text`: no HTML of a name reaches the page) and the part titles its ``inputs`` (``values.inputs``) support (:mod:`trainperf.report.parts`);
     a ``.gitignore`` with ``/.quarto/`` stops ``quarto render`` from editing one.
 
     Returns:
@@ -890,8 +903,10 @@ def stage_book(
         elif src.is_file():
             shutil.copyfile(src, dst)
     book = project.setdefault("book", {})
-    book["title"] = book_title(name)
+    # Quarto reads the title as Markdown (raw HTML included): the config's name is text there
+    book["title"] = md_text(book_title(name))
     book["chapters"] = with_part_titles(book.get("chapters") or [], inputs)
+    _absolute_bibliography(project, stage)
     write_text_atomic(
         yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
     )

@@ -11,8 +11,15 @@ With ``jobs == 1`` everything runs in this process, one item after another, in t
 ``jobs`` spawned worker processes; at most ``jobs`` are handed out at a time, so an item is
 started when it is handed out (the progress line printed then is true), in the given order among
 those whose group is complete. Workers ignore Ctrl-C (the parent stops them); on an error, an
-interrupt or SIGTERM the items not started are cancelled and the workers terminated (a kernel whose
-worker is gone notices and exits: ipykernel's parent poller).
+interrupt or SIGTERM the items not started are cancelled, the workers terminated and their kernels
+killed (:func:`kill_descendants`: the processes below this one, listed before any is stopped).
+
+Ctrl-C stops the run every time: while items run, SIGINT has a handler of its own here (set even
+where the process started with SIGINT ignored, and never replaced by the SIGINT handler that
+``asyncio.run`` installs around papermill's event loop in a single-process run, which cancels the
+loop's task and can lose the interrupt), which records the interrupt and raises
+``KeyboardInterrupt``; a recorded interrupt is raised again after each item ends, in case a library
+turned the first into another error.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Work", "default_jobs", "run_work"]
+__all__ = ["Work", "default_jobs", "kill_descendants", "run_work"]
 
 #: the most worker processes the job starts by default (each holds one kernel of up to ~1 GB)
 MAX_DEFAULT_JOBS = 4
@@ -83,6 +90,52 @@ class _Inline:
         pass
 
 
+def kill_descendants(timeout_s: float = 10.0) -> int:
+    """Terminate every process below this one (workers, kernels), then kill what is left after
+    ``timeout_s``. The tree is listed first: a kernel whose worker died would no longer be below.
+
+    Returns:
+        the number of processes signalled (0 when ``psutil``, ipykernel's own dependency, is absent).
+    """
+    try:
+        import psutil  # noqa: PLC0415 - only on a stop
+    except ImportError:
+        return 0
+    try:
+        procs = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=timeout_s)
+    return len(procs)
+
+
+_INTERRUPTED = threading.Event()
+
+
+def _on_sigint(signum, frame):
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def _sigint_handler():
+    """Install :func:`_on_sigint` (main thread only); returns the handler it replaced, or None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    _INTERRUPTED.clear()
+    return signal.signal(signal.SIGINT, _on_sigint)
+
+
 class _Pool:
     def __init__(self, jobs: int) -> None:
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding threads
@@ -96,6 +149,7 @@ class _Pool:
     def stop(self) -> None:
         procs = list(getattr(self.pool, "_processes", {}).values())  # no public API for this
         self.pool.shutdown(wait=False, cancel_futures=True)
+        kill_descendants()  # the workers and their kernels, listed before any is stopped
         for p in procs:
             p.terminate()
         for p in procs:
@@ -139,6 +193,7 @@ def run_work(
     runner = _Inline() if jobs <= 1 or len(items) <= 1 else _Pool(jobs)
     inline = isinstance(runner, _Inline)
     previous = _sigterm_as_interrupt()
+    previous_int = _sigint_handler()
 
     def ready() -> Work | None:
         for i, w in enumerate(pending):
@@ -162,6 +217,8 @@ def run_work(
                 fut = runner.submit(w.fn, w.arg)
                 if inline:
                     finished(fut, w)
+                    if _INTERRUPTED.is_set():  # an interrupt a library turned into an outcome
+                        raise KeyboardInterrupt
                 else:
                     running[fut] = w
             if not running:
@@ -170,12 +227,16 @@ def run_work(
                 break
             for fut in _first_done(running):
                 finished(fut, running.pop(fut))
+                if _INTERRUPTED.is_set():  # an interrupt a library turned into an outcome
+                    raise KeyboardInterrupt
     except BaseException:
         runner.stop()
         raise
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
     if not inline:
         runner.pool.shutdown(wait=True)
 

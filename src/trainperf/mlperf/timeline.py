@@ -1,0 +1,126 @@
+"""Two checks of MLPerf result files beyond one line: a clock that steps back inside a log, and a
+result file that is a byte copy of another of its folder.
+
+* ``clock_step_back`` (:func:`clock_stepped_back`): MLLOG lines are written in time order (each
+  ``time_ms`` is the wall clock when the line was logged, ``mlperf_logging/mllog/mllog.py``). A time
+  that falls more than ``duplicate_tolerance_ms`` (60 s, ``mlperf_limits.csv``: 4x the largest
+  rank skew of the bundled Eos logs) below the previous event's, in file order, between the run's
+  start and its stop, is the clock stepped back (NTP correcting a fast clock): the run's
+  ``run_stop - run_start`` is then shorter than the time it trained by an unknown amount. The run is
+  flagged, status ``damaged``, no time to train.
+* ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
+  with the same bytes are one run written twice, not two runs. The first in name order is the run;
+  each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
+  out (:func:`trainperf.mlperf.scores.score_runs`), so the runs the rules require are counted over
+  distinct runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import polars as pl
+
+from trainperf.mlperf.checks import FileChecks, display_path, limits
+
+__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate"]
+
+
+def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,
+                       checks: FileChecks) -> bool:  # fmt: skip
+    """Whether the clock stepped back between event rows ``first`` and ``last`` (file order).
+
+    Args:
+        times: ``time_ms`` of every event (Float64, null where excluded).
+        lines: 1-based line of every event.
+        first, last: the rows of the run's start and stop.
+        checks: the file's checks; a ``clock_step_back`` row (``flagged``) is added naming the
+            first line whose time is more than the tolerance below the previous event's.
+
+    Returns:
+        True when a step back was found.
+    """
+    if last <= first:
+        return False
+    tol = limits()["duplicate_tolerance_ms"]
+    t = times.slice(first, last - first + 1)
+    prev = t.forward_fill().shift(1)
+    step = t - prev
+    back = (step < -tol).fill_null(False)
+    n = int(back.sum())
+    if n == 0:
+        return False
+    i = int(back.arg_max())
+    size_min = -float(step[i]) / 60_000.0
+    checks.add(
+        "clock_step_back",
+        "flagged",
+        f"time goes back {size_min:.2f} min from the previous event (the clock was stepped back, "
+        "as NTP does) between run_start and run_stop: the time to train is not usable; "
+        "status damaged",
+        int(lines[first + i]),
+        n=n,
+    )
+    return True
+
+
+def _digest(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def duplicate_files(files: list[Path]) -> dict[int, Path]:
+    """Result files that are byte copies of an earlier file of the same folder.
+
+    Files are compared by size first and by SHA-256 only where two of one folder have the same
+    size (an unreadable file is never a copy: its own read reports it).
+
+    Args:
+        files: the result files, in load order.
+
+    Returns:
+        index of each copy in ``files`` -> the earlier file it copies.
+    """
+    by_size: dict[tuple[Path, int], list[int]] = {}
+    for i, f in enumerate(files):
+        try:
+            size = f.stat().st_size
+        except OSError:
+            continue
+        if size:
+            by_size.setdefault((f.parent, size), []).append(i)
+    out: dict[int, Path] = {}
+    for group in by_size.values():
+        if len(group) < 2:
+            continue
+        first_of: dict[str, int] = {}
+        for i in group:
+            d = _digest(files[i])
+            if d is None:
+                continue
+            if d in first_of:
+                out[i] = files[first_of[d]]
+            else:
+                first_of[d] = i
+    return out
+
+
+def mark_duplicate(row: dict, checks: FileChecks, original: Path) -> None:
+    """Make ``row`` the run row of a byte copy of ``original``: status ``duplicate``, no time to
+    train, a ``duplicate_file`` check (``flagged``) naming the file it copies."""
+    row["status"] = "duplicate"
+    row["time_to_train_min"] = None
+    checks.add(
+        "duplicate_file",
+        "flagged",
+        f"a byte copy of {display_path(original.name)}: the same run written twice, not a "
+        "distinct run; status duplicate, left out of the score",
+        1,
+    )
