@@ -4,6 +4,7 @@ Dell v4.1 and Lenovo v5.0 folders when the mirror is here)."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import warnings
 from pathlib import Path
@@ -209,3 +210,48 @@ def test_published_power_results_equal_the_summarizer(tmp_path, repo, path, rule
         )
         for f, e in power_tracks.items():
             assert mine[f] == pytest.approx(e, rel=1e-9)
+
+
+# --- the bundled derived table ------------------------------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference" / "mlperf_power_runs.csv"
+
+
+def test_bundled_power_runs_hold_together():
+    """data/reference/mlperf_power_runs.csv (scripts/derive_mlperf_power.py): each score is the olympic
+    mean of the runs it keeps x scaling factor, and equals the summarizer's value recorded beside it."""
+    t = pl.read_csv(REFERENCE)
+    assert set(t["benchmark"]) >= {"llama2_70b_lora"}
+    for (_, _, bench), g in t.group_by("round", "system", "benchmark"):
+        kept = g.filter(pl.col("in_score"))
+        # olympic: all runs but the fastest and the slowest (5 retinanet runs keep 3, 10 keep 8)
+        assert kept.height == g.height - 2, bench
+        assert set(kept["time_to_train_min"]) == set(
+            g.sort("time_to_train_min")["time_to_train_min"][1:-1]
+        )
+        olympic = kept["energy_j"].mean() * g["scaling_factor"][0]
+        assert g["energy_to_train_j"][0] == pytest.approx(olympic, rel=1e-12)
+        assert g["energy_to_train_j"][0] == pytest.approx(
+            g["summarizer_energy_to_train_j"][0], rel=1e-9
+        )
+        assert g["source"].str.contains("github.com/mlcommons/training_results_v").all()
+
+
+def test_bundled_power_runs_name_the_mirrored_files(tmp_path):
+    git_dir = MIRROR / FOLDERS[0][0] / "repo"
+    if not git_dir.is_dir():
+        pytest.skip("mirror of mlcommons/training_results_v4.1 not on this machine")
+
+    path = f"{FOLDERS[0][1]}/llama2_70b_lora/power/result_0"
+    tar = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "archive", "HEAD", path], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=tar.stdout, check=True)
+    files = sorted((tmp_path / path).glob("*.txt"))
+    listing = "".join(f"{hashlib.sha256(f.read_bytes()).hexdigest()}  {f.name}\n" for f in files)
+    row = (
+        pl.read_csv(REFERENCE)
+        .filter((pl.col("submitter") == "Dell") & (pl.col("result") == "result_0"))
+        .row(0, named=True)
+    )
+    assert row["power_logs_sha256"] == hashlib.sha256(listing.encode()).hexdigest()
