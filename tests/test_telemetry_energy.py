@@ -113,21 +113,27 @@ def test_phase_beyond_the_samples_is_clipped_and_flagged():
     assert r["covered_s"] == pytest.approx(1.0) and r["energy_j"] == pytest.approx(100.0)
 
 
-CAPTURE = ROOT / "data" / "telemetry" / "h200_2gpu_1.3b_20261129T1852Z"
+CAPTURES = {
+    # the run's tokens from its console.log: steps x global batch x 2048
+    "h200_2gpu_1.3b_20261129T1852Z": 18_120_704,  # 553 steps x 16 x 2048, 2 x H200
+    "h100_1gpu_1.3b_20261207T1901Z": 8_945_664,  # 546 steps x 8 x 2048, 1 x H100 (made for issue 42)
+}
 
 
-def test_bundled_capture_matches_a_hand_integration():
+@pytest.mark.parametrize(("name", "expected_tokens"), CAPTURES.items())
+def test_bundled_capture_matches_a_hand_integration(name, expected_tokens):
     """On the real H200 capture: the power-based run energy equals a plain-Python trapezoid of the
     same samples, and the energy counter agrees with it within 1 % (two NVML sources)."""
-    t = dcgm.read_exposition(CAPTURE / "telemetry.prom")
-    r = mlperf.load_results(CAPTURE / "gpt_smoke" / "result_0.txt")
+    capture = ROOT / "data" / "telemetry" / name
+    t = dcgm.read_exposition(capture / "telemetry.prom")
+    r = mlperf.load_results(capture / "gpt_smoke" / "result_0.txt")
     run = r.runs.row(0, named=True)
     a, b = run["run_start"].timestamp(), run["run_stop"].timestamp()
     tokens, _ = trained_units(r)
-    assert tokens == 18_120_704  # smoke_summary: 553 steps x 16 x 2048 tokens (console.log)
+    assert tokens == expected_tokens
     power = gpu_energy(t.filter(pl.col("field_id") == 155), phases_from_log(r), a, b, tokens=tokens)
     hand = 0.0
-    for gpu in (0, 1):
+    for gpu in sorted(set(t["gpu"].to_list())):
         s = t.filter((pl.col("field_id") == 155) & (pl.col("gpu") == gpu)).sort("timestamp")
         ts = [x.timestamp() for x in s["timestamp"]]
         ws = s["value"].to_list()
