@@ -121,6 +121,20 @@ NOTEBOOKS: list[NotebookSpec] = [
         },
     ),
     NotebookSpec(
+        "energy",
+        "Energy to train",
+        {
+            "power_runs_path": "data/reference/mlperf_power_runs.csv",
+            "capture_paths": [
+                "data/telemetry/h100_1gpu_1.3b_20261207T1901Z",
+                "data/telemetry/h200_1gpu_1.3b_20261129T1852Z",
+                "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
+            ],
+            # filled in by run_report: <out>/comparison.csv, the evaluated cluster's times to train
+            "comparison_path": "",
+        },
+    ),
+    NotebookSpec(
         "trace",
         "Inside a step: a PyTorch profiler trace against the MLPerf log and DCGM",
         {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
@@ -556,7 +570,7 @@ def run_report(
     shown = {s.name for s, _ in plan.notebooks}
     measured = {
         k: nb in shown and nb not in absent
-        for k, nb in (("capture", "telemetry_capture"), ("trace", "trace"))
+        for k, nb in (("capture", "telemetry_capture"), ("trace", "trace"), ("energy", "energy"))
     }
     _reset_values(out, plan, cfg, comparison, demo=demo, root=root, flags=measured)
     job = ReportJob(
@@ -650,6 +664,7 @@ def _plan_with_config(
             ("eos_comparison", "comparison_path"): str(out / "comparison.csv"),
             # the memory model models the benchmarks of the evaluated results
             ("memory_model", "comparison_path"): str(out / "comparison.csv"),
+            ("energy", "comparison_path"): str(out / "comparison.csv"),
         },
         reference_mlperf=inputs.reference_mlperf,
         batch_cache=batch_cache_dir(),
@@ -666,6 +681,7 @@ def bundled_measurements_absent(cfg) -> dict[str, str]:
     what = {
         "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
         "trace": ("profiler trace", "trace.capture_dir"),
+        "energy": ("MLPerf power log or GPU energy telemetry", "energy.power_dir"),
     }
     return {
         nb: (
@@ -797,10 +813,13 @@ def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
     """Notebook parameters that keep the case study's material out of a user's book:
     ``eos_comparison.case_study`` (its paper's comparison and its talk's ratio) and, where the
     Slurm history is the synthetic one, the label of the published shares the generator is
-    calibrated to (named only in the demo's book)."""
+    calibrated to (named only in the demo's book), and the energy chapter's GPU captures (the
+    project's own, shown only in the demo's book)."""
     ov: dict[str, dict] = {"eos_comparison": {"case_study": demo}}
     if cfg.sacct_synthetic and not demo:
         ov["slurm_jobs"] = {"marginals_label": "Calibration target (published shares)"}
+    if not demo:  # the project's own H200 captures are no telemetry of the user's cluster
+        ov["energy"] = {"capture_paths": []}
     return ov
 
 
