@@ -290,10 +290,7 @@ def plan_report(
             plan.fingerprints[batch_params[param]] = str(grid.runs_dir)
     for spec in specs:
         decl = declared[spec.name]
-        params = {
-            k: str(root / v) if is_input_path_parameter(k) and isinstance(v, str) and v else v
-            for k, v in spec.parameters.items()
-        }
+        params = {k: _from_root(root, k, v) for k, v in spec.parameters.items()}
         for k, v in batch_params.items():
             if k in decl:
                 params[k] = v
@@ -325,6 +322,17 @@ def plan_report(
                 raise ConfigError(f"{spec.name}.{k}: no such file or folder: {missing[0]}")
         plan.notebooks.append((spec, params))
     return plan
+
+
+def _from_root(root: Path, name: str, value):
+    """A :data:`NOTEBOOKS` input path (or list of them) relative to the repository root, made absolute."""
+    if not is_input_path_parameter(name) or not value:
+        return value
+    if isinstance(value, str):
+        return str(root / value)
+    if isinstance(value, list):
+        return [str(root / v) if isinstance(v, str) and v else v for v in value]
+    return value
 
 
 def batch_cache_dir() -> Path:
