@@ -685,19 +685,25 @@ def bundled_measurements_absent(cfg) -> dict[str, str]:
     (``data/telemetry/``, ``data/traces/``: an H200 of the project, not the user's cluster): left
     out of a user's book (not executed, so none of their figures is exported) unless the user
     passes a capture of their own (``-p telemetry_capture.capture_dir=...``,
-    ``-p trace.capture_dir=...``); the demo's book shows them."""
+    ``-p trace.capture_dir=...``); the demo's book shows them. The energy chapter likewise, unless a
+    power result or captures are passed (``-p energy.power_dir=...``, ``-p energy.capture_paths=...``)."""
     what = {
         "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
         "trace": ("profiler trace", "trace.capture_dir"),
-        "energy": ("MLPerf power log or GPU energy telemetry", "energy.power_dir"),
     }
-    return {
+    out = {
         nb: (
             f"No {kind} of {md_text(cfg.name)} was given, so this page shows none: the one bundled "
             f"with trainperf was measured on another machine (pass your own with `-p {param}=...`)."
         )
         for nb, (kind, param) in what.items()
     }
+    out["energy"] = (
+        f"No MLPerf power log or GPU energy telemetry of {md_text(cfg.name)} was given, so this page "
+        "shows no energy to train (pass a power result with `-p energy.power_dir=...` or telemetry "
+        "captures with `-p energy.capture_paths=...`)."
+    )
+    return out
 
 
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
