@@ -209,7 +209,7 @@ def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
 #: Words allowed in a Japanese figure: proper names, units, field and format names, Slurm states,
 #: hardware, MLPerf (data values and terms of the field, never translated).
 _ALLOWED_LATIN = re.compile(
-    r"(?<![A-Za-z])(?:[A-Z][A-Za-z0-9.+]*|GB|TB|GPU|MFU|FLOPs|TX|RX|UTC|v\d[\d.]*|x|i|[a-z]?\d[\w.]*)(?![A-Za-z])"
+    r"(?<![A-Za-z])(?:[A-Z][A-Za-z0-9.+]*|GB|TB|GPU|MFU|FLOPs|TX|RX|UTC|kWh|v\d[\d.]*|x|i|[a-z]?\d[\w.]*)(?![A-Za-z])"
 )
 
 
