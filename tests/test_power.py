@@ -15,6 +15,8 @@ from helpers import gpt3_run, mllog
 from mlperf_logging.compliance_checker.mlp_parser import parse_file
 from mlperf_logging.result_summarizer import result_summarizer as rs
 
+from trainperf.mlperf import load_results
+from trainperf.power import energy as power_energy
 from trainperf.power import energy_to_train, file_energy, read_power_log
 
 T0 = 1_700_000_000_000
@@ -111,6 +113,18 @@ def test_energy_to_train_olympic_by_hand(results_tree):
     assert s["energy_to_train_kwh"] == pytest.approx(252_000.0 / 3.6e6)
     assert s["score_min"] == pytest.approx(2.0)
     assert res.quality.height == 0
+
+
+def test_the_record_passes_its_own_runs(results_tree, monkeypatch):
+    """The MLPerf record (issue 36) has the runs already: passed in, with relative paths, they give the
+    same energy, and the result logs are not read again."""
+    folder = _folder(results_tree)
+    runs = load_results(folder).runs
+    monkeypatch.chdir(folder.parent)
+    rel = runs.with_columns(pl.col("result_file").str.replace(f"^{folder.parent}/", ""))
+    monkeypatch.setattr(power_energy, "load_results", None)  # would fail if called
+    res = energy_to_train(folder.name, runs=rel)
+    assert res.scores["energy_to_train_j"][0] == pytest.approx(252_000.0)
 
 
 def test_damage_is_flagged_with_file_and_line(results_tree):

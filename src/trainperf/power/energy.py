@@ -470,9 +470,10 @@ def _folder(folder: Path, runs: pl.DataFrame | None, qlog: QualityLog, files: li
             warnings.simplefilter("ignore")  # the result logs' own checks are load_results' report
             runs = load_results(folder).runs
     else:
+        here = folder.resolve()
         runs = runs.filter(
             pl.col("result_file").map_elements(
-                lambda f: Path(f).parent == folder, return_dtype=pl.Boolean
+                lambda f: Path(f).resolve().parent == here, return_dtype=pl.Boolean
             )
         )
     issues: dict[tuple[str, str], list[tuple[Path, Issue]]] = defaultdict(list)
