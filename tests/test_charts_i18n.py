@@ -209,7 +209,7 @@ def test_main_job_without_the_font_says_so_in_one_line(tmp_path, monkeypatch):
 #: Words allowed in a Japanese figure: proper names, units, field and format names, Slurm states,
 #: hardware, MLPerf (data values and terms of the field, never translated).
 _ALLOWED_LATIN = re.compile(
-    r"(?<![A-Za-z])(?:[A-Z][A-Za-z0-9.+]*|GB|TB|GPU|MFU|FLOPs|TX|RX|UTC|v\d[\d.]*|x|i|[a-z]?\d[\w.]*)(?![A-Za-z])"
+    r"(?<![A-Za-z])(?:[A-Z][A-Za-z0-9.+]*|GB|TB|GPU|MFU|FLOPs|TX|RX|UTC|kWh|v\d[\d.]*|x|i|[a-z]?\d[\w.]*)(?![A-Za-z])"
 )
 
 
@@ -250,8 +250,8 @@ def test_main_job_exports_the_figure_set_in_both_languages(main_job):
         assert talk_figures <= en and not ja
         pytest.skip("no CJK font: Japanese figures skipped (checked); install fonts-noto-cjk")
     assert (
-        talk_figures <= en and en == ja and len(en) == 30
-    )  # 19, the two trace figures, the job layout, the three reliability figures, the comparison's
+        talk_figures <= en and en == ja and len(en) == 31
+    )  # the energy chapter's energy against time, 19, the two trace figures, the job layout, the three reliability figures, the comparison's
     # ratio by GPU count, the GPT-3 GPU-hours by scale, the two llama31_405b run figures and the
     # Llama 2 70B LoRA memory figure (the demo's published rows include LoRA)
     for stem in en:

@@ -261,12 +261,14 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
     assert f"{row['ratio']:.3f}" == "1.000"
     # the notebooks without input were not executed, and say why
     assert [ln for ln in lines if "not executed: input not given" in ln] == [
-        "[4/9] notebooks/telemetry.ipynb not executed: input not given",
+        "[4/10] notebooks/telemetry.ipynb not executed: input not given",
         # the project's own H200 capture and trace: not this cluster's (job.bundled_measurements_absent)
-        "[5/9] notebooks/telemetry_capture.ipynb not executed: input not given",
-        "[6/9] notebooks/trace.ipynb not executed: input not given",
-        "[7/9] notebooks/slurm_jobs.ipynb not executed: input not given",
-        "[8/9] notebooks/reliability.ipynb not executed: input not given",
+        "[5/10] notebooks/telemetry_capture.ipynb not executed: input not given",
+        # no power log or energy telemetry of this cluster given
+        "[6/10] notebooks/energy.ipynb not executed: input not given",
+        "[7/10] notebooks/trace.ipynb not executed: input not given",
+        "[8/10] notebooks/slurm_jobs.ipynb not executed: input not given",
+        "[9/10] notebooks/reliability.ipynb not executed: input not given",
     ]
     site = Path(summary.site).parent
     # the book carries the cluster's name in its title, and no demo material

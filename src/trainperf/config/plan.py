@@ -52,6 +52,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "mlperf_path": ref.mlperf,
             "published_given": cfg.published is not None,
         },
+        "energy": {"accelerator": cfg.accelerator},  # the power results of its GPU first
         "memory_model": {
             "accelerator": cfg.accelerator,
             "gpus_per_node": cfg.gpus_per_node,

@@ -121,6 +121,20 @@ NOTEBOOKS: list[NotebookSpec] = [
         },
     ),
     NotebookSpec(
+        "energy",
+        "Energy to train",
+        {
+            "power_runs_path": "data/reference/mlperf_power_runs.csv",
+            "capture_paths": [
+                "data/telemetry/h100_1gpu_1.3b_20261207T1901Z",
+                "data/telemetry/h200_1gpu_1.3b_20261129T1852Z",
+                "data/telemetry/h200_2gpu_1.3b_20261129T1852Z",
+            ],
+            # filled in by run_report: <out>/comparison.csv, the evaluated cluster's times to train
+            "comparison_path": "",
+        },
+    ),
+    NotebookSpec(
         "trace",
         "Inside a step: a PyTorch profiler trace against the MLPerf log and DCGM",
         {"capture_dir": "data/traces/h200_1gpu_1.3b_20261201T0923Z"},
@@ -276,10 +290,7 @@ def plan_report(
             plan.fingerprints[batch_params[param]] = str(grid.runs_dir)
     for spec in specs:
         decl = declared[spec.name]
-        params = {
-            k: str(root / v) if is_input_path_parameter(k) and isinstance(v, str) and v else v
-            for k, v in spec.parameters.items()
-        }
+        params = {k: _from_root(root, k, v) for k, v in spec.parameters.items()}
         for k, v in batch_params.items():
             if k in decl:
                 params[k] = v
@@ -311,6 +322,17 @@ def plan_report(
                 raise ConfigError(f"{spec.name}.{k}: no such file or folder: {missing[0]}")
         plan.notebooks.append((spec, params))
     return plan
+
+
+def _from_root(root: Path, name: str, value):
+    """A :data:`NOTEBOOKS` input path (or list of them) relative to the repository root, made absolute."""
+    if not is_input_path_parameter(name) or not value:
+        return value
+    if isinstance(value, str):
+        return str(root / value)
+    if isinstance(value, list):
+        return [str(root / v) if isinstance(v, str) and v else v for v in value]
+    return value
 
 
 def batch_cache_dir() -> Path:
@@ -556,7 +578,7 @@ def run_report(
     shown = {s.name for s, _ in plan.notebooks}
     measured = {
         k: nb in shown and nb not in absent
-        for k, nb in (("capture", "telemetry_capture"), ("trace", "trace"))
+        for k, nb in (("capture", "telemetry_capture"), ("trace", "trace"), ("energy", "energy"))
     }
     _reset_values(out, plan, cfg, comparison, demo=demo, root=root, flags=measured)
     job = ReportJob(
@@ -650,6 +672,7 @@ def _plan_with_config(
             ("eos_comparison", "comparison_path"): str(out / "comparison.csv"),
             # the memory model models the benchmarks of the evaluated results
             ("memory_model", "comparison_path"): str(out / "comparison.csv"),
+            ("energy", "comparison_path"): str(out / "comparison.csv"),
         },
         reference_mlperf=inputs.reference_mlperf,
         batch_cache=batch_cache_dir(),
@@ -662,18 +685,25 @@ def bundled_measurements_absent(cfg) -> dict[str, str]:
     (``data/telemetry/``, ``data/traces/``: an H200 of the project, not the user's cluster): left
     out of a user's book (not executed, so none of their figures is exported) unless the user
     passes a capture of their own (``-p telemetry_capture.capture_dir=...``,
-    ``-p trace.capture_dir=...``); the demo's book shows them."""
+    ``-p trace.capture_dir=...``); the demo's book shows them. The energy chapter likewise, unless a
+    power result or captures are passed (``-p energy.power_dir=...``, ``-p energy.capture_paths=...``)."""
     what = {
         "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
         "trace": ("profiler trace", "trace.capture_dir"),
     }
-    return {
+    out = {
         nb: (
             f"No {kind} of {md_text(cfg.name)} was given, so this page shows none: the one bundled "
             f"with trainperf was measured on another machine (pass your own with `-p {param}=...`)."
         )
         for nb, (kind, param) in what.items()
     }
+    out["energy"] = (
+        f"No MLPerf power log or GPU energy telemetry of {md_text(cfg.name)} was given, so this page "
+        "shows no energy to train (pass a power result with `-p energy.power_dir=...` or telemetry "
+        "captures with `-p energy.capture_paths=...`)."
+    )
+    return out
 
 
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
@@ -797,10 +827,13 @@ def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
     """Notebook parameters that keep the case study's material out of a user's book:
     ``eos_comparison.case_study`` (its paper's comparison and its talk's ratio) and, where the
     Slurm history is the synthetic one, the label of the published shares the generator is
-    calibrated to (named only in the demo's book)."""
+    calibrated to (named only in the demo's book), and the energy chapter's GPU captures (the
+    project's own, shown only in the demo's book)."""
     ov: dict[str, dict] = {"eos_comparison": {"case_study": demo}}
     if cfg.sacct_synthetic and not demo:
         ov["slurm_jobs"] = {"marginals_label": "Calibration target (published shares)"}
+    if not demo:  # the project's own H200 captures are no telemetry of the user's cluster
+        ov["energy"] = {"capture_paths": []}
     return ov
 
 

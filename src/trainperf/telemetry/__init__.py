@@ -61,6 +61,7 @@ from trainperf.telemetry.activity import (
     unavailable,
     write_phase_stats,
 )
+from trainperf.telemetry.energy import GpuEnergy, gpu_energy, trained_units
 from trainperf.telemetry.environment import capture_environment_lines
 from trainperf.telemetry.mfu import (
     ACHIEVED_TFLOPS_SCHEMA,
@@ -98,6 +99,8 @@ __all__ = [
     "activity_timeline",
     "allreduce_check",
     "capture_environment_lines",
+    "GpuEnergy",
+    "gpu_energy",
     "gpu_heatmap",
     "imbalance_summary",
     "is_synthetic",
@@ -117,6 +120,7 @@ __all__ = [
     "shift_phases",
     "tflops_comparison",
     "tflops_from_tensor_active",
+    "trained_units",
     "unavailable",
     "with_phases",
     "write_phase_stats",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import altair as alt
 
 from trainperf.report.charts.display import enable
+from trainperf.report.charts.energy import energy_vs_time
 from trainperf.report.charts.eos import (
     comparison_ratio_by_gpus,
     efficiency_ratio_by_scale,
@@ -65,6 +66,7 @@ __all__ = [
     "comparison_ratio_by_gpus",
     "efficiency_ratio_by_scale",
     "enable",
+    "energy_vs_time",
     "eval_curve",
     "figure_languages",
     "find_cjk_font",

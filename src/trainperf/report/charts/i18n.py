@@ -51,6 +51,14 @@ JA: dict[str, str] = {
     "time to train (min, log scale)": "学習時間 (分、対数目盛)",
     "time to train (min)": "学習時間 (分)",
     "time to train by scale": "規模別の学習時間",
+    # energy to train (charts.energy)
+    "energy to train against time to train": "学習時間に対する学習エネルギー",
+    "energy to train (kWh)": "学習エネルギー (kWh)",
+    "MLPerf power result": "MLPerf 電力測定結果",
+    "energy at the nodes' power supplies by the MLPerf power rules, with the interconnect estimate": "MLPerf 電力ルールによるノード電源でのエネルギー (インターコネクト推定値を含む)",
+    "dots: runs; diamond: score (olympic mean); axes from zero": "点: 各実行; ひし形: スコア (オリンピック平均); 軸は 0 から",
+    "dashed line: time to train of an evaluated cluster without an energy figure": "破線: エネルギー値のない評価対象クラスタの学習時間",
+    "no energy measured": "エネルギー測定なし",
     # strong scaling (charts.scaling)
     "GPU-hours to train by scale": "規模別の学習 GPU 時間",
     "GPU-hours to train (GPUs × time to train)": "学習 GPU 時間 (GPU 数 × 学習時間)",
