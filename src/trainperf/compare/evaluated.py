@@ -9,10 +9,8 @@ that bracket it, else extrapolated linearly beyond the last one, with the bounds
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -22,6 +20,7 @@ from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
 from trainperf.flops import peak_flops
 from trainperf.mlperf import load_results, runs_with_throughput
+from trainperf.mlperf.systems import precision_in_logs
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -169,35 +168,6 @@ def _join(*notes) -> str | None:
     return text or None
 
 
-_PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
-
-
-def precision_in_logs(result_files) -> str | None:
-    """The datatype (``fp8``/``bf16``) the submission's own files state, or None.
-
-    MLPerf Training logs have no precision key (mlperf-logging's ``constants.py`` defines none);
-    a submission may say it in its ``systems/<system>.json`` (``framework``, ``sw_notes``,
-    ``hw_notes``, ``other_software_stack``). Read there, next to each ``result_*.txt`` in the
-    MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
-    the two words must appear, else None (unknown: the caller falls back to the config).
-    """
-    found: set[str] = set()
-    for f in {Path(f) for f in result_files if f}:
-        if len(f.parts) < 5 or f.parts[-4] != "results":
-            continue
-        js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
-        try:
-            desc = json.loads(js.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(desc, dict):
-            continue
-        text = " ".join(
-            json.dumps(desc.get(k, ""))
-            for k in ("framework", "sw_notes", "hw_notes", "other_software_stack")
-        )
-        found |= {p for p, rx in _PRECISION_WORDS.items() if rx.search(text)}
-    return found.pop() if len(found) == 1 else None
 
 
 def _with_mfu(

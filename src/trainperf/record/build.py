@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -98,11 +97,10 @@ def _rows(folders: list[ResultFolder], n: int):
     old = os.environ.get("POLARS_MAX_THREADS")
     os.environ["POLARS_MAX_THREADS"] = "1"
     try:
-        with ProcessPoolExecutor(
-            n, mp_context=get_context("spawn"), max_tasks_per_child=_TASKS_PER_WORKER
-        ) as pool:
-            # largest folders first would balance better, but rows come back in order for the bar
-            yield from pool.map(folder_row, folders, chunksize=1)
+        # multiprocessing.Pool, not ProcessPoolExecutor: the executor's max_tasks_per_child hangs
+        # on Python 3.11 once a worker is replaced (seen here: no worker left, the build waiting)
+        with get_context("spawn").Pool(n, maxtasksperchild=_TASKS_PER_WORKER) as pool:
+            yield from pool.imap(folder_row, folders, chunksize=1)
     finally:
         if old is None:
             os.environ.pop("POLARS_MAX_THREADS", None)

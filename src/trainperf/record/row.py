@@ -11,6 +11,7 @@ import polars as pl
 
 from trainperf.mlperf import load_results, throughput
 from trainperf.mlperf.checks import as_count
+from trainperf.mlperf.systems import precision_in_system
 from trainperf.record.accelerators import canonical_accelerator
 from trainperf.record.folders import ResultFolder, logs_sha256
 
@@ -42,6 +43,8 @@ RECORD_SCHEMA: dict[str, pl.DataType] = {
     "tokens_per_s_per_gpu_step": pl.Float64(),
     "tokens_per_s_per_gpu_e2e": pl.Float64(),
     "model_tflops_per_gpu_step": pl.Float64(),
+    "precision": pl.String(),
+    "mfu_step": pl.Float64(),
     "mfu_bf16_dense_step": pl.Float64(),
     "mfu_fp8_dense_step": pl.Float64(),
     "quality_status": pl.String(),
@@ -68,10 +71,12 @@ null when the rules give no score), score_note (String, why no score or what is 
 global_batch_size (Int64, the first converged run's); tokens_per_s_per_gpu_step,
 tokens_per_s_per_gpu_e2e (Float64, tokens/s per GPU, median over the converged runs of
 :func:`trainperf.mlperf.throughput`; null for benchmarks without a model: only GPT-3, Llama 3.1 405B
-and Llama 2 70B LoRA have one), model_tflops_per_gpu_step (Float64, TFLOP/s per GPU, step level),
-mfu_bf16_dense_step, mfu_fp8_dense_step (Float64, fraction 0-1 of the dense BF16 and FP8 peaks: the
-logs do not state the precision the GEMMs ran in, so both are given; null when the accelerator has
-no peak in the table); quality_status (``clean``: no check fired; ``flagged``: checks fired, the
+and Llama 2 70B LoRA have one), model_tflops_per_gpu_step (Float64, TFLOP/s per GPU, step level);
+precision (``fp8``/``bf16`` where the submission's systems JSON states exactly one of them,
+:func:`trainperf.mlperf.systems.precision_in_system`: MLPerf logs have no precision key; null when
+unknown), mfu_step (Float64, fraction 0-1 of the dense peak of that precision; null when unknown),
+mfu_bf16_dense_step, mfu_fp8_dense_step (Float64, fractions of the dense BF16 and FP8 peaks, both
+given as the precision is often unknown; null when the accelerator has no peak in the table); quality_status (``clean``: no check fired; ``flagged``: checks fired, the
 score stands; ``no_score``: the rules give no score; ``error``: the folder could not be read),
 quality_checks (String, the checks that fired, sorted, comma-separated), n_warnings (Int64, data
 quality rows); repo, commit, folder (the folder's path inside the repository), logs_sha256 (sha256
@@ -159,6 +164,9 @@ def _fill(row: dict, rf: ResultFolder) -> None:
     for col in ("tokens_per_s_per_gpu_step", "tokens_per_s_per_gpu_e2e",
                 "model_tflops_per_gpu_step", "mfu_bf16_dense_step", "mfu_fp8_dense_step"):  # fmt: skip
         row[col] = _median(thr[col].to_list()) if thr.height else None
+    row["precision"] = precision_in_system(desc)
+    if row["precision"]:
+        row["mfu_step"] = row[f"mfu_{row['precision']}_dense_step"]
     checks = set(res.quality["check"].to_list())
     if sys_check:
         checks.add(sys_check)
