@@ -114,9 +114,12 @@ def test_a_row_from_its_systems_json_by_hand(bundled_record):
     assert listing.startswith(
         "a1851e72449bd6598554f36b59c5f9be699f712c5ff15a0e892366202d1c6ba6  result_0.txt\n"
     )
-    # model FLOPs exist for LoRA: MFU against both dense peaks (989.4 and 1978.9 TFLOP/s)
-    assert r["mfu_bf16_dense_step"] == pytest.approx(r["model_tflops_per_gpu_step"] / 989.4)
-    assert r["mfu_fp8_dense_step"] == pytest.approx(r["model_tflops_per_gpu_step"] / 1978.9)
+    # model FLOPs exist for LoRA, whose logs time no step: end to end, against both dense peaks of
+    # the H100 SXM (989.4 and 1978.9 TFLOP/s, data/reference/accelerators.csv)
+    assert r["throughput_basis"] == "e2e"
+    assert r["tokens_per_s_per_gpu"] == r["tokens_per_s_per_gpu_e2e"] > 0
+    assert r["mfu_bf16_dense"] == pytest.approx(r["model_tflops_per_gpu"] * 1e12 / 989.4e12)
+    assert r["mfu_fp8_dense"] == pytest.approx(r["model_tflops_per_gpu"] * 1e12 / 1978.9e12)
 
 
 def _fixture_checkout(tmp_path: Path) -> Path:
@@ -165,6 +168,29 @@ def test_folders_outside_the_layout_or_a_round_are_not_rows(tmp_path):
         find_result_folders([tmp_path])
 
 
+# Where the record and the summarizer disagree today: the reader's time-order check (check
+# time_out_of_order) excludes a run_stop time that the summarizer takes, in logs whose evaluations
+# come after training with later times (Stable Diffusion) and in tinycorp's v5.0 retinanet logs.
+# data/reference/mlperf_record_SOURCES.md says so; a new disagreement fails this test.
+KNOWN_DISAGREEMENTS = {
+    ("v4.0", "Quanta_Cloud_Technology/results/D74H-7U/stable_diffusion"),
+    ("v4.1", "Google/results/cloud-tpu-v5p-16-maxdiffusion/stable_diffusion"),
+    ("v5.0", "tinycorp/results/tinybox_green/retinanet"),
+}
+
+
+def _disagreements(joined: pl.DataFrame) -> set[tuple[str, str]]:
+    out = set()
+    for r in joined.iter_rows(named=True):
+        a, b = r["score_min"], r["summarizer_score_min"]
+        same = (a is None and b is None) or (
+            a is not None and b is not None and a == pytest.approx(b, rel=1e-9)
+        )
+        if not same:
+            out.add((r["round"], r["folder"]))
+    return out
+
+
 def test_bundled_record_agrees_with_the_summarizer_sample():
     # tests/data/record/summarizer_sample.csv: the summarizer's scores of the smallest folder of
     # each round and benchmark of the published repositories (scripts/record_summarizer_sample.py)
@@ -173,12 +199,37 @@ def test_bundled_record_agrees_with_the_summarizer_sample():
     joined = sample.join(rec, on=["round", "folder"], how="left")
     assert joined.height == sample.height >= 30
     assert (joined["logs_sha256"] == joined["logs_sha256_right"]).all()
+    assert _disagreements(joined) == KNOWN_DISAGREEMENTS
     for r in joined.iter_rows(named=True):
-        if r["summarizer_score_min"] is None:
-            assert r["score_min"] is None, r["folder"]
-        else:
-            assert r["score_min"] == pytest.approx(r["summarizer_score_min"], rel=1e-9), r["folder"]
+        if (r["round"], r["folder"]) not in KNOWN_DISAGREEMENTS and r["summarizer_score_min"]:
             assert r["scaling_factor"] == pytest.approx(r["summarizer_scaling_factor"])
+
+
+def test_published_figures_in_the_record():
+    rec = read_record()
+
+    def one(**kw):
+        expr = pl.lit(True)
+        for k, v in kw.items():
+            expr = expr & (pl.col(k) == v)
+        rows = rec.filter(expr)
+        assert rows.height == 1, kw
+        return rows.row(0, named=True)
+
+    # NVIDIA's MLPerf Training v5.1 announcement (blogs.nvidia.com, 2025-11-12): Llama 3.1 405B
+    # trained in 10 minutes on 5,120 Blackwell (GB200) GPUs
+    r = one(round="v5.1", benchmark="llama31_405b", n_gpus=5120)
+    assert (r["submitter"], r["accelerator"]) == ("NVIDIA", "GB200")
+    assert round(r["score_min"]) == 10
+    # AMD MI355X, Llama 3.1 8B on 8 GPUs: 99.709 min in the third-party v5.1 rundown
+    # (https://xingbox.de5.net/vuiseng9/mlperf-t5.1-rundown), MI350X 122.929 min
+    r = one(round="v5.1", benchmark="llama31_8b", system="MI355X_EPYC_9575F_pytorch")
+    assert r["accelerator_model_name"] == "AMD Instinct MI355X" and r["n_gpus"] == 8
+    assert round(r["score_min"], 3) == 99.709
+    r = one(round="v5.1", benchmark="llama31_8b", system="MI350X_EPYC_9575F_pytorch")
+    assert round(r["score_min"], 3) == 122.929
+    # the v3.1 open division is marked (2 results)
+    assert rec.filter(pl.col("division") == "open")["round"].to_list() == ["v3.1", "v3.1"]
 
 
 def _checkouts() -> list[Path]:
@@ -199,10 +250,8 @@ def test_sampled_published_folders_rebuild_to_the_summarizer_scores():
         pytest.skip("no checkout of a sampled round")
     rec = build_record(dirs, jobs=1).join(sample, on=["round", "folder"])
     assert rec.height == len(dirs)
-    for r in rec.iter_rows(named=True):
-        assert r["logs_sha256"] == r["logs_sha256_right"]
-        if r["summarizer_score_min"] is not None:
-            assert r["score_min"] == pytest.approx(r["summarizer_score_min"], rel=1e-9)
+    assert (rec["logs_sha256"] == rec["logs_sha256_right"]).all()
+    assert _disagreements(rec) <= KNOWN_DISAGREEMENTS
 
 
 def test_cli_record_build(tmp_path):

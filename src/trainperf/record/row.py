@@ -40,13 +40,14 @@ RECORD_SCHEMA: dict[str, pl.DataType] = {
     "score_min": pl.Float64(),
     "score_note": pl.String(),
     "global_batch_size": pl.Int64(),
-    "tokens_per_s_per_gpu_step": pl.Float64(),
+    "throughput_basis": pl.String(),
+    "tokens_per_s_per_gpu": pl.Float64(),
     "tokens_per_s_per_gpu_e2e": pl.Float64(),
-    "model_tflops_per_gpu_step": pl.Float64(),
+    "model_tflops_per_gpu": pl.Float64(),
     "precision": pl.String(),
-    "mfu_step": pl.Float64(),
-    "mfu_bf16_dense_step": pl.Float64(),
-    "mfu_fp8_dense_step": pl.Float64(),
+    "mfu": pl.Float64(),
+    "mfu_bf16_dense": pl.Float64(),
+    "mfu_fp8_dense": pl.Float64(),
     "quality_status": pl.String(),
     "quality_checks": pl.String(),
     "n_warnings": pl.Int64(),
@@ -68,14 +69,17 @@ n_runs (result files), n_converged (runs with status ``success``), n_required_ru
 rules' run count, mlperf-logging ``benchmark_meta``); scaling_factor (Float64, ``scaling.json``, 1.0
 without one); score_min (Float64, minutes: the olympic mean of the times to train x scaling_factor,
 null when the rules give no score), score_note (String, why no score or what is unusual);
-global_batch_size (Int64, the first converged run's); tokens_per_s_per_gpu_step,
-tokens_per_s_per_gpu_e2e (Float64, tokens/s per GPU, median over the converged runs of
-:func:`trainperf.mlperf.throughput`; null for benchmarks without a model: only GPT-3, Llama 3.1 405B
-and Llama 2 70B LoRA have one), model_tflops_per_gpu_step (Float64, TFLOP/s per GPU, step level);
+global_batch_size (Int64, the first converged run's); throughput_basis (``step`` where the logs time
+the training steps, else ``e2e``: tokens to converge over the time to train, evaluations included;
+the LoRA and Llama 3.1 logs have no step timing), tokens_per_s_per_gpu (Float64, tokens/s per GPU
+on that basis, median over the converged runs of :func:`trainperf.mlperf.throughput`; null for
+benchmarks without a model there: GPT-3, Llama 3.1 405B and Llama 2 70B LoRA have one),
+tokens_per_s_per_gpu_e2e (Float64, end to end), model_tflops_per_gpu (Float64, TFLOP/s per GPU,
+on that basis);
 precision (``fp8``/``bf16`` where the submission's systems JSON states exactly one of them,
 :func:`trainperf.mlperf.systems.precision_in_system`: MLPerf logs have no precision key; null when
-unknown), mfu_step (Float64, fraction 0-1 of the dense peak of that precision; null when unknown),
-mfu_bf16_dense_step, mfu_fp8_dense_step (Float64, fractions of the dense BF16 and FP8 peaks, both
+unknown), mfu (Float64, fraction 0-1 of the dense peak of that precision; null when unknown),
+mfu_bf16_dense, mfu_fp8_dense (Float64, fractions of the dense BF16 and FP8 peaks, both
 given as the precision is often unknown; null when the accelerator has no peak in the table); quality_status (``clean``: no check fired; ``flagged``: checks fired, the
 score stands; ``no_score``: the rules give no score; ``error``: the folder could not be read),
 quality_checks (String, the checks that fired, sorted, comma-separated), n_warnings (Int64, data
@@ -161,12 +165,18 @@ def _fill(row: dict, rf: ResultFolder) -> None:
     row["score_note"] = sc.get("note") or None
     gbs = ok["global_batch_size"].drop_nulls()
     row["global_batch_size"] = int(gbs[0]) if gbs.len() else None
-    for col in ("tokens_per_s_per_gpu_step", "tokens_per_s_per_gpu_e2e",
-                "model_tflops_per_gpu_step", "mfu_bf16_dense_step", "mfu_fp8_dense_step"):  # fmt: skip
-        row[col] = _median(thr[col].to_list()) if thr.height else None
+    basis = "step" if thr.height and thr["tokens_per_s_per_gpu_step"].drop_nulls().len() else "e2e"
+    med = {c: _median(thr[c].to_list()) if thr.height else None for c in thr.columns if
+           c.startswith(("tokens_", "model_tflops", "mfu_"))}  # fmt: skip
+    row["tokens_per_s_per_gpu_e2e"] = med.get("tokens_per_s_per_gpu_e2e")
+    row["tokens_per_s_per_gpu"] = med.get(f"tokens_per_s_per_gpu_{basis}")
+    row["throughput_basis"] = basis if row["tokens_per_s_per_gpu"] is not None else None
+    row["model_tflops_per_gpu"] = med.get(f"model_tflops_per_gpu_{basis}")
+    row["mfu_bf16_dense"] = med.get(f"mfu_bf16_dense_{basis}")
+    row["mfu_fp8_dense"] = med.get(f"mfu_fp8_dense_{basis}")
     row["precision"] = precision_in_system(desc)
     if row["precision"]:
-        row["mfu_step"] = row[f"mfu_{row['precision']}_dense_step"]
+        row["mfu"] = row[f"mfu_{row['precision']}_dense"]
     checks = set(res.quality["check"].to_list())
     if sys_check:
         checks.add(sys_check)
