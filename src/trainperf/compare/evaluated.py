@@ -18,7 +18,13 @@ import polars as pl
 from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
-from trainperf.compare.schema import COMPARISON_SCHEMA, SIDE_SCHEMA
+from trainperf.compare.record_comparison import (
+    evaluated_shas,
+    record_comparison,
+    with_record_rank,
+)
+from trainperf.compare.record_words import is_record_comparison, record_summary
+from trainperf.compare.schema import COMPARISON_SCHEMA, SIDE_SCHEMA, evaluated_columns
 from trainperf.flops import peak_flops
 from trainperf.mlperf import load_results, runs_with_throughput
 from trainperf.mlperf.systems import precision_in_logs
@@ -417,29 +423,7 @@ def log_comparison(
     out = []
     for a in evaluated.iter_rows(named=True):
         n = a["n_gpus"]
-        row = dict.fromkeys(COMPARISON_SCHEMA)
-        row.update(
-            {
-                "benchmark": a["benchmark"],
-                "n_nodes": a["n_nodes"],
-                "n_gpus": n,
-                **{
-                    f"evaluated_{k}": a[k]
-                    for k in (
-                        "system", "result", "source", "round", "software", "precision", "mfu",
-                        "throughput_basis",
-                    )
-                },
-                "evaluated_min": a["time_to_train_min"],
-                "evaluated_runs": a["n_runs"],
-                "evaluated_tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"],
-                "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
-                "evaluated_mfu_bf16": a["mfu_bf16"],
-                "evaluated_mfu_fp8": a["mfu_fp8"],
-                "note": a.get("note"),
-                "reference_kind": "none",
-            }
-        )  # fmt: skip
+        row = evaluated_columns(a)
         same = [b for b in ref_rows if b["benchmark"] == a["benchmark"]]
         rounds = sorted({b["round"] for b in same if b["round"]}, key=_version)
         chosen, why = reference_round_for(a["round"], rounds, reference_round)
@@ -506,6 +490,8 @@ def cluster_comparison(
     reference_gpus_per_node: int | None = None,
     accelerators: pl.DataFrame | None = None,
     warn: bool = True,
+    record: pl.DataFrame | None = None,
+    like_for_like: bool = False,
 ) -> pl.DataFrame:
     """The evaluated cluster against the reference, from files: the comparison behind
     ``DIR/comparison.csv`` of ``trainperf report --config`` and of ``trainperf compare``.
@@ -526,6 +512,11 @@ def cluster_comparison(
         accelerators: accelerator table with the config's own accelerator (default: the bundled
             ``data/reference/accelerators.csv``).
         warn: emit one :class:`ComparisonWarning` per result compared against another round.
+        record: the MLPerf record (:func:`trainperf.record.read_record`): every row gets its rank
+            there (``record_rank``, ``record_peers``, ``record_best``) and ``published_as``.
+        like_for_like: compare with the record like for like
+            (:func:`~trainperf.compare.record_comparison.record_comparison`) instead of the
+            reference's logs (a config without ``reference:``); needs ``record``.
 
     Returns:
         :func:`log_comparison` of the evaluated side (logs and published rows, both if given)
@@ -535,14 +526,17 @@ def cluster_comparison(
     Raises:
         FileNotFoundError: a folder without result files.
     """
+    like_for_like = like_for_like and record is not None
     with warnings.catch_warnings():  # damaged lines are in the runs chapter's data-quality table
         warnings.simplefilter("ignore")
-        ref = reference_side(
-            load_results(reference_mlperf),
-            reference_name,
-            reference_gpus_per_node,
-            reference_precision,
-        )
+        ref = None
+        if not like_for_like:
+            ref = reference_side(
+                load_results(reference_mlperf),
+                reference_name,
+                reference_gpus_per_node,
+                reference_precision,
+            )
         sides = []
         if mlperf is not None:
             sides.append(
@@ -562,7 +556,12 @@ def cluster_comparison(
         )
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
+    shas = evaluated_shas(mlperf) if record is not None else {}
+    if like_for_like:
+        return record_comparison(pl.concat(sides), accelerator, record, shas)
     frame = log_comparison(pl.concat(sides), ref, reference_round)
+    if record is not None:
+        frame = with_record_rank(frame, record, shas)
     if warn:
         for line in round_warnings(frame):
             warnings.warn(line, ComparisonWarning, stacklevel=2)
@@ -643,6 +642,8 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
     """
     if comparison.is_empty():
         return ""
+    if is_record_comparison(comparison):  # like for like with the MLPerf record
+        return record_summary(comparison)
     parts, other = [], []
     name = comparison["evaluated_system"][0]
     for r in comparison.iter_rows(named=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["COMPARISON_SCHEMA", "SIDE_SCHEMA"]
+__all__ = ["COMPARISON_SCHEMA", "SIDE_SCHEMA", "evaluated_columns"]
 
 SIDE_SCHEMA: dict[str, pl.DataType] = {
     "system": pl.String,
@@ -144,3 +144,32 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
   record's results of the same benchmark and round whose GPU count N satisfies n/2 <= N <= 2n,
   itself counted once: rank 2 of 10), ``record_best`` (String, the best of that band:
   ``submitter system (N GPUs)``) and ``record_best_gpu_min`` (Float64, its GPU-minutes)."""
+
+
+def evaluated_columns(a: dict) -> dict:
+    """A :data:`COMPARISON_SCHEMA` row (every other column null, ``reference_kind`` ``none``) with
+    the ``evaluated_*`` columns of one :data:`SIDE_SCHEMA` row ``a``."""
+    row = dict.fromkeys(COMPARISON_SCHEMA)
+    row.update(
+        {
+            "benchmark": a["benchmark"],
+            "n_nodes": a["n_nodes"],
+            "n_gpus": a["n_gpus"],
+            **{
+                f"evaluated_{k}": a[k]
+                for k in (
+                    "system", "result", "source", "round", "software", "precision", "mfu",
+                    "throughput_basis",
+                )
+            },
+            "evaluated_min": a["time_to_train_min"],
+            "evaluated_runs": a["n_runs"],
+            "evaluated_tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"],
+            "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
+            "evaluated_mfu_bf16": a["mfu_bf16"],
+            "evaluated_mfu_fp8": a["mfu_fp8"],
+            "note": a.get("note"),
+            "reference_kind": "none",
+        }
+    )  # fmt: skip
+    return row

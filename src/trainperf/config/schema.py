@@ -93,12 +93,16 @@ class ReferenceInput:
             paper compared against); None: every round.
         precision: datatype its runs trained in (default ``fp8``: every NVIDIA-stack H100 MLPerf
             GPT-3 submission trained in FP8).
+        pinned: the config has a ``reference:`` section: the comparison is against these logs;
+            without one (False) each result is compared like for like with the MLPerf record
+            (``data/reference/mlperf_record.csv``, :mod:`trainperf.compare.record_comparison`).
     """
 
     name: str = "Eos"
     mlperf: str = ""
     round: str | None = None
     precision: str = "fp8"
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -455,6 +459,7 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
         mlperf=kw_ref_mlperf,
         round=(_round(ref["round"], kw_ref_mlperf) if ref.get("round") is not None else None),
         precision=_choice(ref.get("precision", "fp8"), "reference.precision", PRECISIONS),
+        pinned=data.get("reference") is not None,
     )
     return ClusterConfig(**kw)
 
