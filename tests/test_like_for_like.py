@@ -12,12 +12,15 @@ import warnings
 
 import polars as pl
 import pytest
+import yaml
 from helpers import MLPERF
 
 from trainperf.compare import COMPARISON_SCHEMA, cluster_comparison, comparison_summary
 from trainperf.compare.interpolation_error import leave_one_out, max_interpolation_error
 from trainperf.compare.like_for_like import record_rank, record_reference
+from trainperf.config import load_config
 from trainperf.record import RECORD_SCHEMA, read_record
+from trainperf.report import cli
 
 
 def _rec(rows: list[tuple]) -> pl.DataFrame:
@@ -165,3 +168,18 @@ def test_a_pinned_reference_keeps_eos_and_adds_the_rank(user_logs):
     r = c.row(0, named=True)
     assert r["reference_system"] == "Eos" and r["reference_accelerator"] is None
     assert r["record_rank"] is not None and r["published_as"] is not None
+
+
+def test_trainperf_compare_without_reference_is_like_for_like(user_logs, tmp_path, capsys):
+    cfg = tmp_path / "lab.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
+                                   "mlperf": str(user_logs)}), encoding="utf-8")  # fmt: skip
+    assert load_config(cfg).reference.pinned is False
+    assert cli.main(["compare", "--config", str(cfg), "--format", "csv"]) == 0
+    frame = pl.read_csv(capsys.readouterr().out.encode())
+    r = frame.row(0, named=True)
+    assert r["reference_kind"] == "measured" and r["reference_accelerator"] == "H100 SXM"
+    assert r["published_as"] == "v4.1 NVIDIA eos_n8_ngc24.09_nemo" and r["record_rank"] >= 1
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(cfg.read_text() + "reference:\n  name: Eos\n", encoding="utf-8")
+    assert load_config(pinned).reference.pinned is True
