@@ -87,7 +87,10 @@ BASE = {"name": "Copycat", "accelerator": "H100 SXM", "gpus_per_node": 8}
             {"telemetry": {"source": "http://prom:9090", "mlperf_log": "no/result_0.txt"}},
             "telemetry.mlperf_log: no such file or folder: no/result_0.txt",
         ),
-        ({"reference": {"nam": "Eos"}}, "reference.nam: unknown key; allowed: mlperf, name,"),
+        (
+            {"reference": {"nam": "Eos"}},
+            "reference.nam: unknown key; allowed: accelerator, mlperf, name,",
+        ),
         ({"gpus_per_node": 0}, "gpus_per_node: expected a whole number >= 1, got 0"),
     ],
 )

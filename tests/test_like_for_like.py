@@ -19,6 +19,7 @@ from trainperf.compare import COMPARISON_SCHEMA, cluster_comparison, comparison_
 from trainperf.compare.interpolation_error import leave_one_out, max_interpolation_error
 from trainperf.compare.like_for_like import record_rank, record_reference
 from trainperf.config import load_config
+from trainperf.errors import ConfigError
 from trainperf.record import RECORD_SCHEMA, read_record
 from trainperf.report import cli
 
@@ -183,3 +184,33 @@ def test_trainperf_compare_without_reference_is_like_for_like(user_logs, tmp_pat
     pinned = tmp_path / "pinned.yaml"
     pinned.write_text(cfg.read_text() + "reference:\n  name: Eos\n", encoding="utf-8")
     assert load_config(pinned).reference.pinned is True
+
+
+def test_a_reference_pinned_to_record_results(user_logs, tmp_path, capsys):
+    cfg = tmp_path / "pin.yaml"
+    body = {"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8, "mlperf": str(user_logs),
+            "reference": {"name": "NVIDIA v4.1", "submitter": "nvidia", "round": "v4.1"}}  # fmt: skip
+    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    ref = load_config(cfg).reference
+    assert ref.from_record and ref.pinned
+    assert cli.main(["compare", "--config", str(cfg), "--format", "csv"]) == 0
+    r = pl.read_csv(capsys.readouterr().out.encode()).row(0, named=True)
+    # NVIDIA's v4.1 LoRA results other than these very logs (published_as, left out)
+    pinned = read_record().filter(
+        (pl.col("round") == "v4.1") & (pl.col("submitter") == "NVIDIA")
+        & (pl.col("benchmark") == "llama2_70b_lora") & (pl.col("system") != "eos_n8_ngc24.09_nemo")
+    )  # fmt: skip
+    assert (r["reference_submitter"], r["reference_round"]) == ("NVIDIA", "v4.1")
+    assert set(r["reference_system"].split(" .. ")) <= set(pinned["system"].to_list())
+    assert r["published_as"] == "v4.1 NVIDIA eos_n8_ngc24.09_nemo"
+    body["reference"] = {"submitter": "Nobody Inc"}
+    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    with pytest.raises(
+        ConfigError,
+        match=r"no result of the MLPerf record \(data/reference/mlperf_record.csv\) has submitter .Nobody Inc.",
+    ):
+        load_config(cfg)
+    body["reference"] = {"submitter": "NVIDIA", "mlperf": str(user_logs)}
+    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    with pytest.raises(ConfigError, match="not both"):
+        load_config(cfg)

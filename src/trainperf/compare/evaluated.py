@@ -492,6 +492,7 @@ def cluster_comparison(
     warn: bool = True,
     record: pl.DataFrame | None = None,
     like_for_like: bool = False,
+    reference_record: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The evaluated cluster against the reference, from files: the comparison behind
     ``DIR/comparison.csv`` of ``trainperf report --config`` and of ``trainperf compare``.
@@ -517,6 +518,9 @@ def cluster_comparison(
         like_for_like: compare with the record like for like
             (:func:`~trainperf.compare.record_comparison.record_comparison`) instead of the
             reference's logs (a config without ``reference:``); needs ``record``.
+        reference_record: the record's results a config pins as the reference (``reference:``
+            with submitter, system or accelerator): compared with these, whatever their
+            accelerator; the rank stays the whole record's.
 
     Returns:
         :func:`log_comparison` of the evaluated side (logs and published rows, both if given)
@@ -558,7 +562,7 @@ def cluster_comparison(
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     shas = evaluated_shas(mlperf) if record is not None else {}
     if like_for_like:
-        return record_comparison(pl.concat(sides), accelerator, record, shas)
+        return record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
     frame = log_comparison(pl.concat(sides), ref, reference_round)
     if record is not None:
         frame = with_record_rank(frame, record, shas)

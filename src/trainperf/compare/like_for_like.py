@@ -180,6 +180,7 @@ def record_reference(
     minutes: float | None,
     record: pl.DataFrame,
     exclude_sha: str | None = None,
+    any_accelerator: bool = False,
 ) -> dict[str, Any]:
     """The record's reference for one evaluated result and the ratios against it.
 
@@ -190,6 +191,8 @@ def record_reference(
         n_gpus: its GPU count ``n``; minutes: its time to train ``T_A`` (None: no ratios).
         record: :func:`trainperf.record.read_record`.
         exclude_sha: ``logs_sha256`` of the evaluated logs (their own published row is left out).
+        any_accelerator: every row of ``record`` counts as the same accelerator (a reference the
+            config pins: ``record`` is then its results only); no cross-generation fallback.
 
     Returns:
         the ``reference_*`` columns of :data:`~trainperf.compare.COMPARISON_SCHEMA` (``reference_kind``
@@ -202,12 +205,14 @@ def record_reference(
     if not n_gpus:
         return out
     rows = _scored(record, benchmark, exclude_sha)
-    same = [r for r in rows if accelerator and r["_acc"] == accelerator]
+    same = (
+        rows if any_accelerator else [r for r in rows if accelerator and r["_acc"] == accelerator]
+    )
     ref = (
         _measured(n_gpus, same)
         or _interpolated(n_gpus, same)
         or _bounds_only(n_gpus, same)
-        or _cross_generation(n_gpus, accelerator, rows)
+        or (None if any_accelerator else _cross_generation(n_gpus, accelerator, rows))
     )
     if ref is None:
         return out

@@ -51,6 +51,7 @@ def record_comparison(
     accelerator: str | None,
     record: pl.DataFrame,
     shas: dict[tuple[str, str], str] | None = None,
+    reference_record: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Each evaluated result against the record, like for like.
 
@@ -61,6 +62,9 @@ def record_comparison(
         record: :func:`trainperf.record.read_record`.
         shas: :func:`evaluated_shas` of the evaluated logs (a result that is a published one is
             named and left out of its own reference and rank).
+        reference_record: results pinned as the reference (a subset of the record): the
+            reference is taken from these, whatever their accelerator (measured at the GPU
+            count, else interpolated within 4x, else bounds); None: the whole record, like for like.
 
     Returns:
         :data:`~trainperf.compare.COMPARISON_SCHEMA`, one row per evaluated result, sorted by
@@ -75,7 +79,11 @@ def record_comparison(
         sha = _sha(a, shas)
         row["published_as"] = _published_as(record, sha)
         n, t = a["n_gpus"], a["time_to_train_min"]
-        row.update(record_reference(a["benchmark"], accelerator, n, t, record, sha))
+        if reference_record is None:
+            row.update(record_reference(a["benchmark"], accelerator, n, t, record, sha))
+        else:
+            row.update(record_reference(a["benchmark"], None, n, t, reference_record, sha,
+                                        any_accelerator=True))  # fmt: skip
         row.update(record_rank(a["benchmark"], a["round"], n, t, record, sha))
         if row["reference_kind"] == "interpolated":
             if a["benchmark"] not in errors:

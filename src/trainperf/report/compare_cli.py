@@ -46,6 +46,7 @@ def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
     table, reference, round and precision), without warnings (see :func:`round_warnings`): like
     for like with the bundled MLPerf record where the config pins no ``reference:``, else against
     the pinned reference's logs; the record's rank on every row."""
+    record = _record()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ComparisonWarning)
         return cluster_comparison(
@@ -61,8 +62,13 @@ def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
             reference_precision=cfg.reference.precision,
             accelerators=cfg.accelerator_table(),
             warn=False,
-            record=_record(),
-            like_for_like=not cfg.reference.pinned,
+            record=record,
+            like_for_like=not cfg.reference.pinned or cfg.reference.from_record,
+            reference_record=(
+                cfg.reference.record_filter(record)
+                if cfg.reference.from_record and record is not None
+                else None
+            ),
         )
 
 
