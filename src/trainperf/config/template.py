@@ -59,6 +59,9 @@ language: en                 # en or ja: the figures of the preview site (the pr
 #   mlperf: path/to/reference/results
 #   round: v4.1              # compare against this round (default: each result's own round,
 #                            # else the nearest, with a warning)
+# or pin results of the record instead of a folder of logs:
+# reference:
+#   submitter: NVIDIA        # and/or system: <folder name>, accelerator: GB300, round: v5.1
 """
 
 
