@@ -19,6 +19,7 @@ from trainperf.compare import COMPARISON_SCHEMA, cluster_comparison, comparison_
 from trainperf.compare.interpolation_error import leave_one_out, max_interpolation_error
 from trainperf.compare.like_for_like import record_rank, record_reference
 from trainperf.config import load_config
+from trainperf.config.plan import config_values
 from trainperf.errors import ConfigError
 from trainperf.record import RECORD_SCHEMA, read_record
 from trainperf.report import cli
@@ -214,3 +215,14 @@ def test_a_reference_pinned_to_record_results(user_logs, tmp_path, capsys):
     cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
     with pytest.raises(ConfigError, match="not both"):
         load_config(cfg)
+
+
+def test_the_book_names_the_record_not_eos_without_a_reference(user_logs, tmp_path):
+    cfg = tmp_path / "lab.yaml"
+    body = {"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8, "mlperf": str(user_logs)}
+    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    shown = config_values(load_config(cfg))["config"]
+    assert shown["reference"] == "the MLPerf record, like for like"
+    body["reference"] = {"name": "Eos"}
+    cfg.write_text(yaml.safe_dump(body), encoding="utf-8")
+    assert config_values(load_config(cfg))["config"]["reference"] == "Eos"
