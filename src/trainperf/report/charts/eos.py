@@ -542,16 +542,11 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
         )
         # the label on the closed side: above an upper bound, below a lower one
         texts = [
-            one_sided.transform_filter(alt.datum.kind == k)
+            one_sided.transform_filter(f"indexof(datum.kind, '{k}') >= 0")
             .mark_text(dy=dy, fontSize=11, baseline=base_line)
             .encode(x=x, y=alt.Y("ratio:Q"), text="bound_text:N", color=colour)
-            for k, dy, base_line in (
-                ("extrapolated_upper", -9, "bottom"),
-                ("extrapolated_lower", 9, "top"),
-                ("bounds_upper", -9, "bottom"),
-                ("bounds_lower", 9, "top"),
-            )
-        ]
+            for k, dy, base_line in (("_upper", -9, "bottom"), ("_lower", 9, "top"))
+        ]  # extrapolated_* and the record's bounds_*: one layer per side
         points = base.mark_point(filled=True, size=70, opacity=1).encode(
             x=x,
             y=y,
