@@ -9,6 +9,7 @@ writes the CSV (rows sorted, so the same commits give the same bytes), :func:`re
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from multiprocessing import get_context
 from pathlib import Path
@@ -99,13 +100,20 @@ def _rows(folders: list[ResultFolder], n: int):
     try:
         # multiprocessing.Pool, not ProcessPoolExecutor: the executor's max_tasks_per_child hangs
         # on Python 3.11 once a worker is replaced (seen here: no worker left, the build waiting)
-        with get_context("spawn").Pool(n, maxtasksperchild=_TASKS_PER_WORKER) as pool:
+        with get_context("spawn").Pool(
+            n, initializer=_ignore_sigint, maxtasksperchild=_TASKS_PER_WORKER
+        ) as pool:
             yield from pool.imap(folder_row, folders, chunksize=1)
     finally:
         if old is None:
             os.environ.pop("POLARS_MAX_THREADS", None)
         else:
             os.environ["POLARS_MAX_THREADS"] = old
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool (one line, no worker tracebacks)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def write_record(frame: pl.DataFrame, out: str | Path) -> Path:
