@@ -88,7 +88,10 @@ BASE = {"name": "Copycat", "accelerator": "H100 SXM", "gpus_per_node": 8}
             {"telemetry": {"source": "http://prom:9090", "mlperf_log": "no/result_0.txt"}},
             "telemetry.mlperf_log: no such file or folder: no/result_0.txt",
         ),
-        ({"reference": {"nam": "Eos"}}, "reference.nam: unknown key; allowed: mlperf, name,"),
+        (
+            {"reference": {"nam": "Eos"}},
+            "reference.nam: unknown key; allowed: accelerator, mlperf, name,",
+        ),
         ({"gpus_per_node": 0}, "gpus_per_node: expected a whole number >= 1, got 0"),
     ],
 )
@@ -238,7 +241,11 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
 ):
     # the English figures only (the book's language here; the main job exports the Japanese set)
     monkeypatch.setenv(LANGS_ENV, "en")
-    cfg = _write(tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path))})
+    # the reference pinned to Eos: without `reference:` the comparison is like for like with the
+    # MLPerf record (tests/test_like_for_like.py); this book compares the copy with Eos itself
+    cfg = _write(
+        tmp_path, {**BASE, "mlperf": str(_copy_n96(tmp_path)), "reference": {"name": "Eos"}}
+    )
     out, figures, lines = tmp_path / "book", tmp_path / "figures", []
     summary = report.run_report(
         out=out,

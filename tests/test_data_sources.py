@@ -140,6 +140,7 @@ def _source_cells():
         ("systems", ["source_sakuraone", "source_eos"]),
         ("top500", ["source"]),
         ("parallel_layouts", ["source"]),
+        ("accelerator_generations", ["source"]),
     ]:
         for i, row in enumerate(_rows(name), 2):
             for col in cols:

@@ -56,8 +56,11 @@ def _relabelled_405b(tmp_path: Path) -> Path:
 def test_a_relabelled_copy_of_the_eos_405b_logs_compares_at_exactly_one(tmp_path, capsys):
     logs = _relabelled_405b(tmp_path)
     cfg = tmp_path / "fl.yaml"
+    # Eos pinned: without `reference:` these logs (byte for byte Eos's) would be named as Eos's
+    # published result and left out of their own like-for-like reference (test_like_for_like.py)
     cfg.write_text(yaml.safe_dump({"name": "Fictional Labs", "accelerator": "H100 SXM",
-                                   "gpus_per_node": 8, "mlperf": str(logs)}), encoding="utf-8")  # fmt: skip
+                                   "gpus_per_node": 8, "mlperf": str(logs),
+                                   "reference": {"name": "Eos"}}), encoding="utf-8")  # fmt: skip
     assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     (row,) = doc["rows"]
@@ -323,8 +326,10 @@ def test_rows_that_differ_only_in_gpu_count_share_one_round_line(tmp_path, capsy
         shutil.copyfile(MLPERF / "v4.1" / "NVIDIA" / "systems" / f"{src}.json",
                         root / "systems" / f"{name}.json")  # fmt: skip
     cfg = tmp_path / "lab.yaml"
+    # Eos pinned: the round rule of a pinned reference (like for like is tests/test_like_for_like.py)
     cfg.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
-                                   "mlperf": str(tmp_path / "training_results_v5.0")}))  # fmt: skip
+                                   "mlperf": str(tmp_path / "training_results_v5.0"),
+                                   "reference": {"name": "Eos"}}))  # fmt: skip
     assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["ratio"] for r in doc["rows"]] == [1.0, 1.0]  # identical logs, equal GPU counts
@@ -728,8 +733,11 @@ def book_405b(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("book_405b")
     logs = _relabelled_405b(tmp)
     cfg = tmp / "fl.yaml"
+    # Eos pinned: without `reference:` these logs (byte for byte Eos's) would be named as Eos's
+    # published result and left out of their own like-for-like reference (test_like_for_like.py)
     cfg.write_text(yaml.safe_dump({"name": "Fictional Labs", "accelerator": "H100 SXM",
-                                   "gpus_per_node": 8, "mlperf": str(logs)}), encoding="utf-8")  # fmt: skip
+                                   "gpus_per_node": 8, "mlperf": str(logs),
+                                   "reference": {"name": "Eos"}}), encoding="utf-8")  # fmt: skip
     summary, out, figures, _ = _run_users_book(tmp, cfg)
     site = Path(summary.site).parent
     pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}

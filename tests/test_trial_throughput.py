@@ -71,8 +71,10 @@ def test_a_damaged_run_of_the_user_is_named_in_the_comparison(tmp_path, capsys):
     shutil.copyfile(src / "systems" / "eos_n64_ngc23.09_nemo.json",
                     tmp_path / "v3.1" / "Lab" / "systems" / "lab_512.json")  # fmt: skip
     cfg = tmp_path / "lab.yaml"
+    # Eos pinned (without `reference:` the comparison is like for like with the MLPerf record)
     cfg.write_text(yaml.safe_dump({"name": "Lab", "accelerator": "H100 SXM", "gpus_per_node": 8,
-                                   "mlperf": str(tmp_path)}), encoding="utf-8")  # fmt: skip
+                                   "mlperf": str(tmp_path), "reference": {"name": "Eos"}}),
+                   encoding="utf-8")  # fmt: skip
     assert cli.main(["compare", "--config", str(cfg), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     (row,) = doc["rows"]

@@ -9,10 +9,8 @@ that bracket it, else extrapolated linearly beyond the last one, with the bounds
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -20,8 +18,16 @@ import polars as pl
 from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
+from trainperf.compare.record_comparison import (
+    evaluated_shas,
+    record_comparison,
+    with_record_rank,
+)
+from trainperf.compare.record_words import is_record_comparison, record_summary
+from trainperf.compare.schema import COMPARISON_SCHEMA, SIDE_SCHEMA, evaluated_columns
 from trainperf.flops import peak_flops
 from trainperf.mlperf import load_results, runs_with_throughput
+from trainperf.mlperf.systems import precision_in_logs
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -37,123 +43,6 @@ __all__ = [
     "throughput_summary",
 ]
 
-SIDE_SCHEMA: dict[str, pl.DataType] = {
-    "system": pl.String,
-    "result": pl.String,
-    "source": pl.String,
-    "round": pl.String,
-    "benchmark": pl.String,
-    "n_nodes": pl.Int64,
-    "n_gpus": pl.Int64,
-    "time_to_train_min": pl.Float64,
-    "n_runs": pl.Int64,
-    "tokens_per_s_per_gpu": pl.Float64,
-    "model_tflops_per_gpu": pl.Float64,
-    "precision": pl.String,
-    "mfu": pl.Float64,
-    "mfu_bf16": pl.Float64,
-    "mfu_fp8": pl.Float64,
-    "note": pl.String,
-    "software": pl.String,
-    "throughput_basis": pl.String,
-}
-"""One side of a comparison, one row per result (system folder or published row) and benchmark:
-``system`` (String, the name the book uses), ``result`` (String, the MLPerf system folder, or
-``published``), ``source`` (String, ``logs`` or ``published``), ``round`` (String, ``v4.1``),
-``benchmark`` (String), ``n_nodes``, ``n_gpus`` (Int64), ``time_to_train_min`` (Float64, minutes:
-the MLPerf score of the logs by the MLPerf rules, or the published time), ``n_runs`` (Int64,
-runs in the score; null for published rows), ``tokens_per_s_per_gpu`` (Float64, tokens/s/GPU at
-step level, median over runs), ``model_tflops_per_gpu`` (Float64, model TFLOP/s per GPU, step
-level), ``precision`` (String, ``fp8``/``bf16`` the runs trained in, null if unknown), ``mfu``
-(Float64, fraction of the dense peak of ``precision``; null if unknown), ``mfu_bf16``,
-``mfu_fp8`` (Float64, fractions of the dense BF16 and FP8 peaks), ``note`` (String: why a result
-has no time to train, e.g. ``no valid score: 3 of 3 runs failed or damaged``, or a score from fewer
-runs than logged, ``1 of 3 runs failed or damaged, counted as the dropped slowest ...``; where the
-precision came from; null if nothing to say), ``software`` (String, the ``framework`` of the result's system
-description, e.g. ``NVIDIA NeMo Framework Release 24.09``; null if none), ``throughput_basis``
-(String, ``step`` when tokens/s, TFLOP/s and MFU are step-level, ``e2e`` when they are end to end,
-tokens to converge over the time to train, evaluations included: Llama 2 70B LoRA and Llama 3.1
-405B logs have no step timing)."""
-
-COMPARISON_SCHEMA: dict[str, pl.DataType] = {
-    "benchmark": pl.String,
-    "n_nodes": pl.Int64,
-    "n_gpus": pl.Int64,
-    "evaluated_system": pl.String,
-    "evaluated_result": pl.String,
-    "evaluated_source": pl.String,
-    "evaluated_round": pl.String,
-    "evaluated_software": pl.String,
-    "evaluated_min": pl.Float64,
-    "evaluated_runs": pl.Int64,
-    "evaluated_tokens_per_s_per_gpu": pl.Float64,
-    "evaluated_model_tflops_per_gpu": pl.Float64,
-    "evaluated_throughput_basis": pl.String,
-    "evaluated_precision": pl.String,
-    "evaluated_mfu": pl.Float64,
-    "evaluated_mfu_bf16": pl.Float64,
-    "evaluated_mfu_fp8": pl.Float64,
-    "reference_system": pl.String,
-    "reference_result": pl.String,
-    "reference_round": pl.String,
-    "reference_software": pl.String,
-    "reference_round_note": pl.String,
-    "reference_n_gpus": pl.Int64,
-    "reference_n_nodes": pl.Int64,
-    "reference_min": pl.Float64,
-    "reference_kind": pl.String,
-    "reference_low_n_gpus": pl.Int64,
-    "reference_low_min": pl.Float64,
-    "reference_high_n_gpus": pl.Int64,
-    "reference_high_min": pl.Float64,
-    "reference_tokens_per_s_per_gpu": pl.Float64,
-    "reference_throughput_basis": pl.String,
-    "reference_precision": pl.String,
-    "reference_mfu": pl.Float64,
-    "ratio": pl.Float64,
-    "ratio_low": pl.Float64,
-    "ratio_high": pl.Float64,
-    "time_ratio": pl.Float64,
-    "throughput_ratio": pl.Float64,
-    "reference_other_round": pl.String,
-    "reference_other_round_min": pl.Float64,
-    "ratio_other_round": pl.Float64,
-    "note": pl.String,
-}
-"""Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
-
-* ``evaluated_*``: the evaluated side as in :data:`SIDE_SCHEMA` (``n_nodes``, ``n_gpus`` its own).
-* ``reference_round`` (the round compared against: the evaluated result's own where the reference
-  has the benchmark in it), ``reference_round_note`` (String, why another round, e.g. ``no result
-  of the reference in v5.0; nearest round v4.1``; null when the same), ``reference_software``.
-* ``reference_n_gpus`` (Int64, always equal to ``n_gpus``: the comparison is at equal GPU count),
-  ``reference_min`` (Float64, minutes: the reference's time to train at ``reference_n_gpus``),
-  ``reference_kind`` (``measured``; ``interpolated``: power law ``T = a·n^b`` through the two
-  measured scales that bracket ``n_gpus``; ``extrapolated``: linearly, perfect strong scaling,
-  from the nearest measured scale, beyond the largest or below the smallest; ``none``: the
-  reference has no result of this benchmark), ``reference_n_nodes`` (its nodes, measured only).
-* ``reference_low_n_gpus``/``reference_low_min`` and ``reference_high_n_gpus``/``reference_high_min``:
-  the measured scales below and above (both the measured one itself when measured; one of them
-  when extrapolated).
-* ``reference_tokens_per_s_per_gpu``, ``reference_throughput_basis``, ``reference_mfu``: of a
-  measured reference only; ``reference_precision`` its datatype.
-* ``ratio`` (Float64): the per-GPU GPU-time ratio ``(n·T)_A / (n·T)_B`` with both sides at
-  ``n_gpus`` GPUs, which is also the time ratio ``T_A / T_B``; above 1 the evaluated system needs
-  more GPU time. ``ratio_low``/``ratio_high`` (Float64): the bounds the measured neighbours give,
-  ``(n·T)_A`` over each neighbour's own measured GPU time (interpolated: both; extrapolated beyond
-  the largest scale: ``ratio_high`` = ``ratio``, an upper bound, as no run scales better than
-  perfectly; below the smallest: ``ratio_low`` = ``ratio``; measured: both equal ``ratio``).
-* ``time_ratio`` (Float64): the raw ``T_A / reference_min`` (equal to ``ratio`` here, as the GPU
-  counts are equal; kept so that a reader need not take that on trust).
-* ``throughput_ratio`` (Float64): ``tps_B / tps_A`` against a measured reference on the same basis.
-* ``reference_other_round``, ``reference_other_round_min``, ``ratio_other_round``: where the row's
-  reference is an estimate (interpolated or extrapolated) but the reference measured exactly
-  ``n_gpus`` in another round (e.g. GPT-3 at 10,752 GPUs: Eos v3.1 extrapolated from 768, measured
-  in v4.0), that round (the nearest to the compared one), its time (minutes) and the ratio against
-  it; null otherwise. Not the comparison (the round rule decides that): a reader's check of it.
-* ``note`` (String): the evaluated side's note (why no score, runs that failed or were damaged,
-  where the precision came from)."""
-
 
 def _mfu(tflops, accelerator: str | None, precision: str, accelerators=None) -> float | None:
     if tflops is None or not accelerator:
@@ -167,37 +56,6 @@ def _mfu(tflops, accelerator: str | None, precision: str, accelerators=None) -> 
 def _join(*notes) -> str | None:
     text = "; ".join(n for n in notes if n)
     return text or None
-
-
-_PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
-
-
-def precision_in_logs(result_files) -> str | None:
-    """The datatype (``fp8``/``bf16``) the submission's own files state, or None.
-
-    MLPerf Training logs have no precision key (mlperf-logging's ``constants.py`` defines none);
-    a submission may say it in its ``systems/<system>.json`` (``framework``, ``sw_notes``,
-    ``hw_notes``, ``other_software_stack``). Read there, next to each ``result_*.txt`` in the
-    MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
-    the two words must appear, else None (unknown: the caller falls back to the config).
-    """
-    found: set[str] = set()
-    for f in {Path(f) for f in result_files if f}:
-        if len(f.parts) < 5 or f.parts[-4] != "results":
-            continue
-        js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
-        try:
-            desc = json.loads(js.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(desc, dict):
-            continue
-        text = " ".join(
-            json.dumps(desc.get(k, ""))
-            for k in ("framework", "sw_notes", "hw_notes", "other_software_stack")
-        )
-        found |= {p for p, rx in _PRECISION_WORDS.items() if rx.search(text)}
-    return found.pop() if len(found) == 1 else None
 
 
 def _with_mfu(
@@ -565,29 +423,7 @@ def log_comparison(
     out = []
     for a in evaluated.iter_rows(named=True):
         n = a["n_gpus"]
-        row = dict.fromkeys(COMPARISON_SCHEMA)
-        row.update(
-            {
-                "benchmark": a["benchmark"],
-                "n_nodes": a["n_nodes"],
-                "n_gpus": n,
-                **{
-                    f"evaluated_{k}": a[k]
-                    for k in (
-                        "system", "result", "source", "round", "software", "precision", "mfu",
-                        "throughput_basis",
-                    )
-                },
-                "evaluated_min": a["time_to_train_min"],
-                "evaluated_runs": a["n_runs"],
-                "evaluated_tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"],
-                "evaluated_model_tflops_per_gpu": a["model_tflops_per_gpu"],
-                "evaluated_mfu_bf16": a["mfu_bf16"],
-                "evaluated_mfu_fp8": a["mfu_fp8"],
-                "note": a.get("note"),
-                "reference_kind": "none",
-            }
-        )  # fmt: skip
+        row = evaluated_columns(a)
         same = [b for b in ref_rows if b["benchmark"] == a["benchmark"]]
         rounds = sorted({b["round"] for b in same if b["round"]}, key=_version)
         chosen, why = reference_round_for(a["round"], rounds, reference_round)
@@ -654,6 +490,9 @@ def cluster_comparison(
     reference_gpus_per_node: int | None = None,
     accelerators: pl.DataFrame | None = None,
     warn: bool = True,
+    record: pl.DataFrame | None = None,
+    like_for_like: bool = False,
+    reference_record: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The evaluated cluster against the reference, from files: the comparison behind
     ``DIR/comparison.csv`` of ``trainperf report --config`` and of ``trainperf compare``.
@@ -674,6 +513,14 @@ def cluster_comparison(
         accelerators: accelerator table with the config's own accelerator (default: the bundled
             ``data/reference/accelerators.csv``).
         warn: emit one :class:`ComparisonWarning` per result compared against another round.
+        record: the MLPerf record (:func:`trainperf.record.read_record`): every row gets its rank
+            there (``record_rank``, ``record_peers``, ``record_best``) and ``published_as``.
+        like_for_like: compare with the record like for like
+            (:func:`~trainperf.compare.record_comparison.record_comparison`) instead of the
+            reference's logs (a config without ``reference:``); needs ``record``.
+        reference_record: the record's results a config pins as the reference (``reference:``
+            with submitter, system or accelerator): compared with these, whatever their
+            accelerator; the rank stays the whole record's.
 
     Returns:
         :func:`log_comparison` of the evaluated side (logs and published rows, both if given)
@@ -683,14 +530,17 @@ def cluster_comparison(
     Raises:
         FileNotFoundError: a folder without result files.
     """
+    like_for_like = like_for_like and record is not None
     with warnings.catch_warnings():  # damaged lines are in the runs chapter's data-quality table
         warnings.simplefilter("ignore")
-        ref = reference_side(
-            load_results(reference_mlperf),
-            reference_name,
-            reference_gpus_per_node,
-            reference_precision,
-        )
+        ref = None
+        if not like_for_like:
+            ref = reference_side(
+                load_results(reference_mlperf),
+                reference_name,
+                reference_gpus_per_node,
+                reference_precision,
+            )
         sides = []
         if mlperf is not None:
             sides.append(
@@ -710,7 +560,12 @@ def cluster_comparison(
         )
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
+    shas = evaluated_shas(mlperf) if record is not None else {}
+    if like_for_like:
+        return record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
     frame = log_comparison(pl.concat(sides), ref, reference_round)
+    if record is not None:
+        frame = with_record_rank(frame, record, shas)
     if warn:
         for line in round_warnings(frame):
             warnings.warn(line, ComparisonWarning, stacklevel=2)
@@ -791,6 +646,8 @@ def comparison_summary(comparison: pl.DataFrame) -> str:
     """
     if comparison.is_empty():
         return ""
+    if is_record_comparison(comparison):  # like for like with the MLPerf record
+        return record_summary(comparison)
     parts, other = [], []
     name = comparison["evaluated_system"][0]
     for r in comparison.iter_rows(named=True):

@@ -95,12 +95,44 @@ class ReferenceInput:
             paper compared against); None: every round.
         precision: datatype its runs trained in (default ``fp8``: every NVIDIA-stack H100 MLPerf
             GPT-3 submission trained in FP8).
+        pinned: the config has a ``reference:`` section: the comparison is against these logs;
+            without one (False) each result is compared like for like with the MLPerf record
+            (``data/reference/mlperf_record.csv``, :mod:`trainperf.compare.record_comparison`).
+        submitter, system, accelerator: results of the MLPerf record as the reference (with
+            ``round``, case-insensitive; ``accelerator`` the canonical name or the systems JSON's
+            text) instead of a folder of logs; None: not pinned to the record.
     """
 
     name: str = "Eos"
     mlperf: str = ""
     round: str | None = None
     precision: str = "fp8"
+    pinned: bool = False
+    submitter: str | None = None
+    system: str | None = None
+    accelerator: str | None = None
+
+    @property
+    def from_record(self) -> bool:
+        """The reference is results of the MLPerf record (``submitter``, ``system`` or
+        ``accelerator`` given, with ``round`` if given), not a folder of logs."""
+        return any(v is not None for v in (self.submitter, self.system, self.accelerator))
+
+    def record_filter(self, record):
+        """The rows of ``record`` (:func:`trainperf.record.read_record`) this reference pins."""
+        import polars as pl  # noqa: PLC0415 - the config's dataclasses load without polars
+
+        keep = pl.lit(True)
+        for col, v in (("round", self.round), ("submitter", self.submitter),
+                       ("system", self.system)):  # fmt: skip
+            if v is not None:
+                keep = keep & (pl.col(col).str.to_lowercase() == v.lower())
+        if self.accelerator is not None:
+            keep = keep & (
+                (pl.col("accelerator").str.to_lowercase() == self.accelerator.lower())
+                | (pl.col("accelerator_model_name").str.to_lowercase() == self.accelerator.lower())
+            )
+        return record.filter(keep)
 
 
 @dataclass(frozen=True)
@@ -229,7 +261,7 @@ _TOP = {
 }
 _REQUIRED = ("name", "accelerator", "gpus_per_node")
 _TELEMETRY = {"source", "mlperf_log", "job_id", "nodelist", "time_window"}
-_REFERENCE = {"name", "mlperf", "round", "precision"}
+_REFERENCE = {"name", "mlperf", "round", "precision", "submitter", "system", "accelerator"}
 _PUBLISHED = {"path", "quoted_ratio"}
 
 
@@ -314,6 +346,29 @@ def log_rounds(folder: str | Path) -> list[str]:
         return []
     rounds = {layout_from_path(p)["round"] for p in found} - {None}
     return sorted(rounds, key=lambda r: tuple(int(x) for x in r.lstrip("v").split(".")))
+
+
+def _record_round(value: Any) -> str:
+    text = _text(value, "reference.round")
+    return text if text.startswith("v") else f"v{text}"
+
+
+def _check_record_pin(ref: ReferenceInput) -> None:
+    """A reference pinned to the record must match some of its results (else one clear line)."""
+    from trainperf.record import read_record  # noqa: PLC0415 - only for a record pin
+
+    record = read_record()
+    if not ref.record_filter(record).height:
+        what = ", ".join(
+            f"{k} {v!r}"
+            for k, v in (("round", ref.round), ("submitter", ref.submitter), ("system", ref.system),
+                         ("accelerator", ref.accelerator))
+            if v is not None
+        )  # fmt: skip
+        raise ConfigError(
+            f"reference: no result of the MLPerf record (data/reference/mlperf_record.csv) has "
+            f"{what}; its rounds: {', '.join(sorted(set(record['round'])))}"
+        )
 
 
 def _round(value: Any, folder: str) -> str:
@@ -465,12 +520,26 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
         if ref.get("mlperf") is not None
         else str(project_root() / "data" / "mlperf")
     )
+    pins = {k: _text(ref[k], f"reference.{k}") for k in ("submitter", "system", "accelerator")
+            if ref.get(k) is not None}  # fmt: skip
+    if pins and ref.get("mlperf") is not None:
+        raise ConfigError(
+            "reference: give mlperf (a folder of logs) or submitter/system/accelerator (results of "
+            "the MLPerf record), not both"
+        )
+    rnd = None
+    if ref.get("round") is not None:
+        rnd = _record_round(ref["round"]) if pins else _round(ref["round"], kw_ref_mlperf)
     kw["reference"] = ReferenceInput(
         name=_text(ref.get("name", "Eos"), "reference.name"),
         mlperf=kw_ref_mlperf,
-        round=(_round(ref["round"], kw_ref_mlperf) if ref.get("round") is not None else None),
+        round=rnd,
         precision=_choice(ref.get("precision", "fp8"), "reference.precision", PRECISIONS),
+        pinned=data.get("reference") is not None,
+        **pins,
     )
+    if pins:
+        _check_record_pin(kw["reference"])
     return ClusterConfig(**kw)
 
 

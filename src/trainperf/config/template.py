@@ -49,12 +49,19 @@ language: en                 # en or ja: the figures of the preview site (the pr
 # sacct:
 #   - path/to/sacct.txt
 
-# The reference system (default: NVIDIA Eos, the MLPerf logs bundled in data/mlperf).
+# The reference. Without this section each result is compared like for like with the MLPerf
+# record (data/reference/mlperf_record.csv, every published result v3.1-v5.1): the best other result
+# of the same benchmark, accelerator and GPU count, else the same accelerator's measured scales
+# (interpolated only within 4x, else bounds), else the nearest accelerator generation, and its rank.
+# With it, against these logs (e.g. NVIDIA Eos, the MLPerf logs bundled in data/mlperf).
 # reference:
 #   name: Eos
 #   mlperf: path/to/reference/results
 #   round: v4.1              # compare against this round (default: each result's own round,
 #                            # else the nearest, with a warning)
+# or pin results of the record instead of a folder of logs:
+# reference:
+#   submitter: NVIDIA        # and/or system: <folder name>, accelerator: GB300, round: v5.1
 """
 
 

@@ -1,6 +1,6 @@
 """Command line: ``trainperf init FILE`` (a commented cluster config), ``trainperf report [--config
 FILE]`` (the main job), ``trainperf compare --config FILE`` (the comparison alone), ``trainperf batch GRID.yaml`` (papermill over a parameter grid) and
-``trainperf runs PATH`` (a quick look at MLPerf logs).
+``trainperf runs PATH`` (a quick look at MLPerf logs) and ``trainperf record build DIR...`` (the MLPerf record).
 
 A failure prints one line (``trainperf: error: ...``) and exits 1; ``--debug`` (or TRAINPERF_DEBUG=1)
 shows the traceback instead.
@@ -218,6 +218,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     v.add_argument("--out", default="_output", help="the report's output folder (preview site)")
+    rec = sub.add_parser(
+        "record",
+        parents=[common],
+        help="the MLPerf record: every published result, one row per submission",
+    )
+    rec_sub = rec.add_subparsers(dest="record_command", required=True)
+    rb = rec_sub.add_parser(
+        "build",
+        parents=[common],
+        help="read checkouts of mlcommons/training_results_vX.Y into the record (CSV or Parquet)",
+        description="Read every result folder under DIR (checkouts of "
+        "github.com/mlcommons/training_results_vX.Y, folders named so) with trainperf's MLPerf "
+        "reader and write one row per (round, division, submitter, system, benchmark).",
+    )
+    rb.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="a results checkout (or a folder in one)"
+    )
+    rb.add_argument(
+        "--out",
+        default="mlperf_record.csv",
+        help="the record (.csv, or .parquet); default mlperf_record.csv",
+    )
+    rb.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: one per CPU this process may use)",
+    )
     for command in LAZY_COMMANDS:  # their modules load polars, papermill...: only when they run
         sub.add_parser(command.name, help=command.help, description=command.help)
     return p
@@ -354,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
             from trainperf.report.serve import serve
 
             return serve(project_root(), args.out, args.port)
+        elif args.command == "record":
+            from trainperf.report.record_cli import run_record_build
+
+            return run_record_build(args.dirs, args.out, args.jobs)
         elif args.command == "runs":
             from trainperf.report.runs_cli import run_command
 

@@ -22,6 +22,7 @@ from trainperf.compare import (
     round_warnings,
 )
 from trainperf.config import ClusterConfig
+from trainperf.record import read_record, record_path
 
 FORMATS = ("table", "csv", "json")
 
@@ -42,7 +43,10 @@ TABLE_COLUMNS = {
 
 def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
     """:func:`~trainperf.compare.cluster_comparison` of a validated config (its accelerator
-    table, reference, round and precision), without warnings (see :func:`round_warnings`)."""
+    table, reference, round and precision), without warnings (see :func:`round_warnings`): like
+    for like with the bundled MLPerf record where the config pins no ``reference:``, else against
+    the pinned reference's logs; the record's rank on every row."""
+    record = _record()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ComparisonWarning)
         return cluster_comparison(
@@ -58,7 +62,20 @@ def config_comparison(cfg: ClusterConfig) -> pl.DataFrame:
             reference_precision=cfg.reference.precision,
             accelerators=cfg.accelerator_table(),
             warn=False,
+            record=record,
+            like_for_like=not cfg.reference.pinned or cfg.reference.from_record,
+            reference_record=(
+                cfg.reference.record_filter(record)
+                if cfg.reference.from_record and record is not None
+                else None
+            ),
         )
+
+
+def _record() -> pl.DataFrame | None:
+    """The bundled MLPerf record, or None where this installation has none (no rank then)."""
+    path = record_path()
+    return read_record(path) if path.is_file() else None
 
 
 def evaluated_notes(frame: pl.DataFrame) -> list[str]:

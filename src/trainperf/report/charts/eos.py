@@ -402,6 +402,10 @@ KIND_LABELS = {
     "interpolated": "reference interpolated (power law between two measured scales)",
     "extrapolated_upper": "reference extrapolated beyond its largest run: ratio at most this",
     "extrapolated_lower": "reference extrapolated below its smallest run: ratio at least this",
+    "cross-generation": "another accelerator generation, measured at this GPU count",
+    "bounds": "no point estimate: bounds from measured scales more than 4x apart",
+    "bounds_upper": "bound from the largest measured scale below: ratio at most this",
+    "bounds_lower": "bound from the smallest measured scale above: ratio at least this",
 }
 #: Marker of each kind: an extrapolation's triangle points to the bound's open side.
 KIND_SHAPES = {
@@ -409,6 +413,10 @@ KIND_SHAPES = {
     "interpolated": "circle",
     "extrapolated_upper": "triangle-down",
     "extrapolated_lower": "triangle-up",
+    "cross-generation": "diamond",
+    "bounds": "circle",
+    "bounds_upper": "triangle-down",
+    "bounds_lower": "triangle-up",
 }
 #: Length of an extrapolation's arrow toward its open side, as a share of the y axis.
 ARROW_SHARE = 0.1
@@ -416,7 +424,8 @@ ARROW_SHARE = 0.1
 
 def _bound_text(r: dict) -> str | None:
     """``≤ 0.97`` for an upper bound, ``≥ 0.45`` for a lower one (two decimals), else None."""
-    sign = {"extrapolated_upper": "≤", "extrapolated_lower": "≥"}.get(r["kind"])
+    sign = {"extrapolated_upper": "≤", "extrapolated_lower": "≥", "bounds_upper": "≤",
+            "bounds_lower": "≥"}.get(r["kind"])  # fmt: skip
     return f"{sign} {r['ratio']:.2f}" if sign else None
 
 
@@ -434,16 +443,36 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     Args:
         comparison: :data:`trainperf.compare.COMPARISON_SCHEMA` frame.
     """
+    # the record's bounds-only rows (trainperf.compare.like_for_like): two bounds draw a bar and no
+    # point; one bound is drawn as the one-sided bound it is, at the bound
+    one_side = pl.col("reference_kind").is_in(["extrapolated", "bounds"]) & (
+        pl.col("ratio_low").is_null() | pl.col("ratio_high").is_null()
+    )
+    prefix = pl.col("reference_kind")
     kind = (
-        pl.when(pl.col("reference_kind") != "extrapolated")
+        pl.when(~one_side)
         .then(pl.col("reference_kind"))
         .when(pl.col("ratio_low").is_null())
-        .then(pl.lit("extrapolated_upper"))
-        .otherwise(pl.lit("extrapolated_lower"))
+        .then(pl.concat_str(prefix, pl.lit("_upper")))
+        .otherwise(pl.concat_str(prefix, pl.lit("_lower")))
     )
     d = (
-        comparison.filter(pl.col("ratio").is_not_null())
+        comparison.filter(
+            pl.col("ratio").is_not_null()
+            | (
+                (pl.col("reference_kind") == "bounds")
+                & (pl.col("ratio_low").is_not_null() | pl.col("ratio_high").is_not_null())
+            )
+        )  # fmt: skip
         .with_columns(kind.alias("kind"))
+        .with_columns(
+            pl.when(pl.col("kind") == "bounds_upper")
+            .then(pl.col("ratio_high"))
+            .when(pl.col("kind") == "bounds_lower")
+            .then(pl.col("ratio_low"))
+            .otherwise(pl.col("ratio"))
+            .alias("ratio")
+        )
         .with_columns(
             pl.col("n_gpus").cast(pl.String).alias("gpus"),
             pl.col("kind").replace_strict(KIND_LABELS, default=None).alias("kind_label"),
@@ -453,14 +482,14 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     )
     # the axis holds every point, bar and lower bound's arrow (ratio + ARROW_SHARE of the axis)
     finite = [v for v in d["hi"].to_list() if v is not None and math.isfinite(v)]
-    lower = d.filter(pl.col("kind") == "extrapolated_lower")["ratio"].to_list()
+    lower = d.filter(pl.col("kind").str.ends_with("_lower"))["ratio"].to_list()
     top = max(finite + [v / (1 - ARROW_SHARE) / 1.15 for v in lower] + [1.0])
     domain = [0.0, math.ceil(top * 1.15 / 0.25) * 0.25]  # from zero: an honest baseline
     arrow = ARROW_SHARE * domain[1]
     d = d.with_columns(
-        pl.when(pl.col("kind") == "extrapolated_upper")
+        pl.when(pl.col("kind").str.ends_with("_upper"))
         .then(pl.max_horizontal(pl.col("ratio") - arrow, 0.0))
-        .when(pl.col("kind") == "extrapolated_lower")
+        .when(pl.col("kind").str.ends_with("_lower"))
         .then(pl.min_horizontal(pl.col("ratio") + arrow, domain[1]))
         .alias("tip"),
         pl.struct("kind", "ratio")
@@ -470,7 +499,10 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
     # the legend names only the kinds drawn, each kind keeping its colour and shape
     present = set(d["kind"].drop_nulls().to_list())
     keys = [k for k in KIND_LABELS if k in present]
-    colours = dict(zip(KIND_LABELS, [*PALETTE[:3], PALETTE[2]], strict=True))
+    colours = dict(
+        zip(KIND_LABELS, [*PALETTE[:3], PALETTE[2], PALETTE[5], PALETTE[4], PALETTE[4], PALETTE[4]],
+            strict=True)
+    )  # fmt: skip
     legend = alt.Legend(orient="bottom", direction="vertical")
     colour = alt.Color(
         "kind_label:N",
@@ -500,7 +532,7 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
         base = alt.Chart(db)
         one = alt.Chart(pl.DataFrame({"one": [1.0]})).mark_rule(color=RULE_COLOR).encode(y="one:Q")
         bars = (
-            base.transform_filter(alt.datum.kind == "interpolated")
+            base.transform_filter((alt.datum.kind == "interpolated") | (alt.datum.kind == "bounds"))
             .mark_rule(strokeWidth=2)
             .encode(x=x, y=alt.Y("lo:Q"), y2="hi:Q", color=colour)
         )
@@ -510,14 +542,11 @@ def comparison_ratio_by_gpus(comparison: pl.DataFrame) -> alt.HConcatChart:
         )
         # the label on the closed side: above an upper bound, below a lower one
         texts = [
-            one_sided.transform_filter(alt.datum.kind == k)
+            one_sided.transform_filter(f"indexof(datum.kind, '{k}') >= 0")
             .mark_text(dy=dy, fontSize=11, baseline=base_line)
             .encode(x=x, y=alt.Y("ratio:Q"), text="bound_text:N", color=colour)
-            for k, dy, base_line in (
-                ("extrapolated_upper", -9, "bottom"),
-                ("extrapolated_lower", 9, "top"),
-            )
-        ]
+            for k, dy, base_line in (("_upper", -9, "bottom"), ("_lower", 9, "top"))
+        ]  # extrapolated_* and the record's bounds_*: one layer per side
         points = base.mark_point(filled=True, size=70, opacity=1).encode(
             x=x,
             y=y,

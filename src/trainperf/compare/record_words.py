@@ -1,0 +1,119 @@
+"""The summary sentences of a comparison with the MLPerf record (:mod:`.record_comparison`).
+
+Every sentence says what the row shows and no more: the kind of reference (measured like for like,
+interpolated with its bounds and the record's own leave-one-out error, bounds only, or another
+accelerator generation, named), its round, submitter, system and accelerator, and the rank in the
+record with the best result of the band.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from trainperf.benchmarks import benchmark_name
+
+__all__ = ["is_record_comparison", "record_summary"]
+
+
+def is_record_comparison(comparison: pl.DataFrame) -> bool:
+    """Whether ``comparison`` was made against the record: a reference with an accelerator, or a
+    kind only the record gives (``bounds``, ``cross-generation``)."""
+    if "reference_accelerator" not in comparison.columns or not comparison.height:
+        return False
+    kinds = comparison["reference_kind"].is_in(["bounds", "cross-generation"])
+    return bool(comparison["reference_accelerator"].is_not_null().any() or kinds.any())
+
+
+def _gpus(n: int) -> str:
+    return f"{n:,} GPU{'s' if n != 1 else ''}"
+
+
+def _ref(r: dict) -> str:
+    return (
+        f"{r['reference_submitter']} {r['reference_system']} ({r['reference_accelerator']}, "
+        f"{r['reference_round']})"
+    )
+
+
+def _reference_clause(r: dict, name: str, where: str, accelerator: str | None) -> str:
+    kind = r["reference_kind"]
+    lo, hi = r["ratio_low"], r["ratio_high"]
+    if kind == "measured":
+        return f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, measured at the same GPU count"
+    if kind == "interpolated":
+        err = r["reference_interpolation_error"]
+        loo = (
+            f"; leave-one-out error of such interpolation on the record's own series up to {100 * err:.0f} %"
+            if err is not None
+            else ""
+        )
+        return (
+            f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, interpolated between "
+            f"their {r['reference_low_n_gpus']:,}- and {r['reference_high_n_gpus']:,}-GPU results "
+            f"(bounds {lo:.2f}x to {hi:.2f}x{loo})"
+        )
+    if kind == "bounds":
+        acc = r["reference_accelerator"]
+        if lo is not None and hi is not None:
+            return (
+                f"{name} needs between {lo:.2f}x and {hi:.2f}x the GPU time of the {acc} results of "
+                f"{r['reference_round']} {where} (measured at {r['reference_low_n_gpus']:,} and "
+                f"{r['reference_high_n_gpus']:,} GPUs, more than 4x apart: no point estimate)"
+            )
+        if hi is not None:
+            return (
+                f"{name} needs at most {hi:.2f}x the GPU time of the {acc} results of "
+                f"{r['reference_round']} {where} (bound from the largest measured, "
+                f"{r['reference_low_n_gpus']:,} GPUs)"
+            )
+        return (
+            f"{name} needs at least {lo:.2f}x the GPU time of the {acc} results of "
+            f"{r['reference_round']} {where} (bound from the smallest measured, "
+            f"{r['reference_high_n_gpus']:,} GPUs)"
+        )
+    if kind == "cross-generation":
+        own = f", not {accelerator}" if accelerator else ""
+        return (
+            f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}: cross-generation, "
+            f"the record has no {accelerator or 'same-accelerator'} result to compare with "
+            f"(the reference runs {r['reference_accelerator']}{own})"
+        )
+    return f"The record has no published result to compare with {where}"
+
+
+def record_summary(comparison: pl.DataFrame, accelerator: str | None = None) -> str:
+    """The book's summary of a record comparison: one sentence per row (reference and ratio, with
+    its kind and bounds) and its rank. "" for an empty frame."""
+    if comparison.is_empty():
+        return ""
+    name = comparison["evaluated_system"][0]
+    out = []
+    for r in comparison.iter_rows(named=True):
+        bench = benchmark_name(r["benchmark"])
+        if not r["n_gpus"]:
+            out.append(f"Nothing to compare for {bench}: the GPU count is unknown.")
+            continue
+        where = f"at {_gpus(r['n_gpus'])} ({bench})"
+        if r["evaluated_min"] is None:
+            why = (r.get("note") or "").removeprefix("no valid score: ")
+            out.append(f"No valid score {where}" + (f": {why}." if why else "."))
+            continue
+        if r.get("published_as"):
+            out.append(
+                f"The logs {where} are the published result {r['published_as']}, left out of "
+                "its own reference and rank."
+            )
+        out.append(_reference_clause(r, name, where, accelerator) + ".")
+        if r["record_rank"] is not None:
+            n = r["n_gpus"]
+            band = f"{max(1, n // 2):,} to {2 * n:,} GPUs"
+            best = (
+                f"; the best of them {r['record_best']}, {r['record_best_gpu_min']:,.0f} GPU-minutes"
+                if r["record_best"]
+                else ""
+            )
+            out.append(
+                f"By GPU-minutes it ranks {r['record_rank']} of {r['record_peers']} among the "
+                f"record's {bench} results at {band}{best}."
+            )
+    return " ".join(out)
