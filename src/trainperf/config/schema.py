@@ -128,6 +128,10 @@ class AcceleratorSpec:
             "fp8_dense_tflops": self.fp8_dense_tflops,
             "memory_gb": self.memory_gb,
             "memory_bandwidth_tbps": None,
+            "fp4_dense_tflops": None,
+            "fp4_format": None,
+            "scaleup_domain": None,
+            "scaleup_fabric": None,
             "source_url": self.source,
         }
 

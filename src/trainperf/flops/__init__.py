@@ -39,7 +39,9 @@ import warnings
 
 from trainperf import tables as _tables
 from trainperf.flops.accelerators import (
+    UnknownAcceleratorError,
     load_accelerators,
+    lookup_accelerator,
     mfu_both_peaks,
     normalize_accelerator_name,
     peak_flops,
@@ -107,6 +109,8 @@ __all__ = [
     "bytes_per_gpu",
     "flops_per_step",
     "load_accelerators",
+    "lookup_accelerator",
+    "UnknownAcceleratorError",
     "lora_flops_per_token",
     "lora_param_count",
     "lora_model_state_bytes",
