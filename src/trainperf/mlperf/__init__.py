@@ -37,6 +37,7 @@ from trainperf.mlperf.parse import EVENT_SCHEMA, MLLOG_TOKEN, parse_log
 from trainperf.mlperf.rules import (
     convergence_target,
     hyperparameter_rules,
+    init_allowance_min,
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
@@ -64,6 +65,7 @@ __all__ = [
     "eval_curve",
     "find_result_files",
     "hyperparameter_rules",
+    "init_allowance_min",
     "convergence_hyperparameters",
     "rules_sentences",
     "hyperparameters",
