@@ -15,6 +15,7 @@ from mlperf_logging import benchmark_meta
 
 from trainperf.benchmarks import BENCHMARK_NAMES, benchmark_name
 from trainperf.mlperf.loader import RUN_SCHEMA
+from trainperf.mlperf.rules import init_allowance_min
 from trainperf.mlperf.scores import score_runs
 
 UPSTREAM = Path(__file__).parent / "data" / "mlperf" / "benchmark_names_upstream.csv"
@@ -96,8 +97,6 @@ def test_run_count_and_olympic_score_follow_the_rules(bench, tmp_path):
 
 @pytest.mark.parametrize("rnd", ["v3.1", "v4.1", "v5.1", "v6.0", "v6.1"])
 def test_init_allowance_from_the_compliance_checker(rnd):
-    from trainperf.mlperf.rules import init_allowance_min
-
     # training_rules.adoc "Run result": up to 30 minutes of initialisation (4 hours in open)
     assert init_allowance_min(rnd) == 30
     assert init_allowance_min(rnd, "open") == 240
