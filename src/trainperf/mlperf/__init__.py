@@ -17,6 +17,7 @@ Modules:
 * :mod:`~trainperf.mlperf.throughput` step times, blocks, eval curves, throughput and MFU
 * :mod:`~trainperf.mlperf.hyperparameters` logged hyperparameters, parallelism, what the rules fix
 * :mod:`~trainperf.mlperf.convergence` the fixed convergence hyperparameters, across submissions
+* :mod:`~trainperf.mlperf.precision` the datatype a run trained in, from its own log
 * :mod:`~trainperf.mlperf.rules`     the rules read from mlperf-logging
 * :mod:`~trainperf.mlperf.checks`    warning and error types, limits, value checks
 """
@@ -34,6 +35,7 @@ from trainperf.mlperf.loader import (
     quality_summary,
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, MLLOG_TOKEN, parse_log
+from trainperf.mlperf.precision import precision_from_log, precision_of_runs
 from trainperf.mlperf.rules import (
     convergence_target,
     hyperparameter_rules,
@@ -72,6 +74,8 @@ __all__ = [
     "hyperparameters_long",
     "load_results",
     "parse_log",
+    "precision_from_log",
+    "precision_of_runs",
     "progress_key",
     "quality_summary",
     "runs_with_throughput",
