@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from trainperf.config import parse_config
 from trainperf.flops import (
     UnknownAcceleratorError,
     load_accelerators,
@@ -120,3 +121,20 @@ def test_scaleup_domains():
     fp4 = acc.filter(acc["fp4_dense_tflops"].is_not_null())
     assert set(fp4["fp4_format"]) <= {"NVFP4", "MXFP4"}
     assert set(fp4["accelerator"]) >= {"B200", "B300", "GB200", "GB300", "MI350X", "MI355X"}
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical", "memory_gb"),
+    [
+        ("GB300", "GB300", 288),
+        ("NVIDIA Blackwell Ultra GPU (GB300)", "GB300", 288),
+        ("B300", "B300", 288),
+        ("AMD Instinct MI355X", "MI355X", 288),
+        ("RTX Pro 6000 Blackwell Server", "RTX Pro 6000 Blackwell Server", 96),
+    ],
+)
+def test_a_cluster_of_todays_parts_is_configured_by_name(tmp_path, given, canonical, memory_gb):
+    cfg = parse_config({"name": "X", "accelerator": given, "gpus_per_node": 4, "precision": "fp4"},
+                       tmp_path)  # fmt: skip
+    assert cfg.accelerator == canonical and cfg.gpu_memory_gb == memory_gb
+    assert cfg.precision == "fp4"

@@ -21,7 +21,7 @@ from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
 from trainperf.flops import peak_flops
-from trainperf.mlperf import load_results, runs_with_throughput
+from trainperf.mlperf import load_results, precision_from_log, runs_with_throughput
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -173,16 +173,24 @@ _PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\b
 
 
 def precision_in_logs(result_files) -> str | None:
-    """The datatype (``fp8``/``bf16``) the submission's own files state, or None.
+    """The datatype (``fp4``/``fp8``/``bf16``) the submission's own files state, or None.
 
-    MLPerf Training logs have no precision key (mlperf-logging's ``constants.py`` defines none);
-    a submission may say it in its ``systems/<system>.json`` (``framework``, ``sw_notes``,
-    ``hw_notes``, ``other_software_stack``). Read there, next to each ``result_*.txt`` in the
-    MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
-    the two words must appear, else None (unknown: the caller falls back to the config).
+    The result logs first (:func:`trainperf.mlperf.precision_from_log`: the ruleset 6.0 MLLOG
+    key ``lowest_numerical_precision_in_linear``, or the framework's configuration dump such as
+    ``fp8: true``); every file that states one must agree. Else the ``systems/<system>.json``
+    next to the results in the MLCommons layout (``<submitter>/results/<system>/<benchmark>/
+    result_*.txt``): its ``framework``, ``sw_notes``, ``hw_notes`` and ``other_software_stack``
+    must name exactly one of ``fp8`` and ``bf16``. Else None (unknown: the caller falls back to
+    the config).
     """
+    files = {Path(f) for f in result_files if f}
+    stated = {p for p, _ in (precision_from_log(f) for f in files) if p}
+    if len(stated) == 1:
+        return stated.pop()
+    if stated:
+        return None  # the runs disagree: unknown, never one of them at random
     found: set[str] = set()
-    for f in {Path(f) for f in result_files if f}:
+    for f in files:
         if len(f.parts) < 5 or f.parts[-4] != "results":
             continue
         js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
@@ -208,13 +216,29 @@ def _with_mfu(
         r.pop("_accelerator", None)
         r["mfu_bf16"] = _mfu(r["model_tflops_per_gpu"], acc, "bf16", accelerators)
         r["mfu_fp8"] = _mfu(r["model_tflops_per_gpu"], acc, "fp8", accelerators)
-        prec = r.get("precision") or precision  # the logs' own word first, then the config
+        mfu_fp4 = _mfu(r["model_tflops_per_gpu"], acc, "fp4", accelerators)
+        own = r.get("precision")
+        if own and precision and own != precision:
+            r["note"] = _join(
+                r.get("note"), f"the logs say {own}, the config {precision}: the logs' is used"
+            )
+        prec = own or precision  # the logs' own word first, then the config
         if prec is None and r["mfu_bf16"] is not None and r["mfu_bf16"] > 1:
-            # model FLOP/s above the dense BF16 peak: the run cannot have been BF16
-            prec = "fp8"
-            r["note"] = _join(r.get("note"), "precision fp8: model FLOP/s above the BF16 peak")
+            # model FLOP/s above the dense BF16 peak: the run cannot have been BF16; on a part
+            # with FP4 tensor cores it may have been FP8 or FP4 (unknown: no MFU of its own)
+            if mfu_fp4 is None:
+                prec = "fp8"
+                r["note"] = _join(r.get("note"), "precision fp8: model FLOP/s above the BF16 peak")
+            else:
+                r["note"] = _join(
+                    r.get("note"),
+                    "precision unknown: model FLOP/s above the BF16 peak, so FP8 or FP4 "
+                    "(MFU against each peak is labelled with it)",
+                )
         r["precision"] = prec
-        r["mfu"] = r[f"mfu_{prec}"] if prec in ("bf16", "fp8") else None
+        r["mfu"] = (
+            r[f"mfu_{prec}"] if prec in ("bf16", "fp8") else mfu_fp4 if prec == "fp4" else None
+        )
     return pl.DataFrame(rows, schema=SIDE_SCHEMA)
 
 
@@ -288,9 +312,12 @@ def side_from_results(
             nodes = -(-gpus // gpus_per_node)
         else:
             nodes = r["n_nodes"]
-        basis = "step" if r["tokens_per_s_per_gpu_step"] is not None else "e2e"
-        if r["tokens_per_s_per_gpu_e2e"] is None and basis == "e2e":
-            basis = None
+        # step level where the logs time steps (tokens, or images for Flux.1: model TFLOP/s)
+        step = (
+            r["tokens_per_s_per_gpu_step"] is not None or r["model_tflops_per_gpu_step"] is not None
+        )
+        e2e = r["tokens_per_s_per_gpu_e2e"] is not None or r["model_tflops_per_gpu_e2e"] is not None
+        basis = "step" if step else "e2e" if e2e else None
         rows.append(
             {
                 "system": system,

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 LANGUAGES = ("en", "ja")
-PRECISIONS = ("bf16", "fp8")
+PRECISIONS = ("bf16", "fp8", "fp4")
 SYNTHETIC = "synthetic"
 """Value of ``telemetry.source`` or ``sacct`` that asks for the generated demo data (the demo
 config uses it; the book marks every number from it as synthetic)."""
