@@ -11,7 +11,12 @@ from dataclasses import replace
 import pytest
 from mlperf_logging import benchmark_meta
 
-from trainperf.flops import LLAMA31_8B, model_flops_per_token, param_count
+from trainperf.flops import (
+    LLAMA31_8B,
+    model_flops_per_token,
+    model_state_by_benchmark,
+    param_count,
+)
 from trainperf.flops.catalog import BENCHMARK_MODEL_IDS, benchmark_model
 from trainperf.flops.diffusion import FLUX1_SCHNELL, flux_flops_per_image, flux_param_count
 from trainperf.flops.moe import DEEPSEEK_V3_671B, GPT_OSS_20B, moe_flops_per_token, moe_param_counts
@@ -109,3 +114,15 @@ def test_catalog_covers_every_llm_and_image_benchmark_of_v51_and_v60():
     fx = benchmark_model("flux1")
     assert fx.sample_unit == "image" and fx.flops_per_token is None
     assert benchmark_model("resnet") is None
+
+
+def test_memory_holds_every_expert_compute_uses_the_active_ones():
+    t = model_state_by_benchmark(["deepseekv3_671b", "gpt_oss_20b"], 288e9, 4, "GB300")
+    ds = t.row(0, named=True)
+    n = moe_param_counts(DEEPSEEK_V3_671B)["total"]  # every expert
+    assert ds["parameters"] == n and ds["active_parameters"] < n / 18
+    # 18 B/param (bf16 weights, fp32 grads, master and Adam): 671.0e9 x 18 = 12.08 TB;
+    # 12.08e12 / 288e9 = 41.9 -> 42 GPUs; / (4 x 288e9) -> 11 nodes
+    assert ds["model_state_bytes"] == n * 18
+    assert (ds["min_gpus"], ds["min_nodes"]) == (42, 11)
+    assert "every expert held though a token uses 36.6 billion" in ds["sentence"]
