@@ -18,6 +18,7 @@ Modules:
 * :mod:`~trainperf.mlperf.hyperparameters` logged hyperparameters, parallelism, what the rules fix
 * :mod:`~trainperf.mlperf.convergence` the fixed convergence hyperparameters, across submissions
 * :mod:`~trainperf.mlperf.precision` the datatype a run trained in, from its own log
+* :mod:`~trainperf.mlperf.systems`   the cluster of a results folder's systems/*.json
 * :mod:`~trainperf.mlperf.rules`     the rules read from mlperf-logging
 * :mod:`~trainperf.mlperf.checks`    warning and error types, limits, value checks
 """
@@ -43,6 +44,7 @@ from trainperf.mlperf.rules import (
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
+from trainperf.mlperf.systems import cluster_items, system_descriptions
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
@@ -80,6 +82,8 @@ __all__ = [
     "quality_summary",
     "runs_with_throughput",
     "score_runs",
+    "cluster_items",
+    "system_descriptions",
     "step_times",
     "throughput",
 ]
