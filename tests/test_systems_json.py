@@ -11,6 +11,8 @@ import warnings
 
 import pytest
 
+from trainperf.config import parse_config
+from trainperf.config.plan import config_values, report_overrides
 from trainperf.mlperf.checks import MLPerfLogWarning
 from trainperf.mlperf.systems import cluster_items, system_descriptions
 from trainperf.topology.domain import scaleup_domain, tp_domain_sentence
@@ -96,3 +98,19 @@ def test_nvl72_domain_spans_trays_hgx_stays_on_one_board():
     assert "groups of 2 GPUs" in tp_domain_sentence("H100 PCIe", 8)
     with pytest.raises(ValueError):
         scaleup_domain("GB300", 0)
+
+
+def test_a_gb300_config_gets_the_rack_sentence_and_its_systems_json(tmp_path):
+
+    _write(tmp_path, "theia_ngpu8", THEIA)
+    res = tmp_path / "X" / "results" / "theia_ngpu8" / "llama31_8b"
+    res.mkdir(parents=True)
+    (res / "result_0.txt").write_text(":::MLLOG {}\n")
+    cfg = parse_config({"name": "R", "accelerator": "GB300", "gpus_per_node": 4, "nodes": 18,
+                        "mlperf": str(tmp_path)}, tmp_path)  # fmt: skip
+    sentence = config_values(cfg)["config"]["tp_domain"]
+    # 18 trays x 4 GPUs = 72 = one NVL72 rack (Markdown-escaped for the prose)
+    assert "all 72 GPUs" in sentence.replace("\\", "") and "one node" not in sentence
+    assert report_overrides(cfg).overrides["cluster"]["mlperf_folder"] == str(tmp_path)
+    h100 = parse_config({"name": "H", "accelerator": "H100 SXM", "gpus_per_node": 8}, tmp_path)
+    assert "inside the NVLink domain of one node" in config_values(h100)["config"]["tp_domain"]
