@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import pytest
+from test_precision_v51 import F_TOK, _log
 
+from trainperf.compare import cluster_comparison
 from trainperf.config import parse_config
 from trainperf.config.plan import config_values, report_overrides
 from trainperf.mlperf.checks import MLPerfLogWarning
@@ -114,3 +117,26 @@ def test_a_gb300_config_gets_the_rack_sentence_and_its_systems_json(tmp_path):
     assert report_overrides(cfg).overrides["cluster"]["mlperf_folder"] == str(tmp_path)
     h100 = parse_config({"name": "H", "accelerator": "H100 SXM", "gpus_per_node": 8}, tmp_path)
     assert "inside the NVLink domain of one node" in config_values(h100)["config"]["tp_domain"]
+
+
+def test_comparison_csv_carries_the_systems_json_and_a_folder_without_a_round(tmp_path):
+    # a user's folder outside the MLCommons layout: no round in its path (null), still compared
+    _write(tmp_path, "theia_ngpu8", THEIA)
+    res = tmp_path / "X" / "results" / "theia_ngpu8" / "llama31_8b"
+    res.mkdir(parents=True)
+    for i in range(10):
+        (res / f"result_{i}.txt").write_text(_log(["fp8: true"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = cluster_comparison("R", 4, "GB300", Path(__file__).parents[1] / "data" / "mlperf",
+                               mlperf=tmp_path, warn=False)  # fmt: skip
+    (r,) = f.rows(named=True)
+    assert r["evaluated_round"] is None
+    # 16 sequences / (0.4 s x 8 GPUs) x 8192 tokens x F_TOK; FP8 from the log; GB300 FP8 5000
+    tflops = 5.0 * 8192 * F_TOK / 1e12
+    assert r["evaluated_model_tflops_per_gpu"] == pytest.approx(tflops)
+    assert r["evaluated_precision"] == "fp8" and r["evaluated_mfu"] == pytest.approx(tflops / 5000)
+    assert r["evaluated_system_json"].endswith("theia_ngpu8.json")
+    assert r["evaluated_host_processors"] == "2 x Neoverse-V2"
+    assert r["evaluated_host_networking"] == "4x ConnectX-8 IB XDR 800 Gb/s"
+    assert r["evaluated_scaleup_domain"] == 72

@@ -21,7 +21,12 @@ from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
 from trainperf.flops import peak_flops
-from trainperf.mlperf import load_results, precision_from_log, runs_with_throughput
+from trainperf.mlperf import (
+    load_results,
+    precision_from_log,
+    runs_with_throughput,
+    system_descriptions,
+)
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -119,8 +124,20 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "reference_other_round_min": pl.Float64,
     "ratio_other_round": pl.Float64,
     "note": pl.String,
+    "evaluated_system_json": pl.String,
+    "evaluated_host_processors": pl.String,
+    "evaluated_host_networking": pl.String,
+    "evaluated_accelerator_interconnect": pl.String,
+    "evaluated_scaleup_domain": pl.Int64,
 }
 """Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
+
+* ``evaluated_system_json`` ... ``evaluated_scaleup_domain``: the evaluated result's own
+  ``systems/<result>.json`` (its path; ``host_processors_per_node`` x
+  ``host_processor_model_name``; ``host_networking`` and its topology;
+  ``accelerator_interconnect``; the GPUs of one NVLink/xGMI domain from the accelerator table),
+  filled by :func:`cluster_comparison` from the evaluated logs' folder; null for published rows
+  and where the file does not say.
 
 * ``evaluated_*``: the evaluated side as in :data:`SIDE_SCHEMA` (``n_nodes``, ``n_gpus`` its own).
 * ``reference_round`` (the round compared against: the evaluated result's own where the reference
@@ -304,7 +321,8 @@ def side_from_results(
     if rounds is not None:
         keep = [rounds] if isinstance(rounds, str) else list(rounds)
         scores = scores.filter(pl.col("round").is_in(keep))
-    joined = scores.join(agg, on=keys, how="left")
+    # a folder outside the MLCommons layout has no round (null): its results still match
+    joined = scores.join(agg, on=keys, how="left", nulls_equal=True)
     rows = []
     for r in joined.iter_rows(named=True):
         gpus = r["n_accelerators"]
@@ -738,10 +756,58 @@ def cluster_comparison(
     if not sides:
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     frame = log_comparison(pl.concat(sides), ref, reference_round)
+    if mlperf is not None:
+        frame = _with_system_json(frame, mlperf)
     if warn:
         for line in round_warnings(frame):
             warnings.warn(line, ComparisonWarning, stacklevel=2)
     return frame
+
+
+_SYSTEM_JSON_COLUMNS = (
+    "evaluated_system_json",
+    "evaluated_host_processors",
+    "evaluated_host_networking",
+    "evaluated_accelerator_interconnect",
+    "evaluated_scaleup_domain",
+)
+
+
+def _with_system_json(frame: pl.DataFrame, mlperf) -> pl.DataFrame:
+    """The evaluated results' own system descriptions (:func:`trainperf.mlperf.system_descriptions`
+    of the logs' folder) in the ``evaluated_system_json`` ... columns, by result folder name."""
+    with warnings.catch_warnings():  # an unreadable file is named by the runs chapter
+        warnings.simplefilter("ignore")
+        desc = system_descriptions(mlperf)
+    if desc.is_empty():
+        return frame
+    cpu = (
+        pl.when(pl.col("host_processors_per_node").is_not_null())
+        .then(
+            pl.col("host_processors_per_node").cast(pl.String)
+            + " x "
+            + pl.col("host_processor_model_name")
+        )
+        .otherwise(pl.col("host_processor_model_name"))
+    )
+    net = (
+        pl.when(pl.col("host_networking_topology").is_not_null())
+        .then(pl.col("host_networking") + ", " + pl.col("host_networking_topology"))
+        .otherwise(pl.col("host_networking"))
+    )
+    desc = desc.unique("system", keep="first", maintain_order=True).select(
+        pl.col("system").alias("evaluated_result"),
+        pl.col("file").alias("evaluated_system_json"),
+        cpu.alias("evaluated_host_processors"),
+        net.alias("evaluated_host_networking"),
+        pl.col("accelerator_interconnect").alias("evaluated_accelerator_interconnect"),
+        pl.col("scaleup_domain").alias("evaluated_scaleup_domain"),
+    )
+    return (
+        frame.drop(_SYSTEM_JSON_COLUMNS)
+        .join(desc, on="evaluated_result", how="left", maintain_order="left")
+        .select(list(COMPARISON_SCHEMA))
+    )
 
 
 class ComparisonWarning(UserWarning):
