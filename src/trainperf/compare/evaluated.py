@@ -9,7 +9,6 @@ that bracket it, else extrapolated linearly beyond the last one, with the bounds
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from pathlib import Path
@@ -24,6 +23,7 @@ from trainperf.flops import peak_flops
 from trainperf.mlperf import (
     load_results,
     precision_from_log,
+    precision_from_system_json,
     runs_with_throughput,
     system_descriptions,
 )
@@ -186,43 +186,21 @@ def _join(*notes) -> str | None:
     return text or None
 
 
-_PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
-
-
 def precision_in_logs(result_files) -> str | None:
     """The datatype (``fp4``/``fp8``/``bf16``) the submission's own files state, or None.
 
     The result logs first (:func:`trainperf.mlperf.precision_from_log`: the ruleset 6.0 MLLOG
     key ``lowest_numerical_precision_in_linear``, or the framework's configuration dump such as
-    ``fp8: true``); every file that states one must agree. Else the ``systems/<system>.json``
-    next to the results in the MLCommons layout (``<submitter>/results/<system>/<benchmark>/
-    result_*.txt``): its ``framework``, ``sw_notes``, ``hw_notes`` and ``other_software_stack``
-    must name exactly one of ``fp8`` and ``bf16``. Else None (unknown: the caller falls back to
-    the config).
+    ``fp8: true``); else the ``systems/<system>.json`` next to the results
+    (:func:`trainperf.mlperf.precision_from_system_json`). Every file that states one must agree;
+    else None (unknown: the caller falls back to the config).
     """
     files = {Path(f) for f in result_files if f}
-    stated = {p for p, _ in (precision_from_log(f) for f in files) if p}
-    if len(stated) == 1:
-        return stated.pop()
-    if stated:
-        return None  # the runs disagree: unknown, never one of them at random
-    found: set[str] = set()
-    for f in files:
-        if len(f.parts) < 5 or f.parts[-4] != "results":
-            continue
-        js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
-        try:
-            desc = json.loads(js.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(desc, dict):
-            continue
-        text = " ".join(
-            json.dumps(desc.get(k, ""))
-            for k in ("framework", "sw_notes", "hw_notes", "other_software_stack")
-        )
-        found |= {p for p, rx in _PRECISION_WORDS.items() if rx.search(text)}
-    return found.pop() if len(found) == 1 else None
+    for read in (precision_from_log, precision_from_system_json):
+        stated = {p for p, _ in (read(f) for f in files) if p}
+        if stated:
+            return stated.pop() if len(stated) == 1 else None
+    return None
 
 
 def _with_mfu(

@@ -36,7 +36,11 @@ from trainperf.mlperf.loader import (
     quality_summary,
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, MLLOG_TOKEN, parse_log
-from trainperf.mlperf.precision import precision_from_log, precision_of_runs
+from trainperf.mlperf.precision import (
+    precision_from_log,
+    precision_from_system_json,
+    precision_of_runs,
+)
 from trainperf.mlperf.rules import (
     convergence_target,
     hyperparameter_rules,
@@ -77,6 +81,7 @@ __all__ = [
     "load_results",
     "parse_log",
     "precision_from_log",
+    "precision_from_system_json",
     "precision_of_runs",
     "progress_key",
     "quality_summary",

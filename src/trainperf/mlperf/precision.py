@@ -12,12 +12,18 @@ GEMMs ran in. A log that says nothing gives None (unknown), never a guess.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import polars as pl
 
-__all__ = ["PRECISION_KEYS", "precision_from_log", "precision_of_runs"]
+__all__ = [
+    "PRECISION_KEYS",
+    "precision_from_log",
+    "precision_from_system_json",
+    "precision_of_runs",
+]
 
 #: MLLOG keys of ruleset 6.0.0 that name the lowest precision of the linear layers (the one the
 #: peak must match), in the order they are trusted.
@@ -92,11 +98,42 @@ def precision_from_log(path: str | Path) -> tuple[str | None, str | None]:
     return None, None
 
 
+_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
+
+
+def precision_from_system_json(result_file: str | Path) -> tuple[str | None, str | None]:
+    """The datatype a result's ``systems/<system>.json`` names, for a log that states none.
+
+    In the MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``) the
+    description's ``framework``, ``sw_notes``, ``hw_notes`` and ``other_software_stack`` must name
+    exactly one of ``fp8`` and ``bf16`` (AMD's v5.1 ``sw_notes``: "FP8 Training").
+
+    Returns:
+        ``(precision, "<file> (sw_notes...)")`` or ``(None, None)``.
+    """
+    f = Path(result_file)
+    if len(f.parts) < 5 or f.parts[-4] != "results":
+        return None, None
+    js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
+    try:
+        desc = json.loads(js.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(desc, dict):
+        return None, None
+    keys = ("framework", "sw_notes", "hw_notes", "other_software_stack")
+    text = " ".join(json.dumps(desc.get(k, "")) for k in keys)
+    found = {p for p, rx in _WORDS.items() if rx.search(text)}
+    if len(found) != 1:
+        return None, None
+    return found.pop(), f"{js.name} ({', '.join(keys)})"
+
+
 PRECISION_SCHEMA = {"result_file": pl.String, "precision": pl.String, "precision_source": pl.String}
 
 
 def precision_of_runs(result_files) -> pl.DataFrame:
-    """:func:`precision_from_log` of every result file.
+    """:func:`precision_from_log` of every result file, else :func:`precision_from_system_json`.
 
     Returns:
         polars frame: result_file (String), precision (String: ``fp4``, ``fp8``, ``bf16`` or
@@ -106,5 +143,7 @@ def precision_of_runs(result_files) -> pl.DataFrame:
     for f in dict.fromkeys(result_files):
         if f:
             prec, src = precision_from_log(f)
+            if prec is None:
+                prec, src = precision_from_system_json(f)
             rows.append({"result_file": f, "precision": prec, "precision_source": src})
     return pl.DataFrame(rows, schema=PRECISION_SCHEMA)
