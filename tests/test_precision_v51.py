@@ -14,6 +14,7 @@ import json
 import pytest
 
 from trainperf import mlperf
+from trainperf.flops import GPT_OSS_20B, moe_flops_per_token
 from trainperf.mlperf.precision import precision_from_log
 
 F_TOK = 57_912_852_480  # Llama 3.1 8B per token (tests/test_moe_models.py by hand)
@@ -149,3 +150,33 @@ def test_precision_settings(tmp_path, lines, expected):
     assert prec == expected
     assert (src is None) == (expected is None)
     assert precision_from_log(tmp_path / "missing.txt") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("bench", "seq", "per_token"),
+    [
+        # tests/test_moe_models.py by hand: active experts only, dense attention
+        ("gpt_oss_20b", 8192, None),
+        ("deepseekv3_671b", 4096, 281_108_152_320),
+    ],
+)
+def test_the_v60_moe_benchmarks_get_model_tflops_from_their_logs(tmp_path, bench, seq, per_token):
+    per_token = per_token or moe_flops_per_token(GPT_OSS_20B)
+    root = _folder(tmp_path, ["fp8: true"])
+    for f in root.rglob("result_*.txt"):
+        text = (
+            f.read_text()
+            .replace('"llama31_8b"', f'"{bench}"')
+            .replace(
+                '"max_sequence_length", "value": 8192', f'"max_sequence_length", "value": {seq}'
+            )
+        )
+        new = f.parents[1] / bench / f.name
+        new.parent.mkdir(exist_ok=True)
+        new.write_text(text)
+        f.unlink()
+    r = mlperf.throughput(mlperf.load_results(root)).row(0, named=True)
+    assert r["benchmark"] == bench
+    # 16 sequences / (0.4 s x 8 GPUs) = 5 sequences/s/GPU of `seq` tokens
+    assert r["model_tflops_per_gpu_step"] == pytest.approx(5.0 * seq * per_token / 1e12)
+    assert r["mfu_step"] == pytest.approx(r["model_tflops_per_gpu_step"] / 5000)
