@@ -18,6 +18,7 @@ from trainperf.config import parse_config
 from trainperf.config.plan import config_values, report_overrides
 from trainperf.mlperf.checks import MLPerfLogWarning
 from trainperf.mlperf.systems import cluster_items, system_descriptions
+from trainperf.report import cli
 from trainperf.topology.domain import scaleup_domain, tp_domain_sentence
 
 THEIA = {
@@ -119,7 +120,7 @@ def test_a_gb300_config_gets_the_rack_sentence_and_its_systems_json(tmp_path):
     assert "inside the NVLink domain of one node" in config_values(h100)["config"]["tp_domain"]
 
 
-def test_comparison_csv_carries_the_systems_json_and_a_folder_without_a_round(tmp_path):
+def test_comparison_csv_carries_the_systems_json_and_a_folder_without_a_round(tmp_path, capsys):
     # a user's folder outside the MLCommons layout: no round in its path (null), still compared
     _write(tmp_path, "theia_ngpu8", THEIA)
     res = tmp_path / "X" / "results" / "theia_ngpu8" / "llama31_8b"
@@ -140,3 +141,9 @@ def test_comparison_csv_carries_the_systems_json_and_a_folder_without_a_round(tm
     assert r["evaluated_host_processors"] == "2 x Neoverse-V2"
     assert r["evaluated_host_networking"] == "4x ConnectX-8 IB XDR 800 Gb/s"
     assert r["evaluated_scaleup_domain"] == 72
+    # the command line names the benchmark as readers know it
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: R\naccelerator: GB300\ngpus_per_node: 4\nmlperf: {tmp_path / 'X'}\n")
+    assert cli.main(["compare", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert "Llama 3.1 8B" in out and "llama31_8b" not in out.split("\n\n")[0]
