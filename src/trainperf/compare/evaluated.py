@@ -19,13 +19,13 @@ import polars as pl
 from trainperf.benchmarks import benchmark_name
 from trainperf.compare.published import load_published_results
 from trainperf.compare.ratios import extrapolate_linear, gpu_time_ratio, interpolate_power_law
+from trainperf.compare.system_json import with_system_json
 from trainperf.flops import peak_flops
 from trainperf.mlperf import (
     load_results,
     precision_from_log,
     precision_from_system_json,
     runs_with_throughput,
-    system_descriptions,
 )
 
 __all__ = [
@@ -735,57 +735,11 @@ def cluster_comparison(
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     frame = log_comparison(pl.concat(sides), ref, reference_round)
     if mlperf is not None:
-        frame = _with_system_json(frame, mlperf)
+        frame = with_system_json(frame, mlperf, list(COMPARISON_SCHEMA))
     if warn:
         for line in round_warnings(frame):
             warnings.warn(line, ComparisonWarning, stacklevel=2)
     return frame
-
-
-_SYSTEM_JSON_COLUMNS = (
-    "evaluated_system_json",
-    "evaluated_host_processors",
-    "evaluated_host_networking",
-    "evaluated_accelerator_interconnect",
-    "evaluated_scaleup_domain",
-)
-
-
-def _with_system_json(frame: pl.DataFrame, mlperf) -> pl.DataFrame:
-    """The evaluated results' own system descriptions (:func:`trainperf.mlperf.system_descriptions`
-    of the logs' folder) in the ``evaluated_system_json`` ... columns, by result folder name."""
-    with warnings.catch_warnings():  # an unreadable file is named by the runs chapter
-        warnings.simplefilter("ignore")
-        desc = system_descriptions(mlperf)
-    if desc.is_empty():
-        return frame
-    cpu = (
-        pl.when(pl.col("host_processors_per_node").is_not_null())
-        .then(
-            pl.col("host_processors_per_node").cast(pl.String)
-            + " x "
-            + pl.col("host_processor_model_name")
-        )
-        .otherwise(pl.col("host_processor_model_name"))
-    )
-    net = (
-        pl.when(pl.col("host_networking_topology").is_not_null())
-        .then(pl.col("host_networking") + ", " + pl.col("host_networking_topology"))
-        .otherwise(pl.col("host_networking"))
-    )
-    desc = desc.unique("system", keep="first", maintain_order=True).select(
-        pl.col("system").alias("evaluated_result"),
-        pl.col("file").alias("evaluated_system_json"),
-        cpu.alias("evaluated_host_processors"),
-        net.alias("evaluated_host_networking"),
-        pl.col("accelerator_interconnect").alias("evaluated_accelerator_interconnect"),
-        pl.col("scaleup_domain").alias("evaluated_scaleup_domain"),
-    )
-    return (
-        frame.drop(_SYSTEM_JSON_COLUMNS)
-        .join(desc, on="evaluated_result", how="left", maintain_order="left")
-        .select(list(COMPARISON_SCHEMA))
-    )
 
 
 class ComparisonWarning(UserWarning):
