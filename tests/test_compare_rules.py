@@ -232,19 +232,19 @@ def test_llama31_405b_flops_from_the_published_shape():
 
 def test_an_accelerator_described_in_the_config_feeds_mfu_and_memory(tmp_path):
     logs = _copy(tmp_path, "v4.1", "copy_n32", N32_SYSTEM)
-    # MI355X (not in data/reference/accelerators.csv, so every figure must come from here): AMD's
-    # datasheet, 288 GB HBM3E; dense peaks = 256 CUs x 2.4 GHz x 4,096 (BF16) / 8,192 (FP8)
-    # FLOP/clock/CU (8 XCDs x 32 CUs, 8,192 FP8 FLOP/clock/CU: AMD at ISSCC 2026; 2.4 GHz peak
-    # clock: AMD at Hot Chips 2025) = 2,516.6 / 5,033.2 TFLOP/s
-    assert "MI355X" not in (ROOT / "data" / "reference" / "accelerators.csv").read_text()
-    acc = {"name": "MI355X", "memory_gb": 288, "bf16_dense_tflops": 2516.6,
+    # a part not in data/reference/accelerators.csv, so every figure must come from here; the
+    # figures of an MI355X: AMD's datasheet, 288 GB HBM3E; dense peaks = 256 CUs x 2.4 GHz x 4,096
+    # (BF16) / 8,192 (FP8) FLOP/clock/CU (8 XCDs x 32 CUs, 8,192 FP8 FLOP/clock/CU: AMD at ISSCC
+    # 2026; 2.4 GHz peak clock: AMD at Hot Chips 2025) = 2,516.6 / 5,033.2 TFLOP/s
+    assert "Acme X1" not in (ROOT / "data" / "reference" / "accelerators.csv").read_text()
+    acc = {"name": "Acme X1", "memory_gb": 288, "bf16_dense_tflops": 2516.6,
            "fp8_dense_tflops": 5033.2, "source": "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"}  # fmt: skip
     assert 256 * 2.4e9 * 4096 / 1e12 == pytest.approx(2516.6, abs=0.05)
     assert 256 * 2.4e9 * 8192 / 1e12 == pytest.approx(5033.2, abs=0.05)
     cfg = parse_config(
         {"name": "X", "accelerator": acc, "gpus_per_node": 8, "mlperf": str(logs)}, tmp_path
     )
-    assert cfg.accelerator == "MI355X" and cfg.gpu_memory_gb == 288
+    assert cfg.accelerator == "Acme X1" and cfg.gpu_memory_gb == 288
     (r,) = config_comparison(cfg).rows(named=True)
     assert r["evaluated_mfu_bf16"] == pytest.approx(r["evaluated_model_tflops_per_gpu"] / 2516.6)
     assert r["evaluated_mfu_fp8"] == pytest.approx(r["evaluated_model_tflops_per_gpu"] / 5033.2)

@@ -190,6 +190,10 @@ def test_accelerator_table():
         "fp8_dense_tflops",
         "memory_gb",
         "memory_bandwidth_tbps",
+        "fp4_dense_tflops",
+        "fp4_format",
+        "scaleup_domain",
+        "scaleup_fabric",
         "source_url",
     }
     for name in ("H100 SXM", "H100 PCIe", "H200", "A100 SXM", "B200", "GB200", "MI300X"):
@@ -221,9 +225,9 @@ def test_accelerator_name_normalisation():
 
 def test_unknown_accelerator_error_lists_known():
     with pytest.raises(ValueError) as err:
-        peak_flops("TPU v5p", "bf16")
+        peak_flops("Imaginary X9", "bf16")
     msg = str(err.value)
-    assert "TPU v5p" in msg and "H100 SXM" in msg and "MI300X" in msg
+    assert "Imaginary X9" in msg and "H100 SXM" in msg and "MI300X" in msg
     with pytest.raises(ValueError, match="precision"):
         peak_flops("H100 SXM", "int4")
     with pytest.raises(ValueError, match="fp8"):

@@ -16,7 +16,8 @@ This module only re-exports; the logic lives in:
 * :mod:`~trainperf.compare.checks`: consistency checks of published rows, candidate meanings of
   a quoted ratio;
 * :mod:`~trainperf.compare.paper`: the SAKURAONE paper's table (the demo's case study);
-* :mod:`~trainperf.compare.scaling`: strong-scaling efficiency of one system across node counts.
+* :mod:`~trainperf.compare.scaling`: strong-scaling efficiency of one system across node counts;
+* :mod:`~trainperf.compare.system_json`: each evaluated result's own systems JSON in the comparison.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -25,9 +26,14 @@ from trainperf.compare.record_comparison import (
 )
 from trainperf.compare.record_words import is_record_comparison, record_summary
 from trainperf.compare.schema import COMPARISON_SCHEMA, SIDE_SCHEMA, evaluated_columns
+from trainperf.compare.system_json import with_system_json
 from trainperf.flops import peak_flops
-from trainperf.mlperf import load_results, runs_with_throughput
-from trainperf.mlperf.systems import precision_in_logs
+from trainperf.mlperf import (
+    load_results,
+    precision_from_log,
+    precision_from_system_json,
+    runs_with_throughput,
+)
 
 __all__ = [
     "COMPARISON_SCHEMA",
@@ -58,6 +64,23 @@ def _join(*notes) -> str | None:
     return text or None
 
 
+def precision_in_logs(result_files) -> str | None:
+    """The datatype (``fp4``/``fp8``/``bf16``) the submission's own files state, or None.
+
+    The result logs first (:func:`trainperf.mlperf.precision_from_log`: the ruleset 6.0 MLLOG
+    key ``lowest_numerical_precision_in_linear``, or the framework's configuration dump such as
+    ``fp8: true``); else the ``systems/<system>.json`` next to the results
+    (:func:`trainperf.mlperf.precision_from_system_json`). Every file that states one must agree;
+    else None (unknown: the caller falls back to the config).
+    """
+    files = {Path(f) for f in result_files if f}
+    for read in (precision_from_log, precision_from_system_json):
+        stated = {p for p, _ in (read(f) for f in files) if p}
+        if stated:
+            return stated.pop() if len(stated) == 1 else None
+    return None
+
+
 def _with_mfu(
     rows: list[dict], accelerator: str | None, precision: str | None, accelerators=None
 ) -> pl.DataFrame:
@@ -66,13 +89,29 @@ def _with_mfu(
         r.pop("_accelerator", None)
         r["mfu_bf16"] = _mfu(r["model_tflops_per_gpu"], acc, "bf16", accelerators)
         r["mfu_fp8"] = _mfu(r["model_tflops_per_gpu"], acc, "fp8", accelerators)
-        prec = r.get("precision") or precision  # the logs' own word first, then the config
+        mfu_fp4 = _mfu(r["model_tflops_per_gpu"], acc, "fp4", accelerators)
+        own = r.get("precision")
+        if own and precision and own != precision:
+            r["note"] = _join(
+                r.get("note"), f"the logs say {own}, the config {precision}: the logs' is used"
+            )
+        prec = own or precision  # the logs' own word first, then the config
         if prec is None and r["mfu_bf16"] is not None and r["mfu_bf16"] > 1:
-            # model FLOP/s above the dense BF16 peak: the run cannot have been BF16
-            prec = "fp8"
-            r["note"] = _join(r.get("note"), "precision fp8: model FLOP/s above the BF16 peak")
+            # model FLOP/s above the dense BF16 peak: the run cannot have been BF16; on a part
+            # with FP4 tensor cores it may have been FP8 or FP4 (unknown: no MFU of its own)
+            if mfu_fp4 is None:
+                prec = "fp8"
+                r["note"] = _join(r.get("note"), "precision fp8: model FLOP/s above the BF16 peak")
+            else:
+                r["note"] = _join(
+                    r.get("note"),
+                    "precision unknown: model FLOP/s above the BF16 peak, so FP8 or FP4 "
+                    "(MFU against each peak is labelled with it)",
+                )
         r["precision"] = prec
-        r["mfu"] = r[f"mfu_{prec}"] if prec in ("bf16", "fp8") else None
+        r["mfu"] = (
+            r[f"mfu_{prec}"] if prec in ("bf16", "fp8") else mfu_fp4 if prec == "fp4" else None
+        )
     return pl.DataFrame(rows, schema=SIDE_SCHEMA)
 
 
@@ -138,7 +177,8 @@ def side_from_results(
     if rounds is not None:
         keep = [rounds] if isinstance(rounds, str) else list(rounds)
         scores = scores.filter(pl.col("round").is_in(keep))
-    joined = scores.join(agg, on=keys, how="left")
+    # a folder outside the MLCommons layout has no round (null): its results still match
+    joined = scores.join(agg, on=keys, how="left", nulls_equal=True)
     rows = []
     for r in joined.iter_rows(named=True):
         gpus = r["n_accelerators"]
@@ -146,9 +186,12 @@ def side_from_results(
             nodes = -(-gpus // gpus_per_node)
         else:
             nodes = r["n_nodes"]
-        basis = "step" if r["tokens_per_s_per_gpu_step"] is not None else "e2e"
-        if r["tokens_per_s_per_gpu_e2e"] is None and basis == "e2e":
-            basis = None
+        # step level where the logs time steps (tokens, or images for Flux.1: model TFLOP/s)
+        step = (
+            r["tokens_per_s_per_gpu_step"] is not None or r["model_tflops_per_gpu_step"] is not None
+        )
+        e2e = r["tokens_per_s_per_gpu_e2e"] is not None or r["model_tflops_per_gpu_e2e"] is not None
+        basis = "step" if step else "e2e" if e2e else None
         rows.append(
             {
                 "system": system,
@@ -566,6 +609,8 @@ def cluster_comparison(
     frame = log_comparison(pl.concat(sides), ref, reference_round)
     if record is not None:
         frame = with_record_rank(frame, record, shas)
+    if mlperf is not None:
+        frame = with_system_json(frame, mlperf, list(COMPARISON_SCHEMA))
     if warn:
         for line in round_warnings(frame):
             warnings.warn(line, ComparisonWarning, stacklevel=2)

@@ -96,6 +96,11 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "record_peers": pl.Int64,
     "record_best": pl.String,
     "record_best_gpu_min": pl.Float64,
+    "evaluated_system_json": pl.String,
+    "evaluated_host_processors": pl.String,
+    "evaluated_host_networking": pl.String,
+    "evaluated_accelerator_interconnect": pl.String,
+    "evaluated_scaleup_domain": pl.Int64,
 }
 """Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
 
@@ -143,7 +148,13 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
   ``record_rank``, ``record_peers`` (Int64: the evaluated result's rank by GPU-minutes among the
   record's results of the same benchmark and round whose GPU count N satisfies n/2 <= N <= 2n,
   itself counted once: rank 2 of 10), ``record_best`` (String, the best of that band:
-  ``submitter system (N GPUs)``) and ``record_best_gpu_min`` (Float64, its GPU-minutes)."""
+  ``submitter system (N GPUs)``) and ``record_best_gpu_min`` (Float64, its GPU-minutes).
+* ``evaluated_system_json`` ... ``evaluated_scaleup_domain``: the evaluated result's own
+  ``systems/<result>.json`` (its path; ``host_processors_per_node`` x
+  ``host_processor_model_name``; ``host_networking`` and its topology;
+  ``accelerator_interconnect``; the GPUs of one NVLink/xGMI domain from the accelerator table),
+  filled by :func:`cluster_comparison` from the evaluated logs' folder; null for published rows
+  and where the file does not say."""
 
 
 def evaluated_columns(a: dict) -> dict:

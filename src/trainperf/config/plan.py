@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trainperf.config.schema import ClusterConfig
 from trainperf.markup import md_code, md_text
+from trainperf.topology.domain import tp_domain_sentence
 
 __all__ = ["DEMO_CONFIG", "ReportInputs", "config_values", "report_overrides"]
 
@@ -65,6 +66,8 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "gpus_per_node": cfg.gpus_per_node,
             "nodes": cfg.nodes or 0,
             "description": cfg.description,
+            # the evaluated logs' systems/*.json fill the items the config does not give
+            "mlperf_folder": cfg.mlperf or "",
         },
     }
     if cfg.published is not None:
@@ -110,6 +113,18 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
     return ReportInputs(ov, absent, ref.mlperf)
 
 
+def _tp_domain(cfg: ClusterConfig) -> str:
+    """:func:`trainperf.topology.tp_domain_sentence` of the config's accelerator ("" when the
+    accelerator table gives it no domain)."""
+    total = cfg.nodes * cfg.gpus_per_node if cfg.nodes else None
+    try:
+        return tp_domain_sentence(
+            cfg.accelerator, cfg.gpus_per_node, cfg.accelerator_table(), total_gpus=total
+        )
+    except ValueError:
+        return ""
+
+
 def config_values(cfg: ClusterConfig) -> dict:
     """The config's values for the book (``values.config.*``) and which inputs were given
     (``values.inputs.*``, booleans that chapters test with Quarto's ``when-meta``).
@@ -132,6 +147,8 @@ def config_values(cfg: ClusterConfig) -> dict:
         "nodes": cfg.nodes if cfg.nodes else "n/a",
         "description": cfg.description or "n/a",
         "precision": (cfg.precision or "n/a").upper(),
+        # where tensor parallelism can stay on NVLink: one node of an HGX board, or an NVL72 rack
+        "tp_domain": _tp_domain(cfg),
         "language": cfg.language,
         # without `reference:` each result is compared like for like with the MLPerf record
         # (trainperf.compare.record_comparison): the book must not name the default's Eos

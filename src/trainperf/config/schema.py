@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 LANGUAGES = ("en", "ja")
-PRECISIONS = ("bf16", "fp8")
+PRECISIONS = ("bf16", "fp8", "fp4")
 SYNTHETIC = "synthetic"
 """Value of ``telemetry.source`` or ``sacct`` that asks for the generated demo data (the demo
 config uses it; the book marks every number from it as synthetic)."""
@@ -162,6 +162,10 @@ class AcceleratorSpec:
             "fp8_dense_tflops": self.fp8_dense_tflops,
             "memory_gb": self.memory_gb,
             "memory_bandwidth_tbps": None,
+            "fp4_dense_tflops": None,
+            "fp4_format": None,
+            "scaleup_domain": None,
+            "scaleup_fabric": None,
             "source_url": self.source,
         }
 

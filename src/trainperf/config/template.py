@@ -16,12 +16,12 @@ TEMPLATE = """\
 
 name: My cluster             # how the book names the evaluated cluster
 accelerator: H100 SXM        # a name (or alias) from data/reference/accelerators.csv, or describe one:
-# accelerator: {name: MI355X, memory_gb: 288, bf16_dense_tflops: 2516.6, fp8_dense_tflops: 5033.2,
-#               source: "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html"}   # dense peaks per precision, TFLOP/s
+# accelerator: {name: Gaudi 3, memory_gb: 128, bf16_dense_tflops: 1835, fp8_dense_tflops: 1835,
+#               source: "https://www.intel.com/content/www/us/en/content-details/817486/intel-gaudi-3-ai-accelerator-white-paper.html"}   # dense peaks per precision, TFLOP/s
 gpus_per_node: 8             # node counts = GPUs / gpus_per_node (the comparison is at equal GPU count)
 # nodes: 64                  # nodes in the cluster (needed with sacct: the occupancy table)
 # description: "64 x 8 H100 SXM, 400G RoCE rail-optimized, NeMo 24.09"
-# precision: fp8             # datatype the MLPerf runs trained in: bf16 or fp8 (MFU against its peak first)
+# precision: fp8             # datatype the MLPerf runs trained in: bf16, fp8 or fp4 (the logs say first)
 language: en                 # en or ja: the figures of the preview site (the prose is English)
 
 # --- inputs (all optional; a chapter whose input is not given says so and shows nothing) ---

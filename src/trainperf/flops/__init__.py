@@ -27,7 +27,10 @@ Sources (every formula below names the one it comes from):
   result logs of ``mlcommons/training_results_v3.1@d06288b2`` and ``…_v4.1@b87b9e39`` (bundled in
   ``data/mlperf/``, ``data/mlperf/SOURCES.md``).
 
-Modules: :mod:`~trainperf.flops.models` (model specifications, parameter counts),
+Modules: :mod:`~trainperf.flops.models` (dense model specifications, parameter counts),
+:mod:`~trainperf.flops.moe` (mixture-of-experts: DeepSeek-V3, GPT-OSS-20B; the counting convention
+of every model is stated there once), :mod:`~trainperf.flops.diffusion` (Flux.1 per image),
+:mod:`~trainperf.flops.catalog` (the model of each MLPerf benchmark),
 :mod:`~trainperf.flops.counts` (FLOPs, TFLOP/s, MFU), :mod:`~trainperf.flops.accelerators`
 (peaks from the reference table), :mod:`~trainperf.flops.memory` (the memory model),
 :mod:`~trainperf.flops.units`.
@@ -39,13 +42,16 @@ import warnings
 
 from trainperf import tables as _tables
 from trainperf.flops.accelerators import (
+    UnknownAcceleratorError,
     load_accelerators,
+    lookup_accelerator,
     mfu_both_peaks,
     normalize_accelerator_name,
     peak_flops,
     resolve_accelerator,
     with_mfu_columns,
 )
+from trainperf.flops.catalog import BENCHMARK_MODEL_IDS, BenchmarkModel, benchmark_model
 from trainperf.flops.counts import (
     flops_per_step,
     lora_flops_per_token,
@@ -55,6 +61,12 @@ from trainperf.flops.counts import (
     model_tflops_per_gpu,
     narayanan_flops_per_token,
     tflops_from_tokens_per_s,
+)
+from trainperf.flops.diffusion import (
+    FLUX1_SCHNELL,
+    FluxSpec,
+    flux_flops_per_image,
+    flux_param_count,
 )
 from trainperf.flops.memory import (
     BENCHMARK_TRAINING,
@@ -76,11 +88,19 @@ from trainperf.flops.memory import (
 from trainperf.flops.models import (
     GPT3_175B,
     LLAMA2_70B,
+    LLAMA31_8B,
     LLAMA31_405B,
     PRESETS,
     ModelSpec,
     narayanan_param_count,
     param_count,
+)
+from trainperf.flops.moe import (
+    DEEPSEEK_V3_671B,
+    GPT_OSS_20B,
+    MoESpec,
+    moe_flops_per_token,
+    moe_param_counts,
 )
 from trainperf.flops.units import GB as GB
 from trainperf.flops.units import TB as TB
@@ -88,7 +108,20 @@ from trainperf.flops.units import TFLOP as TFLOP
 from trainperf.flops.units import Recompute as Recompute
 
 __all__ = [
+    "BENCHMARK_MODEL_IDS",
     "BENCHMARK_TRAINING",
+    "BenchmarkModel",
+    "DEEPSEEK_V3_671B",
+    "FLUX1_SCHNELL",
+    "FluxSpec",
+    "GPT_OSS_20B",
+    "LLAMA31_8B",
+    "MoESpec",
+    "benchmark_model",
+    "flux_flops_per_image",
+    "flux_param_count",
+    "moe_flops_per_token",
+    "moe_param_counts",
     "GB",
     "TB",
     "TFLOP",
@@ -107,6 +140,8 @@ __all__ = [
     "bytes_per_gpu",
     "flops_per_step",
     "load_accelerators",
+    "lookup_accelerator",
+    "UnknownAcceleratorError",
     "lora_flops_per_token",
     "lora_param_count",
     "lora_model_state_bytes",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from trainperf.benchmarks import benchmark_name
+from trainperf.flops.catalog import benchmark_model
 from trainperf.flops.counts import lora_param_count
 from trainperf.flops.models import PRESETS, ModelSpec, param_count
 from trainperf.flops.units import Recompute
@@ -434,7 +435,15 @@ BENCHMARK_TRAINING: dict[str, tuple[str, int | None]] = {
     "gpt3": ("gpt3_175b", None),
     "llama31_405b": ("llama31_405b", None),
     "llama2_70b_lora": ("llama2_70b", 16),
+    "llama31_8b": ("llama31_8b", None),
+    "deepseekv3_671b": ("deepseekv3_671b", None),
+    "gpt_oss_20b": ("gpt_oss_20b", None),
+    "flux1": ("flux1", None),
 }
+"""Benchmark -> (model: a key of :data:`PRESETS`, or for the mixture-of-experts and Flux.1
+models the benchmark of :func:`trainperf.flops.catalog.benchmark_model`; LoRA rank or None).
+A mixture-of-experts model holds the state of every expert (all of its parameters are trained;
+a token computes with the active ones only, which the FLOP counts use)."""
 
 MODEL_STATE_SCHEMA: dict[str, pl.DataType] = {
     "benchmark": pl.String,
@@ -442,6 +451,7 @@ MODEL_STATE_SCHEMA: dict[str, pl.DataType] = {
     "parameters": pl.Int64,
     "trainable_parameters": pl.Int64,
     "lora_rank": pl.Int64,
+    "active_parameters": pl.Int64,
     "recipe": pl.String,
     "model_state_bytes": pl.Float64,
     "gpu_memory_bytes": pl.Float64,
@@ -492,11 +502,16 @@ def model_state_by_benchmark(
     for bench, (preset, rank) in BENCHMARK_TRAINING.items():
         if bench not in wanted:
             continue
-        spec = PRESETS[preset]
-        n = param_count(spec)
+        spec = PRESETS.get(preset)
+        cat = benchmark_model(bench)
+        n = param_count(spec) if spec is not None else cat.params_total
+        model_name = spec.name if spec is not None else cat.model
+        active = cat.params_active if cat is not None else n
         if rank is None:
-            state, trainable = model_state_bytes(spec, rec), n
+            state, trainable = n * rec.bytes_per_param, n
             how = f"{n / 1e9:.1f} billion parameters trained in full at {rec.bytes_per_param:g} bytes each"
+            if active < n:
+                how += f", every expert held though a token uses {active / 1e9:.1f} billion"
         else:
             frozen, adapters = lora_model_state_bytes(spec, rank, recipe=rec)
             state, trainable = frozen + adapters, lora_param_count(spec, rank)
@@ -522,16 +537,17 @@ def model_state_by_benchmark(
                 f"and needs at least {min_nodes} nodes ({min_nodes * per_node / 1e12:.2f} TB)"
             )
         sentence = (
-            f"{_model_of(bench, spec.name)} carries {size} of model state ({how}): {fit}, before any "
+            f"{_model_of(bench, model_name)} carries {size} of model state ({how}): {fit}, before any "
             "activation"
         )
         rows.append(
             {
                 "benchmark": bench,
-                "model": spec.name,
+                "model": model_name,
                 "parameters": n,
                 "trainable_parameters": trainable,
                 "lora_rank": rank,
+                "active_parameters": active,
                 "recipe": rec.name,
                 "model_state_bytes": state,
                 "gpu_memory_bytes": float(gpu_memory_bytes),

@@ -130,10 +130,34 @@ vocabulary 128,000 tokens (128,256 in the released tokenizer, ``meta-llama/Llama
 ``config.json``), SwiGLU, RoPE, untied output). Sequence length 8192 is the MLPerf Training
 ``llama31_405b`` setting (its logs' ``max_sequence_length``, ``mlcommons/training_results_v5.0``)."""
 
+LLAMA31_8B = ModelSpec(
+    name="Llama 3.1 8B",
+    n_layers=32,
+    hidden=4096,
+    n_heads=32,
+    n_kv_heads=8,
+    ffn_hidden=14336,
+    activation="swiglu",
+    vocab_raw=128256,
+    vocab_padded=128256,
+    seq_len=8192,
+    bias=False,
+    norm="rmsnorm",
+    learned_pos_emb=False,
+    tied_embeddings=False,
+)
+"""Llama 3.1 8B as the MLPerf Training ``llama31_8b`` benchmark (v5.1, "Small LLM pretraining")
+trains it: ``mlcommons/training@aa344c7f:small_llm_pretraining/nemo/README.md`` ("Model details":
+32 layers, model dimension 4096, vocabulary 128,000) and ``…/pretrain_llama31.py:145``
+(``seq_length = 8192``); 32 heads, 8 KV heads, SwiGLU 14,336 and the 128,256-entry tokenizer from
+arXiv:2407.21783 Table 3 and ``meta-llama/Llama-3.1-8B`` ``config.json``; untied output.
+:func:`param_count` gives 8,030,261,248 (the model card's "8.03B")."""
+
 PRESETS: dict[str, ModelSpec] = {
     "gpt3_175b": GPT3_175B,
     "llama2_70b": LLAMA2_70B,
     "llama31_405b": LLAMA31_405B,
+    "llama31_8b": LLAMA31_8B,
 }
 """Model presets keyed by benchmark-style short names."""
 

@@ -17,6 +17,8 @@ Modules:
 * :mod:`~trainperf.mlperf.throughput` step times, blocks, eval curves, throughput and MFU
 * :mod:`~trainperf.mlperf.hyperparameters` logged hyperparameters, parallelism, what the rules fix
 * :mod:`~trainperf.mlperf.convergence` the fixed convergence hyperparameters, across submissions
+* :mod:`~trainperf.mlperf.precision` the datatype a run trained in, from its own log
+* :mod:`~trainperf.mlperf.systems`   the cluster of a results folder's systems/*.json
 * :mod:`~trainperf.mlperf.rules`     the rules read from mlperf-logging
 * :mod:`~trainperf.mlperf.checks`    warning and error types, limits, value checks
 """
@@ -34,12 +36,19 @@ from trainperf.mlperf.loader import (
     quality_summary,
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, MLLOG_TOKEN, parse_log
+from trainperf.mlperf.precision import (
+    precision_from_log,
+    precision_from_system_json,
+    precision_of_runs,
+)
 from trainperf.mlperf.rules import (
     convergence_target,
     hyperparameter_rules,
+    init_allowance_min,
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
+from trainperf.mlperf.systems import cluster_items, system_descriptions
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
@@ -64,16 +73,22 @@ __all__ = [
     "eval_curve",
     "find_result_files",
     "hyperparameter_rules",
+    "init_allowance_min",
     "convergence_hyperparameters",
     "rules_sentences",
     "hyperparameters",
     "hyperparameters_long",
     "load_results",
     "parse_log",
+    "precision_from_log",
+    "precision_from_system_json",
+    "precision_of_runs",
     "progress_key",
     "quality_summary",
     "runs_with_throughput",
     "score_runs",
+    "cluster_items",
+    "system_descriptions",
     "step_times",
     "throughput",
 ]

@@ -34,6 +34,7 @@ from trainperf.tables import package_table
 __all__ = [
     "convergence_target",
     "hyperparameter_rules",
+    "init_allowance_min",
     "olympic_average",
     "progress_key",
     "required_runs",
@@ -233,6 +234,39 @@ def hyperparameter_rules(benchmark: str, round_: str | None = None) -> pl.DataFr
             }
         )
     return pl.DataFrame(rows, schema=schema)
+
+
+_COMPILE_RE = re.compile(
+    r"compile_time_mins'\]\s*=\s*(\d+)\s+if\s+v\['value'\]\s*==\s*'open'\s+else\s+(\d+)"
+)
+
+
+@cache
+def init_allowance_min(round_: str | None = None, division: str = "closed") -> int | None:
+    """Minutes of initialisation allowed before ``run_start`` (from the first ``init_start`` to
+    ``init_stop``), as the ruleset's compliance checker enforces it.
+
+    Read from ``compliance_checker/training_<round>.0/common.yaml`` of the installed
+    ``mlperf-logging`` (``s['compile_time_mins'] = 240 if v['value'] == 'open' else 30``: 30 min
+    closed, 4 h open in every training ruleset 3.1.0-6.1.0; training_rules.adoc, "Run result").
+
+    Args:
+        round_: ``v6.0``-style round; None or unknown: the newest ruleset.
+        division: ``closed`` or ``open``.
+
+    Returns:
+        Minutes, or None when the ruleset states no allowance.
+    """
+    base = files("mlperf_logging") / "compliance_checker"
+    rulesets = _rulesets()
+    wanted = f"training_{str(round_).lstrip('v')}.0" if round_ else None
+    for rs in ([wanted] if wanted in rulesets else []) + rulesets:
+        common = base / rs / "common.yaml"
+        if common.is_file():
+            m = _COMPILE_RE.search(common.read_text(encoding="utf-8"))
+            if m:
+                return int(m.group(1) if division == "open" else m.group(2))
+    return None
 
 
 def required_runs() -> dict[str, int]:

@@ -1,51 +1,196 @@
-"""What a submission's ``systems/<system>.json`` states beyond the loader's counts: the datatype."""
+"""The cluster a results folder describes: its ``<submitter>/systems/<system>.json`` files
+(the MLCommons system description: ``number_of_nodes``, ``accelerators_per_node``,
+``host_processor_model_name``, ``host_networking``, ``accelerator_interconnect``, ``framework``...),
+read into the items of the cluster table (the rows of ``data/reference/systems.csv``), each with
+the file and field it came from.
+
+Every value is checked: a field that is missing, empty, or not what its item needs (a node count
+that is not a positive integer) gives no value for that item, never a made-up one; an unreadable
+file gives a warning naming it and is skipped.
+"""
 
 from __future__ import annotations
 
 import json
-import re
+import warnings
 from pathlib import Path
 
-__all__ = ["precision_in_logs", "precision_in_system"]
+import polars as pl
 
-_PRECISION_WORDS = {"fp8": re.compile(r"\bfp8\b", re.I), "bf16": re.compile(r"\bbf16\b", re.I)}
+from trainperf.flops import lookup_accelerator
+from trainperf.flops.accelerators import UnknownAcceleratorError
+from trainperf.mlperf.checks import MLPerfLogWarning
+
+__all__ = ["CLUSTER_ITEMS_SCHEMA", "SYSTEMS_SCHEMA", "cluster_items", "system_descriptions"]
+
+SYSTEMS_SCHEMA = {
+    "system": pl.String,
+    "submitter": pl.String,
+    "file": pl.String,
+    "system_name": pl.String,
+    "n_nodes": pl.Int64,
+    "accelerators_per_node": pl.Int64,
+    "accelerator_model_name": pl.String,
+    "accelerator": pl.String,
+    "scaleup_domain": pl.Int64,
+    "scaleup_fabric": pl.String,
+    "host_processors_per_node": pl.Int64,
+    "host_processor_model_name": pl.String,
+    "host_memory_capacity": pl.String,
+    "host_networking": pl.String,
+    "host_networking_topology": pl.String,
+    "accelerator_interconnect": pl.String,
+    "accelerator_interconnect_topology": pl.String,
+    "host_storage": pl.String,
+    "framework": pl.String,
+}
+"""Columns of :func:`system_descriptions`."""
 
 
-def precision_in_logs(result_files) -> str | None:
-    """The datatype (``fp8``/``bf16``) the submission's own files state, or None.
+def _text(desc: dict, key: str) -> str | None:
+    v = desc.get(key)
+    if isinstance(v, bool) or v is None:
+        return None
+    v = str(v).strip()
+    return v or None
 
-    MLPerf Training logs have no precision key (mlperf-logging's ``constants.py`` defines none);
-    a submission may say it in its ``systems/<system>.json`` (``framework``, ``sw_notes``,
-    ``hw_notes``, ``other_software_stack``). Read there, next to each ``result_*.txt`` in the
-    MLCommons layout (``<submitter>/results/<system>/<benchmark>/result_*.txt``); exactly one of
-    the two words must appear, else None (unknown: the caller falls back to the config).
+
+def _positive_int(desc: dict, key: str) -> int | None:
+    v = _text(desc, key)
+    try:
+        n = int(v) if v is not None else None
+    except ValueError:
+        return None
+    return n if n is not None and n > 0 else None
+
+
+def system_descriptions(folder: str | Path) -> pl.DataFrame:
+    """Every ``systems/*.json`` under a results folder (MLCommons layout, any depth).
+
+    Args:
+        folder: a results folder (``<submitter>/systems/<system>.json`` somewhere below it).
+
+    Returns:
+        :data:`SYSTEMS_SCHEMA`, one row per file, sorted by file: system (String, the file's stem,
+        the name the results folder uses), submitter, file (String, the path), system_name,
+        n_nodes, accelerators_per_node (Int64, null unless a positive integer),
+        accelerator_model_name, accelerator (String: the canonical row of
+        :func:`trainperf.flops.lookup_accelerator`, null when unknown), scaleup_domain (Int64,
+        GPUs of one NVLink/xGMI domain, from the accelerator table), scaleup_fabric,
+        host_processors_per_node (Int64), host_processor_model_name, host_memory_capacity,
+        host_networking, host_networking_topology, accelerator_interconnect,
+        accelerator_interconnect_topology, host_storage (type and capacity), framework (String).
+
+    Warns:
+        MLPerfLogWarning: a file that is not a JSON object (named; skipped).
     """
-    found: set[str] = set()
-    for f in {Path(f) for f in result_files if f}:
-        if len(f.parts) < 5 or f.parts[-4] != "results":
-            continue
-        js = Path(*f.parts[:-4]) / "systems" / f"{f.parts[-3]}.json"
+    rows = []
+    for js in sorted(Path(folder).rglob("systems/*.json")):
         try:
             desc = json.loads(js.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            warnings.warn(f"{js}: unreadable system description ({exc})", MLPerfLogWarning,
+                          stacklevel=2)  # fmt: skip
             continue
         if not isinstance(desc, dict):
+            warnings.warn(f"{js}: not a JSON object", MLPerfLogWarning, stacklevel=2)
             continue
-        found |= _words(desc)
-    return found.pop() if len(found) == 1 else None
+        acc_name = _text(desc, "accelerator_model_name")
+        acc = dom = fabric = None
+        if acc_name:
+            try:
+                row = lookup_accelerator(acc_name)
+                acc, dom, fabric = row["accelerator"], row["scaleup_domain"], row["scaleup_fabric"]
+            except UnknownAcceleratorError:
+                pass
+        storage = " ".join(
+            v for v in (_text(desc, "host_storage_type"), _text(desc, "host_storage_capacity")) if v
+        )
+        rows.append(
+            {
+                "system": js.stem,
+                "submitter": _text(desc, "submitter"),
+                "file": str(js),
+                "system_name": _text(desc, "system_name"),
+                "n_nodes": _positive_int(desc, "number_of_nodes"),
+                "accelerators_per_node": _positive_int(desc, "accelerators_per_node"),
+                "accelerator_model_name": acc_name,
+                "accelerator": acc,
+                "scaleup_domain": dom,
+                "scaleup_fabric": fabric,
+                "host_processors_per_node": _positive_int(desc, "host_processors_per_node"),
+                "host_processor_model_name": _text(desc, "host_processor_model_name"),
+                "host_memory_capacity": _text(desc, "host_memory_capacity"),
+                "host_networking": _text(desc, "host_networking"),
+                "host_networking_topology": _text(desc, "host_networking_topology"),
+                "accelerator_interconnect": _text(desc, "accelerator_interconnect"),
+                "accelerator_interconnect_topology": _text(
+                    desc, "accelerator_interconnect_topology"
+                ),
+                "host_storage": storage or None,
+                "framework": _text(desc, "framework"),
+            }
+        )
+    return pl.DataFrame(rows, schema=SYSTEMS_SCHEMA)
 
 
-def _words(desc: dict) -> set[str]:
-    text = " ".join(
-        json.dumps(desc.get(k, ""))
-        for k in ("framework", "sw_notes", "hw_notes", "other_software_stack")
-    )
-    return {p for p, rx in _PRECISION_WORDS.items() if rx.search(text)}
+CLUSTER_ITEMS_SCHEMA = {"item": pl.String, "value": pl.String, "source": pl.String}
+"""Columns of :func:`cluster_items`."""
 
 
-def precision_in_system(desc: dict) -> str | None:
-    """:func:`precision_in_logs` of one parsed systems JSON: ``fp8``/``bf16`` when exactly one of
-    the two words appears in its ``framework``, ``sw_notes``, ``hw_notes`` or
-    ``other_software_stack``, else None."""
-    found = _words(desc) if isinstance(desc, dict) else set()
-    return found.pop() if len(found) == 1 else None
+def cluster_items(desc: dict) -> pl.DataFrame:
+    """One system description as the items of the cluster table (``data/reference/systems.csv``).
+
+    Items and fields: Compute nodes (``number_of_nodes``), GPUs per node
+    (``accelerators_per_node`` x ``accelerator_model_name``), Intra-node GPU link
+    (``accelerator_interconnect`` and its topology), CPUs per node (``host_processors_per_node``
+    x ``host_processor_model_name``), Host memory per node (``host_memory_capacity``), Compute
+    network per node (``host_networking``), Fabric (``host_networking_topology``), Storage
+    (``host_storage_type`` and ``host_storage_capacity``), Software (``framework``). An item whose
+    fields are missing or empty is left out (the table then says "not given").
+
+    Args:
+        desc: a row of :func:`system_descriptions` (named).
+
+    Returns:
+        :data:`CLUSTER_ITEMS_SCHEMA`: item, value (String), source (String: ``<file> (<fields>)``).
+    """
+    f = desc["file"]
+    acc = desc["accelerator_model_name"]
+    cpu = desc["host_processor_model_name"]
+    link = desc["accelerator_interconnect"]
+    if link and desc["accelerator_interconnect_topology"]:
+        link = f"{link}, {desc['accelerator_interconnect_topology']}"
+    items = [
+        ("Compute nodes", desc["n_nodes"], "number_of_nodes"),
+        (
+            "GPUs per node",
+            f"{desc['accelerators_per_node']} x {acc}"
+            if desc["accelerators_per_node"] and acc
+            else None,
+            "accelerators_per_node, accelerator_model_name",
+        ),
+        ("Intra-node GPU link", link, "accelerator_interconnect"),
+        (
+            "CPUs per node",
+            (
+                f"{desc['host_processors_per_node']} x {cpu}"
+                if desc["host_processors_per_node"]
+                else cpu
+            )
+            if cpu
+            else None,
+            "host_processors_per_node, host_processor_model_name",
+        ),
+        ("Host memory per node", desc["host_memory_capacity"], "host_memory_capacity"),
+        ("Compute network per node", desc["host_networking"], "host_networking"),
+        ("Fabric", desc["host_networking_topology"], "host_networking_topology"),
+        ("Storage", desc["host_storage"], "host_storage_type, host_storage_capacity"),
+        ("Software", desc["framework"], "framework"),
+    ]
+    rows = [
+        {"item": item, "value": str(value), "source": f"{f} ({fields})"}
+        for item, value, fields in items
+        if value not in (None, "")
+    ]
+    return pl.DataFrame(rows, schema=CLUSTER_ITEMS_SCHEMA)

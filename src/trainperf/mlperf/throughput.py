@@ -8,8 +8,10 @@ import math
 import polars as pl
 
 from trainperf import flops as fl
+from trainperf.flops.catalog import benchmark_model
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.loader import Results
+from trainperf.mlperf.precision import precision_of_runs
 from trainperf.mlperf.rules import progress_key
 
 __all__ = [
@@ -37,7 +39,8 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
     """Per-step training time from ``tracked_stats`` events, duplicates (one per rank) removed.
 
     NeMo-based MLPerf implementations log ``tracked_stats`` with value ``{"train_step_timing": s}``
-    (v3.x) or ``{"train_step_timing in s": s}`` (v4.1) and metadata ``step`` (for gpt3, a token count).
+    (v3.x), ``{"train_step_timing in s": s}`` (v4.1) or ``{"train_step_time": s}`` (NVIDIA v5.1)
+    and metadata ``step`` (for gpt3, a token count).
     v4.0 logs carry no step timing; use block_start/block_stop there. A step timing that is not a
     positive finite number is left out; a ``step`` that is not an integer count is null.
 
@@ -57,7 +60,9 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         val = json.loads(v)
         if not isinstance(val, dict):
             continue
-        s = val.get("train_step_timing in s", val.get("train_step_timing"))
+        s = val.get(
+            "train_step_timing in s", val.get("train_step_timing", val.get("train_step_time"))
+        )
         if isinstance(s, bool) or not isinstance(s, int | float):
             continue  # not a step time (the reader keeps the event; a time must be a number)
         try:
@@ -195,57 +200,91 @@ THROUGHPUT_SCHEMA = {
     "mfu_fp8_dense_e2e": pl.Float64,
     "hfu_bf16_dense_step": pl.Float64,
     "hfu_fp8_dense_step": pl.Float64,
+    "sample_unit": pl.String,
+    "samples_per_s_per_gpu_step": pl.Float64,
+    "samples_per_s_per_gpu_e2e": pl.Float64,
+    "flops_per_sample": pl.Float64,
+    "mfu_fp4_dense_step": pl.Float64,
+    "mfu_fp4_dense_e2e": pl.Float64,
+    "precision": pl.String,
+    "precision_source": pl.String,
+    "mfu_step": pl.Float64,
+    "mfu_e2e": pl.Float64,
+    "mfu_peak": pl.String,
     "note": pl.String,
 }
 """Columns of :func:`throughput` (see its docstring for units)."""
 
+_PRECISIONS = ("bf16", "fp8", "fp4")
+
+#: Benchmarks whose training blocks count samples and give the step-level rate when no step is
+#: timed: those of v5.1 and later (NVIDIA's and AMD's logs of them time no step, or not every
+#: one). Llama 2 70B LoRA and Llama 3.1 405B keep the end-to-end rate alone there, as before.
+SAMPLE_BLOCK_BENCHMARKS = frozenset({"llama31_8b", "flux1", "deepseekv3_671b", "gpt_oss_20b"})
+
 
 def throughput(
-    results: Results, recompute: str | None = None, causal: bool = False
+    results: Results,
+    recompute: str | None = None,
+    causal: bool = False,
+    precision: str | None = None,
 ) -> pl.DataFrame:
     """Per-run throughput, model TFLOP/s per GPU and MFU from the logs themselves.
 
-    Definitions (per run, n = n_accelerators):
+    Definitions (per run, n = n_accelerators; a *sample* is what the benchmark's logs count: a
+    sequence for the language models, an image for Flux.1):
 
-    * step level: ``tokens_per_s_per_gpu_step = global_batch_size x max_sequence_length /
-      (median step time x n)``, the step time being the median of the ``tracked_stats`` step timings
-      (:func:`step_times`); logs without step timing (v4.0) use the training blocks instead
-      (:func:`blocks`: tokens of all blocks / their summed duration, evaluation excluded);
-      ``step_source`` says which.
-    * end to end: ``tokens_per_s_per_gpu_e2e = tokens_to_converge / (time_to_train x n)``; it includes
-      the evaluations inside the timed region, as MLPerf's time to train does.
-    * ``model_tflops_per_gpu_* = tokens_per_s_per_gpu_* x F_tok / 1e12`` with F_tok the model FLOPs
-      per token of :func:`trainperf.flops.model_flops_per_token` (Narayanan et al., SC21, no
-      recomputation; ``causal=True`` halves the attention-score FLOPs as Megatron-LM does since
-      2025-03).
-    * MFU against both dense peaks of :func:`trainperf.flops.peak_flops`: ``mfu_bf16_dense_*`` and
-      ``mfu_fp8_dense_*`` (every NVIDIA-stack H100 MLPerf GPT-3 submission trained in FP8, so the
-      BF16 figure alone misleads; the truth lies between the two).
+    * step level, training only (``step_source``): ``"tracked_stats"``, ``global_batch_size /
+      (median step time x n)`` from the ``tracked_stats`` step timings (:func:`step_times`);
+      ``"blocks"``, the samples of the training blocks over their summed duration (evaluations
+      excluded): gpt3's ``epoch_count`` tokens (:func:`blocks`), or for the other benchmarks the
+      ``samples_count`` the block advanced or, where start and stop carry the same count, its
+      ``step`` difference x ``global_batch_size`` (NVIDIA's v5.1 logs), for the benchmarks of
+      :data:`SAMPLE_BLOCK_BENCHMARKS`.
+    * end to end: ``samples_to_converge / (time_to_train x n)``; it includes the evaluations
+      inside the timed region, as MLPerf's time to train does.
+    * tokens = samples x ``max_sequence_length`` (or the benchmark's own length); images have none.
+    * ``model_tflops_per_gpu_* = samples/s/GPU x FLOP per sample / 1e12`` with the model of
+      :func:`trainperf.flops.catalog.benchmark_model` (GPT-3 175B, Llama 3.1 405B and 8B, Llama
+      2 70B LoRA, DeepSeek-V3 671B and GPT-OSS-20B with their active experts, Flux.1 per image at
+      256 x 256; no recomputation; ``causal=True`` halves the full-attention score FLOPs).
+    * MFU against every dense peak the accelerator has (:func:`trainperf.flops.peak_flops`):
+      ``mfu_bf16_dense_*``, ``mfu_fp8_dense_*``, ``mfu_fp4_dense_*`` (null where the part has no
+      such peak), and ``mfu_step``/``mfu_e2e`` against the peak of the run's own ``precision``:
+      the one its log states (:func:`trainperf.mlperf.precision.precision_from_log`,
+      ``precision_source`` names the line), else the ``precision`` argument (the config's);
+      where both are known and differ, the log wins and ``note`` says so. Unknown precision: no
+      ``mfu_step``; ``note`` says which peak each column assumes, and when the model FLOP/s
+      exceed the BF16 peak, that the run cannot have computed in BF16.
     * HFU (hardware FLOPs, full recomputation counted) only when ``recompute`` is given; the logs do
       not say whether activations were recomputed.
-
-    FLOP figures for the benchmarks of :data:`BENCHMARK_MODELS`: gpt3 (GPT-3 175B, tokens from the
-    logs' ``epoch_num``), llama31_405b (Llama 3.1 405B, arXiv:2407.21783 Table 3; tokens = samples x
-    ``max_sequence_length``) and llama2_70b_lora (Llama 2 70B with rank-16 adapters on q, k, v, o,
-    :func:`trainperf.flops.lora_flops_per_token`; tokens = samples x 8192, the benchmark's fixed
-    sequence length, which its logs do not state). Other benchmarks keep null FLOP columns and say
-    why in ``note``.
 
     Args:
         results: :func:`load_results` output.
         recompute: ``"none"``, ``"selective"`` or ``"full"`` when known (for HFU); None: unknown.
         causal: the causal-attention FLOP convention.
+        precision: the datatype the config says the runs trained in (``bf16``, ``fp8``, ``fp4``);
+            None: unknown. Fills runs whose logs say nothing.
 
     Returns:
         :data:`THROUGHPUT_SCHEMA`, one row per successful run: result_file, round, system, benchmark (String),
         n_accelerators, global_batch_size (Int64), accelerator_model (String), step_source (String:
         "tracked_stats", "blocks" or null), step_time_s (Float64, s), tokens_per_s_per_gpu_step,
-        tokens_per_s_per_gpu_e2e (Float64, tokens/s/GPU), flops_per_token (Float64, FLOP),
-        model_tflops_per_gpu_step, model_tflops_per_gpu_e2e (Float64, TFLOP/s), mfu_bf16_dense_step,
-        mfu_fp8_dense_step, mfu_bf16_dense_e2e, mfu_fp8_dense_e2e (Float64, fraction 0-1),
-        hfu_bf16_dense_step, hfu_fp8_dense_step (Float64 or null), note (String).
-    """
+        tokens_per_s_per_gpu_e2e (Float64, tokens/s/GPU; null for images), flops_per_token (Float64,
+        FLOP), model_tflops_per_gpu_step, model_tflops_per_gpu_e2e (Float64, TFLOP/s),
+        mfu_{bf16,fp8,fp4}_dense_{step,e2e} (Float64, fraction 0-1), hfu_bf16_dense_step,
+        hfu_fp8_dense_step (Float64 or null), sample_unit (String: "sequence" or "image"),
+        samples_per_s_per_gpu_step/e2e (Float64, samples/s/GPU), flops_per_sample (Float64, FLOP),
+        precision (String or null), precision_source (String: "<file>:<line>: <setting>",
+        "config" or null), mfu_step, mfu_e2e (Float64, against the run's precision; null when
+        unknown), mfu_peak (String: the peak those two assume, e.g. "FP8 dense 5000 TFLOP/s"),
+        note (String).
 
+    Raises:
+        ValueError: ``precision`` not one of ``bf16``, ``fp8``, ``fp4``.
+    """
+    if precision is not None and precision not in _PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(_PRECISIONS)}, got {precision!r}")
     st = step_times(results.events).group_by("file").agg(pl.col("step_time_s").median())
     all_blocks = blocks(results.events)
     spanning = _blocks_spanning_evaluations(results.events, all_blocks)
@@ -259,15 +298,76 @@ def throughput(
     )
     step_s = dict(zip(st["file"], st["step_time_s"], strict=True))
     block = {f: (t, d) for f, t, d in bl.select("file", "block_tokens", "block_s").iter_rows()}
+    ok = results.runs.filter(pl.col("status") == "success")
+    gbs = dict(zip(ok["result_file"], ok["global_batch_size"], strict=True))
+    sample_blocks = _sample_blocks(results.events, gbs)
+    own = {f: (p, src) for f, p, src in precision_of_runs(ok["result_file"].to_list()).iter_rows()}
     rows = []
-    for r in results.runs.filter(pl.col("status") == "success").iter_rows(named=True):
+    for r in ok.iter_rows(named=True):
+        f = r["result_file"]
         row = _throughput_row(
-            r, step_s.get(r["result_file"]), block.get(r["result_file"]), fl, recompute, causal
+            r,
+            step_s.get(f),
+            block.get(f)
+            if r["benchmark"] == "gpt3"
+            else sample_blocks.get(f)
+            if r["benchmark"] in SAMPLE_BLOCK_BENCHMARKS
+            else None,
+            recompute,
+            causal,
+            own.get(f, (None, None)),
+            precision,
         )
-        if r["result_file"] in spanning and row["step_source"] is None:
-            row["note"] = "; ".join(n for n in (spanning[r["result_file"]], row["note"]) if n)
+        if f in spanning and row["step_source"] is None:
+            row["note"] = "; ".join(n for n in (spanning[f], row["note"]) if n)
         rows.append(row)
     return pl.DataFrame(rows, schema=THROUGHPUT_SCHEMA)
+
+
+def _sample_blocks(events: pl.DataFrame, gbs: dict) -> dict[str, tuple[float, float]]:
+    """{file: (samples, seconds)} of the training blocks of a log that counts samples.
+
+    Each ``block_start`` is paired with the next ``block_stop`` (rank duplicates removed). A
+    block's samples: the ``samples_count`` it advanced, or where start and stop carry the same
+    count (NVIDIA's v5.1 logs state the count at the block's end on both), its ``step``
+    difference x the run's global batch size. A file with a block neither gives is left out.
+    """
+    be = (
+        events.filter(pl.col("key").is_in(["block_start", "block_stop"]))
+        .unique(subset=["file", "key", "metadata"], keep="first", maintain_order=True)
+        .sort("file", "time_ms", maintain_order=True)
+    )
+    out: dict[str, tuple[float, float]] = {}
+    bad: set[str] = set()
+    open_: dict[str, tuple[float, dict]] = {}
+    for f, key, meta, t in be.select("file", "key", "metadata", "time_ms").iter_rows():
+        try:
+            md = json.loads(meta) if meta else {}
+        except ValueError:
+            md = {}
+        if key == "block_start":
+            open_[f] = (t, md if isinstance(md, dict) else {})
+            continue
+        start = open_.pop(f, None)
+        if start is None or t is None or start[0] is None or not isinstance(md, dict):
+            continue
+        t0, m0 = start
+        n0, n1 = as_count(m0.get("samples_count")), as_count(md.get("samples_count"))
+        s0, s1 = as_count(m0.get("step")), as_count(md.get("step"))
+        if n0 is not None and n1 is not None and n1 > n0:
+            samples = n1 - n0
+        elif s0 is not None and s1 is not None and s1 > s0 and gbs.get(f):
+            samples = (s1 - s0) * gbs[f]
+        else:
+            bad.add(f)
+            continue
+        dur = (t - t0) / 1000.0
+        if dur <= 0:
+            bad.add(f)
+            continue
+        prev = out.get(f, (0.0, 0.0))
+        out[f] = (prev[0] + samples, prev[1] + dur)
+    return {f: v for f, v in out.items() if f not in bad}
 
 
 def _blocks_spanning_evaluations(events: pl.DataFrame, bl: pl.DataFrame) -> dict[str, str]:
@@ -319,75 +419,115 @@ def _blocks_spanning_evaluations(events: pl.DataFrame, bl: pl.DataFrame) -> dict
     return out
 
 
-BENCHMARK_MODELS: dict[str, tuple[str, int | None, int | None]] = {
-    "gpt3": ("GPT3_175B", None, None),
-    "llama31_405b": ("LLAMA31_405B", None, 8192),
-    "llama2_70b_lora": ("LLAMA2_70B", 16, 8192),
-}
-"""Benchmark -> (model preset in :mod:`trainperf.flops`, LoRA rank or None, sequence length where
-the logs state none). GPT-3 and Llama 3.1 405B: the MLPerf reference models; Llama 2 70B LoRA: rank
-16 (the logs' ``lora_rank``) on the attention projections, sequences of 8192 tokens
-(``mlcommons/training:llama2_70b_lora/README.md``, GovReport inputs padded to 8192; the logs log
-no ``max_sequence_length``)."""
+def _peak_label(precision: str, tflops: float) -> str:
+    return f"{precision.upper()} dense {tflops:g} TFLOP/s"
 
 
-def _benchmark_flops(benchmark: str, fl, causal: bool):
-    """(F_tok, spec, sequence length fallback) of ``benchmark``, or (None, None, None)."""
-    entry = BENCHMARK_MODELS.get(benchmark)
-    if entry is None:
-        return None, None, None
-    spec = getattr(fl, entry[0])
-    if entry[1]:
-        return fl.lora_flops_per_token(spec, entry[1], causal=causal), spec, entry[2]
-    return fl.model_flops_per_token(spec, causal=causal), spec, entry[2]
-
-
-def _throughput_row(r: dict, step_s, block, fl, recompute, causal) -> dict:
-    """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens, s))."""
+def _throughput_row(r: dict, step_s, block, recompute, causal, own, config_precision) -> dict:
+    """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens or
+    samples, s); ``own``: (precision, evidence) from the log; ``config_precision``)."""
     n = r["n_accelerators"]
     keep = ("result_file", "round", "system", "benchmark", "n_accelerators", "global_batch_size")
     out = {k: r[k] for k in (*keep, "accelerator_model")}
     notes = []
-    f_tok, spec, seq_default = _benchmark_flops(r["benchmark"], fl, causal)
-    seq = r["max_sequence_length"] or seq_default
-    step_tps = None
+    model = benchmark_model(r["benchmark"], causal=causal, seq_len=r["max_sequence_length"])
+    image = model is not None and model.sample_unit == "image"
+    seq = None if image else (r["max_sequence_length"] or (model.seq_len if model else None))
+    f_tok = model.flops_per_token if model else None
+    f_sample = model.flops_per_sample if model else None
+    out["sample_unit"] = model.sample_unit if model else None
     out["step_source"] = None
     out["step_time_s"] = None
-    if n and seq and r["global_batch_size"] and step_s:
+    step_sps = None  # samples/s/GPU, training only
+    gbs = r["global_batch_size"]
+    if n and gbs and step_s:
         out["step_source"], out["step_time_s"] = "tracked_stats", step_s
-        step_tps = r["global_batch_size"] * seq / (step_s * n)
-    elif n and r["benchmark"] == "gpt3" and block and block[0] and block[1] and block[1] > 0:
+        step_sps = gbs / (step_s * n)
+    elif n and block and block[0] and block[1] and block[1] > 0:
         out["step_source"] = "blocks"
-        step_tps = block[0] / (block[1] * n)
-    e2e_tps = None
-    tokens = r["tokens_to_converge"]
-    if not tokens and r["benchmark"] != "gpt3" and seq and r.get("samples_to_converge"):
-        tokens = r["samples_to_converge"] * seq  # sequences of seq tokens (BENCHMARK_MODELS)
-    if n and tokens and r["time_to_train_min"]:
-        e2e_tps = tokens / (r["time_to_train_min"] * 60.0 * n)
-    out["tokens_per_s_per_gpu_step"] = step_tps
-    out["tokens_per_s_per_gpu_e2e"] = e2e_tps
-    out["flops_per_token"] = f_tok
-    peaks = {}
-    if spec is None:
-        notes.append(
-            f"no model preset for {r['benchmark']!r} or no token count: FLOP figures not computed"
+        if r["benchmark"] == "gpt3":  # gpt3 blocks count tokens
+            step_sps = block[0] / (block[1] * n) / seq if seq else None
+        else:
+            step_sps = block[0] / (block[1] * n)
+    e2e_sps = None
+    samples = r.get("samples_to_converge")
+    if not samples and r["tokens_to_converge"] and seq:
+        samples = r["tokens_to_converge"] / seq
+    if n and samples and r["time_to_train_min"]:
+        e2e_sps = samples / (r["time_to_train_min"] * 60.0 * n)
+    if r["benchmark"] == "gpt3" and r["tokens_to_converge"] and n and r["time_to_train_min"]:
+        e2e_sps = (
+            r["tokens_to_converge"] / seq / (r["time_to_train_min"] * 60.0 * n) if seq else None
         )
+    out["samples_per_s_per_gpu_step"] = step_sps
+    out["samples_per_s_per_gpu_e2e"] = e2e_sps
+    out["tokens_per_s_per_gpu_step"] = step_sps * seq if (step_sps is not None and seq) else None
+    out["tokens_per_s_per_gpu_e2e"] = e2e_sps * seq if (e2e_sps is not None and seq) else None
+    out["flops_per_token"] = f_tok
+    out["flops_per_sample"] = f_sample
+    peaks: dict[str, float] = {}
+    if model is None:
+        notes.append(f"no model for {r['benchmark']!r}: FLOP figures not computed")
     elif r["accelerator_model"]:
         try:
-            peaks = {p: fl.peak_flops(r["accelerator_model"], p) for p in ("bf16", "fp8")}
+            fl.peak_flops(r["accelerator_model"], "bf16")
         except ValueError as exc:
             notes.append(str(exc))
-    for kind, tps in (("step", step_tps), ("e2e", e2e_tps)):
-        tfl = tps * f_tok / 1e12 if (tps is not None and f_tok) else None
+        for p in _PRECISIONS:
+            try:
+                peaks[p] = fl.peak_flops(r["accelerator_model"], p)
+            except ValueError:
+                pass
+    else:
+        notes.append("the logs name no accelerator (no systems JSON): no MFU")
+    for kind, sps in (("step", step_sps), ("e2e", e2e_sps)):
+        tfl = sps * f_sample / 1e12 if (sps is not None and f_sample) else None
         out[f"model_tflops_per_gpu_{kind}"] = tfl
-        for p in ("bf16", "fp8"):
+        for p in _PRECISIONS:
             out[f"mfu_{p}_dense_{kind}"] = (
                 tfl * 1e12 / peaks[p] if (tfl is not None and p in peaks) else None
             )
+    prec, source = own
+    if prec and config_precision and prec != config_precision:
+        notes.append(
+            f"the config says {config_precision} but the log says {prec} ({source}): the log's is used"
+        )
+    if not prec and config_precision:
+        prec, source = config_precision, "config"
+    out["precision"], out["precision_source"] = prec, source
+    out["mfu_peak"] = None
+    out["mfu_step"] = out["mfu_e2e"] = None
+    if prec and prec in peaks:
+        out["mfu_step"] = out[f"mfu_{prec}_dense_step"]
+        out["mfu_e2e"] = out[f"mfu_{prec}_dense_e2e"]
+        out["mfu_peak"] = _peak_label(prec, peaks[prec] / 1e12)
+    elif prec and peaks:
+        notes.append(f"{r['accelerator_model']} has no dense {prec} peak in the table: no MFU")
+    elif peaks and (
+        out["model_tflops_per_gpu_step"] is not None or out["model_tflops_per_gpu_e2e"] is not None
+    ):
+        assumed = ", ".join(
+            f"mfu_{p}_dense_* against {_peak_label(p, peaks[p] / 1e12)}"
+            for p in _PRECISIONS
+            if p in peaks
+        )
+        tfl = out["model_tflops_per_gpu_step"] or out["model_tflops_per_gpu_e2e"]
+        above = ""
+        if "bf16" in peaks and tfl * 1e12 > peaks["bf16"]:
+            lower = "FP8 or FP4" if "fp4" in peaks else "FP8"
+            above = (
+                f"; {tfl:.0f} TFLOP/s per GPU is above the BF16 dense peak: the run computed in "
+                f"{lower}, not BF16"
+            )
+        if assumed:
+            notes.append(f"precision unknown (the log states none): {assumed}{above}")
     hfu_ratio = None
-    if recompute and spec and step_tps is not None and r["benchmark"] != "llama2_70b_lora":
-        hfu_ratio = fl.model_flops_per_token(spec, causal=causal, recompute=recompute) / f_tok
+    if recompute and model and model.kind == "dense" and step_sps is not None and f_tok:
+        spec = getattr(fl, {"gpt3": "GPT3_175B", "llama31_405b": "LLAMA31_405B",
+                            "llama31_8b": "LLAMA31_8B"}[r["benchmark"]])  # fmt: skip
+        hfu_ratio = fl.model_flops_per_token(spec, causal=causal, recompute=recompute) / (
+            fl.model_flops_per_token(spec, causal=causal)
+        )
     for p in ("bf16", "fp8"):
         m = out[f"mfu_{p}_dense_step"]
         out[f"hfu_{p}_dense_step"] = (

@@ -11,7 +11,7 @@ import polars as pl
 
 from trainperf.mlperf import load_results, throughput
 from trainperf.mlperf.checks import as_count
-from trainperf.mlperf.systems import precision_in_system
+from trainperf.mlperf.precision import precision_in_system
 from trainperf.record.accelerators import canonical_accelerator
 from trainperf.record.folders import ResultFolder, logs_sha256
 
@@ -77,7 +77,7 @@ benchmarks without a model there: GPT-3, Llama 3.1 405B and Llama 2 70B LoRA hav
 tokens_per_s_per_gpu_e2e (Float64, end to end), model_tflops_per_gpu (Float64, TFLOP/s per GPU,
 on that basis);
 precision (``fp8``/``bf16`` where the submission's systems JSON states exactly one of them,
-:func:`trainperf.mlperf.systems.precision_in_system`: MLPerf logs have no precision key; null when
+:func:`trainperf.mlperf.precision.precision_in_system`: MLPerf logs have no precision key; null when
 unknown), mfu (Float64, fraction 0-1 of the dense peak of that precision; null when unknown),
 mfu_bf16_dense, mfu_fp8_dense (Float64, fractions of the dense BF16 and FP8 peaks, both
 given as the precision is often unknown; null when the accelerator has no peak in the table); quality_status (``clean``: no check fired; ``flagged``: checks fired, the

@@ -91,6 +91,9 @@ def evaluated_notes(frame: pl.DataFrame) -> list[str]:
 
 def _table(frame: pl.DataFrame) -> str:
     shown = frame.select(list(TABLE_COLUMNS)).with_columns(
+        pl.col("benchmark").replace_strict(
+            BENCHMARK_NAMES, default=pl.col("benchmark")
+        ),  # names readers know
         pl.col("evaluated_min", "reference_min").round(2),
         pl.col("ratio", "ratio_low", "ratio_high").round(3),
     )

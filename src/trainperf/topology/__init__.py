@@ -1,8 +1,10 @@
 """Where a training job's ranks sit on the cluster, and which link each parallel group's traffic takes.
 
-The rules and their sources: :mod:`trainperf.topology.layout`.
+The rules and their sources: :mod:`trainperf.topology.layout`; the scale-up (NVLink / xGMI) domain
+of the accelerator: :mod:`trainperf.topology.domain`.
 """
 
+from trainperf.topology.domain import scaleup_domain, tp_domain_sentence
 from trainperf.topology.layout import (
     LAYOUT_SCHEMA,
     LAYOUTS_SCHEMA,
@@ -23,4 +25,6 @@ __all__ = [
     "load_layouts",
     "pick_job",
     "rank_layout",
+    "scaleup_domain",
+    "tp_domain_sentence",
 ]
