@@ -26,8 +26,8 @@ def _line(t, key, value=None, **meta):
     return ":::MLLOG " + json.dumps(ev)
 
 
-def _log(config_lines: list[str], step_s: float = 0.4) -> str:
-    t0 = 1_759_906_600_000
+def _log(config_lines: list[str], step_s: float = 0.4, seed: int = 1) -> str:
+    t0 = 1_759_906_600_000 + seed * 3_600_000  # each run its own start: byte copies are not runs
     lines = [
         _line(t0, "submission_benchmark", "llama31_8b"),
         _line(t0, "submission_org", "X"),
@@ -39,7 +39,7 @@ def _log(config_lines: list[str], step_s: float = 0.4) -> str:
         *config_lines,
         _line(t0 + 1000, "global_batch_size", 16),
         _line(t0 + 1000, "max_sequence_length", 8192),
-        _line(t0 + 1000, "seed", 1),
+        _line(t0 + 1000, "seed", seed),
         _line(t0 + 2000, "init_stop"),
         _line(t0 + 2000, "run_start"),
         _line(t0 + 2000, "block_start", samples_count=12288, step=0),
@@ -66,7 +66,7 @@ def _folder(tmp_path, config_lines):
     res = tmp_path / "X" / "results" / "gb300_n2" / "llama31_8b"
     res.mkdir(parents=True)
     for i in range(3):
-        (res / f"result_{i}.txt").write_text(_log(config_lines))
+        (res / f"result_{i}.txt").write_text(_log(config_lines, seed=i + 1))
     return tmp_path
 
 
