@@ -12,6 +12,7 @@ The executed notebooks themselves are left as they are (they are the rerun recor
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 from trainperf.atomic import write_text_atomic
 from trainperf.report.outdir import unlink_owned
 
-__all__ = ["SUFFIX", "appendix_label", "write_appendix_notebooks"]
+__all__ = ["SUFFIX", "appendix_label", "parameters_markdown", "write_appendix_notebooks"]
 
 SUFFIX = "-nb"
 """Added to every ``tbl-``/``fig-`` label of an appendix copy."""
@@ -46,6 +47,50 @@ def _relative_paths(text: str, prefixes: list[tuple[str, str]]) -> str:
     for prefix, short in prefixes:
         text = text.replace(prefix, short)
     return text
+
+
+def _shown_value(node: ast.expr) -> str | None:
+    """A parameter's value as the page shows it: text and paths in code, ``None`` as "not
+    given", booleans as "yes" / "no", numbers and lists as written; None where it is no literal."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if value is None:
+        return "not given"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return f"`{value}`" if value else "(empty)"
+    return str(value).replace("|", "\\|")
+
+
+def parameters_markdown(source: str) -> str | None:
+    """The parameters papermill injected (``name = literal`` lines) as a Markdown table, so that an
+    appendix page shows ``not given`` and ``no`` rather than Python's ``None`` and ``False``; None
+    where a line is not such an assignment (the cell is then kept as code)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    rows = []
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        shown = _shown_value(stmt.value)
+        if shown is None:
+            return None
+        rows.append(f"| `{stmt.targets[0].id}` | {shown} |")
+    if not rows:
+        return None
+    return (
+        "**Parameters of this run**, set by `trainperf report`:\n\n| Parameter | Value |\n|---|---|\n"
+        + "\n".join(rows)
+    )
 
 
 def write_appendix_notebooks(
@@ -98,6 +143,14 @@ def write_appendix_notebooks(
             new = _relabel(text)
             if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
                 new = _relative_paths(new, prefixes)
+                table = parameters_markdown(new)
+                if table is not None:  # shown as a table, not as Python
+                    cell.clear()
+                    cell.update(
+                        {"cell_type": "markdown", "id": "injected-parameters", "metadata": {},
+                         "source": table}
+                    )
+                    continue
             if new != text:
                 cell["source"] = new
         target = dst / nb_path.name

@@ -67,9 +67,9 @@ from trainperf.report.notebooks import (
     check_cell_options,
 )
 from trainperf.report.outdir import claim_out, record_files, remove_tree, unlink_owned
-from trainperf.report.parts import with_part_titles
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
+from trainperf.report.staging import book_sources, book_title, stage_book
 from trainperf.report.values import merge_values
 
 __all__ = [
@@ -573,11 +573,15 @@ def run_report(
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
     # the appendix pages: the executed notebooks with labels of their own (report.appendix)
-    cache = (
-        {str(batch_cache_dir()): "$TRAINPERF_CACHE/batch"}
+    # never a path of the build machine: the batch cache by name, the config's inputs relative
+    # to the config's folder (as the config names them)
+    cache = {
+        str(batch_cache_dir()): "$TRAINPERF_CACHE/batch"
         if os.environ.get("TRAINPERF_CACHE")
-        else {}
-    )
+        else "<trainperf batch cache>"
+    }
+    if cfg.source and Path(cfg.source).resolve().parent != Path("/"):
+        cache[str(Path(cfg.source).resolve().parent)] = "<config folder>"
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures, named=cache
     )
@@ -844,68 +848,6 @@ def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     return list(figure_langs), figure_log
 
 
-def book_title(name: str) -> str:
-    """The title of a cluster's book (Quarto and preview): ``<name>: LLM training performance``."""
-    return f"{name}: LLM training performance"
-
-
-def book_sources(root: Path, project: dict) -> list[str]:
-    """What the Quarto project is made of (copied by :func:`stage_book`): the top-level file or
-    folder of every ``project.render`` entry not under ``_output/``, and the style and
-    bibliography files at the root (``*.scss``, ``*.css``, ``*.bib``, ``*.csl``)."""
-    items = {
-        Path(e).parts[0]
-        for e in (project.get("project", {}).get("render") or [])
-        if not str(e).startswith("_output/")
-    }
-    items |= {p.name for ext in ("scss", "css", "bib", "csl") for p in root.glob(f"*.{ext}")}
-    return sorted(items)
-
-
-def stage_book(
-    root: Path, out: Path, figures: Path, name: str, inputs: dict[str, bool] | None = None
-) -> Path:
-    """The Quarto project of this run, ready for ``quarto render``: ``<out>/quarto/``.
-
-    The chapters embed ``../_output/notebooks/*.ipynb`` and show ``../figures/*``, and
-    ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
-    ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
-    ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title
-    and the part titles its ``inputs`` (``values.inputs``) support (:mod:`trainperf.report.parts`);
-    a ``.gitignore`` with ``/.quarto/`` stops ``quarto render`` from editing one.
-
-    Returns:
-        The staging folder (``quarto render`` runs there; the book lands in its ``_book/``).
-    """
-
-    stage = out / "quarto"
-    stage.mkdir(parents=True, exist_ok=True)
-    project = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
-    for item in book_sources(root, project):
-        src, dst = root / item, stage / item
-        if dst.is_dir() and not dst.is_symlink():
-            remove_tree(dst)  # a file the user put there stays (report.outdir)
-        if src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
-        elif src.is_file():
-            shutil.copyfile(src, dst)
-    book = project.setdefault("book", {})
-    book["title"] = book_title(name)
-    book["chapters"] = with_part_titles(book.get("chapters") or [], inputs)
-    write_text_atomic(
-        yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
-    )
-    write_text_atomic("/.quarto/\n/_book/\n", stage / ".gitignore")
-    for link, target in (("_output", out), ("figures", figures)):
-        p = stage / link
-        if p.is_symlink() or p.is_file():
-            p.unlink()
-        elif p.is_dir():
-            shutil.rmtree(p)
-        p.symlink_to(target.resolve(), target_is_directory=True)
-    return stage
-
-
 def _build_book(
     root: Path, out: Path, figures: Path, cfg, values: dict, use_quarto: bool | None, log
 ) -> dict:
@@ -917,7 +859,9 @@ def _build_book(
     )
     demo = (values.get("inputs") or {}).get("demo") is True
     if quarto:
-        stage = stage_book(root, out, figures, cfg.name, cfg.inputs())
+        stage = stage_book(
+            root, out, figures, cfg.name, {**cfg.inputs(), **(values.get("inputs") or {})}, values
+        )
         book_bibliography(root, stage / "references.bib", demo)  # the copy, without the demo's
         log(f"rendering the book with quarto render in {rel_path(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)

@@ -165,7 +165,7 @@ def _meta_true(values: dict, dotted: str) -> bool:
     return cur is True
 
 
-def _conditional_content(text: str, values: dict) -> str:
+def conditional_content(text: str, values: dict) -> str:
     """Keep or drop Quarto's ``.content-visible`` / ``.content-hidden`` divs whose condition is
     ``when-meta`` or ``unless-meta`` (other conditions, such as ``when-format``, are kept as they
     are: the preview is HTML). The fences of a decided div are removed, its content kept or not."""
@@ -202,6 +202,10 @@ def _conditional_content(text: str, values: dict) -> str:
     return "".join(out)
 
 
+#: the old private name (tests import it)
+_conditional_content = conditional_content
+
+
 def _lookup(values: dict, dotted: str) -> str:
     cur = values
     for part in dotted.split("."):
@@ -236,7 +240,7 @@ def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -
         trainperf.report.notebooks.CellOptionsError: an embedded cell's ``#|`` block is not YAML.
     """
     qmd = Path(qmd)
-    text = _conditional_content(_inline_includes(qmd), {"values": values})
+    text = conditional_content(_inline_includes(qmd), {"values": values})
     nb_dir = Path(notebooks_dir)
 
     def embed(m: re.Match) -> str:
