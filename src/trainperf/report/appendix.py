@@ -147,8 +147,12 @@ def write_appendix_notebooks(
                 if table is not None:  # shown as a table, not as Python
                     cell.clear()
                     cell.update(
-                        {"cell_type": "markdown", "id": "injected-parameters", "metadata": {},
-                         "source": table}
+                        {
+                            "cell_type": "markdown",
+                            "id": "injected-parameters",
+                            "metadata": {},
+                            "source": table,
+                        }
                     )
                     continue
             if new != text:

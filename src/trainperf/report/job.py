@@ -43,7 +43,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from trainperf import __version__, project_root
 from trainperf.atomic import write_text_atomic
@@ -66,10 +65,10 @@ from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
-from trainperf.report.outdir import claim_out, record_files, remove_tree, unlink_owned
+from trainperf.report.outdir import claim_out, record_files, unlink_owned
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
-from trainperf.report.staging import book_sources, book_title, stage_book
+from trainperf.report.staging import book_title, stage_book
 from trainperf.report.values import merge_values
 
 __all__ = [

@@ -27,7 +27,12 @@ import yaml
 from trainperf.atomic import write_text_atomic
 from trainperf.report.notebooks import cell_options
 from trainperf.report.outdir import remove_tree
-from trainperf.report.parts import absent_notebooks, shown_appendices, shown_chapters, with_part_titles
+from trainperf.report.parts import (
+    absent_notebooks,
+    shown_appendices,
+    shown_chapters,
+    with_part_titles,
+)
 from trainperf.report.preview.pages import conditional_content
 
 __all__ = ["book_sources", "book_title", "embeddable_labels", "stage_book", "staged_chapter"]
