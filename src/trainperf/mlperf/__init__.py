@@ -40,6 +40,7 @@ from trainperf.mlperf.rules import (
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
+from trainperf.mlperf.summary import BENCHMARK_TITLES, scores_sentence, system_label
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
@@ -51,6 +52,7 @@ from trainperf.mlperf.throughput import (
 )
 
 __all__ = [
+    "BENCHMARK_TITLES",
     "EVAL_CURVE_SCHEMA",
     "STEP_TIMES_SCHEMA",
     "EVENT_SCHEMA",
@@ -74,6 +76,8 @@ __all__ = [
     "quality_summary",
     "runs_with_throughput",
     "score_runs",
+    "scores_sentence",
+    "system_label",
     "step_times",
     "throughput",
 ]

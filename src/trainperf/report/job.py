@@ -830,8 +830,49 @@ def _reset_values(
         values["inputs"].update(logs_flags(cfg, comparison))
         values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"])
     values["config"]["telemetry_log"] = telemetry_log_phrase(cfg, root or project_root())
+    values["config"].update(input_phrases(cfg, root or project_root()))
     for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
+
+
+def input_phrases(cfg, root: Path) -> dict[str, str]:
+    """The opening page's words for what a user's book is made of (``values.config.*``, Markdown):
+    ``inputs_given``, the inputs the config names (``"MLPerf Training result logs, DCGM
+    telemetry"``; synthetic ones said so), and ``reference_logs``, one or two sentences on where
+    the MLPerf logs come from: the config's own folder for the cluster's (never its path), the
+    MLCommons copies bundled with trainperf for the reference where it is the bundled one."""
+    given = []
+    if cfg.mlperf:
+        given.append("MLPerf Training result logs")
+    if cfg.published is not None:
+        given.append("published results")
+    if cfg.telemetry is not None:
+        given.append("DCGM telemetry" + (" (synthetic)" if cfg.telemetry.synthetic else ""))
+    if cfg.sacct:
+        given.append("Slurm accounting" + (" (synthetic)" if cfg.sacct_synthetic else ""))
+    name = md_text(cfg.name)
+    ref = md_text(cfg.reference.name)
+    try:
+        bundled = Path(cfg.reference.mlperf).resolve() == (root / "data" / "mlperf").resolve()
+    except OSError:
+        bundled = False
+    own = (
+        f"The MLPerf logs of {name} are read from the folder the config names (`mlperf:`), "
+        "and never modified. "
+        if cfg.mlperf
+        else ""
+    )
+    reference = (
+        f"Those of the reference, {ref}, are copies of the MLCommons `training_results` "
+        "repositories bundled with trainperf, each file with its commit and checksum."
+        if bundled
+        else f"Those of the reference, {ref}, are read from the folder the config names "
+        "(`reference.mlperf`)."
+    )
+    return {
+        "inputs_given": ", ".join(given) if given else "no input of its own",
+        "reference_logs": own + reference,
+    }
 
 
 def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
@@ -878,7 +919,7 @@ def _build_book(
         return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
     note = (
         "This is the preview site, built with pandoc because Quarto was not found on PATH; "
-        f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
+        f"{QUARTO_INSTALL_HINT}, then run the same `trainperf report` command again for the book."
     )
     index, problems = build_preview_site(
         root,
