@@ -41,6 +41,7 @@ from trainperf.mlperf.rules import (
 )
 from trainperf.mlperf.scores import score_runs
 from trainperf.mlperf.summary import BENCHMARK_TITLES, scores_sentence, system_label
+from trainperf.mlperf.systems import SYSTEM_TABLE_FIELDS, system_table_rows
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
@@ -53,6 +54,7 @@ from trainperf.mlperf.throughput import (
 
 __all__ = [
     "BENCHMARK_TITLES",
+    "SYSTEM_TABLE_FIELDS",
     "EVAL_CURVE_SCHEMA",
     "STEP_TIMES_SCHEMA",
     "EVENT_SCHEMA",
@@ -78,6 +80,7 @@ __all__ = [
     "score_runs",
     "scores_sentence",
     "system_label",
+    "system_table_rows",
     "step_times",
     "throughput",
 ]
