@@ -711,14 +711,23 @@ BENCHMARK_PHRASES = {
     "gpt3": "GPT-3 175B pre-training",
     "llama31_405b": "Llama 3.1 405B pre-training",
     "llama2_70b_lora": "Llama 2 70B LoRA fine-tuning",
+    "llama31_8b": "Llama 3.1 8B pre-training",
+    "flux1": "FLUX.1 text-to-image training",
+    "stable_diffusion": "Stable Diffusion v2 text-to-image training",
+    "dlrm_dcnv2": "DLRM-dcnv2 recommendation training",
+    "rgat": "R-GAT graph neural network training",
+    "retinanet": "RetinaNet object detection training",
+    "bert": "BERT-large pre-training",
 }
 
 
-def benchmarks_studied(flags: dict[str, bool]) -> str:
+def benchmarks_studied(flags: dict[str, bool], others: tuple[str, ...] = ()) -> str:
     """The benchmarks the book's MLPerf chapter shows (:func:`logs_flags`), as prose in
     :data:`PROSE_BENCHMARKS` order: ``"Llama 3.1 405B pre-training"``, ``"GPT-3 175B pre-training
     and Llama 2 70B LoRA fine-tuning"``; ``"no benchmark"`` where none."""
     names = [BENCHMARK_PHRASES[b] for b in PROSE_BENCHMARKS if flags.get(f"logs_{b}")]
+    # the other benchmarks of the cluster's own logs (``others``: their MLPerf ids), by name
+    names += [BENCHMARK_PHRASES.get(b, md_text(b)) for b in others if b not in PROSE_BENCHMARKS]
     if not names:
         return "no benchmark"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -828,7 +837,9 @@ def _reset_values(
     values["inputs"].update(flags or {})
     if comparison is not None:
         values["inputs"].update(logs_flags(cfg, comparison))
-        values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"])
+        own = comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"]
+        others = tuple(sorted(set(own.drop_nulls().to_list()))) if cfg.mlperf else ()
+        values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"], others)
     values["config"]["telemetry_log"] = telemetry_log_phrase(cfg, root or project_root())
     values["config"].update(input_phrases(cfg, root or project_root()))
     for name, vals in values.items():
