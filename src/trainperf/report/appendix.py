@@ -129,6 +129,7 @@ def write_appendix_notebooks(
         prefixes.append((f"{Path(root).resolve()}/", ""))
     for folder, shown in (named or {}).items():
         prefixes.append((f"{Path(folder).resolve()}/", f"{shown}/"))
+        prefixes.append((f'{Path(folder).resolve()}"', f'{shown}"'))  # the path itself, quoted
     prefixes.append((f"{Path.home().resolve()}/", "~/"))
     prefixes.sort(key=lambda p: -len(p[0]))
     written = []

@@ -581,6 +581,7 @@ def run_report(
     }
     if cfg.source and Path(cfg.source).resolve().parent != Path("/"):
         cache[str(Path(cfg.source).resolve().parent)] = "<config folder>"
+    cache.update(_input_names(cfg))
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures, named=cache
     )
@@ -610,6 +611,36 @@ def run_report(
         f"{len(summary.figures)} figure files in {rel_path(figures, root)}/, site {rel_path(summary.site, root)}"
     )
     return summary
+
+
+def _input_names(cfg) -> dict[str, str]:
+    """``{resolved input path: how the appendix writes it}`` for the config's input files and
+    folders: relative to the config's folder where it lies below it (as the config names it),
+    else ``<key>`` (``<mlperf>``, ``<telemetry.source>``); never the build machine's path, also
+    where a link leads elsewhere."""
+    base = Path(cfg.source).parent if cfg.source else None
+    given = [
+        ("mlperf", cfg.mlperf),
+        ("published.path", cfg.published.path if cfg.published else None),
+        ("telemetry.source", cfg.telemetry.source if cfg.telemetry else None),
+        ("telemetry.mlperf_log", cfg.telemetry.mlperf_log if cfg.telemetry else None),
+        *((f"sacct[{i}]", p) for i, p in enumerate(cfg.sacct)),
+    ]
+    named = {}
+    for key, value in given:
+        if not value or str(value) == "synthetic" or "://" in str(value):
+            continue
+        path = Path(value)
+        shown = f"<{key}>"
+        if base is not None:
+            rel = os.path.relpath(path, base)
+            if not rel.startswith(".."):
+                shown = rel
+        try:
+            named[str(path.resolve())] = shown
+        except OSError:
+            continue
+    return named
 
 
 def _plan_with_config(

@@ -58,10 +58,15 @@ def _display_markdown(data: dict, alt: str) -> str:
     return _fence(_text(value), "tp-output")
 
 
-def _outputs_markdown(cell, csv_links: dict[int, str] | None = None) -> str:
+def _outputs_markdown(cell, csv_links: dict[int, str] | None = None, stderr: bool = True) -> str:
+    """A cell's outputs as Markdown; ``stderr`` False leaves out its stderr streams (warnings,
+    which name files of the machine that ran it): an embed in a chapter shows the table or
+    figure, as Quarto's embed does."""
     parts = []
     for i, out in enumerate(cell.get("outputs", [])):
         kind = out.get("output_type")
+        if kind == "stream" and not stderr and out.get("name") == "stderr":
+            continue
         if kind == "stream":
             parts.append(_fence(_ANSI.sub("", _text(out.get("text", ""))), "tp-output"))
         elif kind == "error":
@@ -134,7 +139,7 @@ def _embed_markdown(nb_path: Path, label: str) -> str:
             continue
         opts = _cell_options(cell, f"{nb_path} cell {ci}")
         if opts.get("label") == label or cell.get("id") == label:
-            content = _outputs_markdown(cell)
+            content = _outputs_markdown(cell, stderr=False)
             if not content.strip():
                 raise ValueError(f"{nb_path}: the cell labelled {label!r} has no output to embed")
             if label.startswith(("tbl-", "fig-")):
