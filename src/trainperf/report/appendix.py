@@ -152,7 +152,9 @@ def write_appendix_notebooks(
                             "cell_type": "markdown",
                             "id": "injected-parameters",
                             "metadata": {},
-                            "source": table,
+                            "source": table.splitlines(
+                                keepends=True
+                            ),  # lines, as on disk (Quarto joins them)
                         }
                     )
                     continue
