@@ -122,6 +122,11 @@ def test_a_users_book_of_real_logs_renders_with_quarto_complete_and_theirs(tmp_p
         assert not repr_, (page, t[max(0, repr_.start() - 80) : repr_.end() + 20])
         assert "?sec-" not in t and "?tbl-" not in t and "?fig-" not in t, page
         assert NO_OUTPUT.strip("*") not in t, page
+    # the appendix shows the run's parameters as a table (no Python literal), the config's
+    # inputs as the config names them
+    appendix = text["_output/appendix/mlperf_runs.html"]
+    assert "| Parameter |" not in appendix and "Parameters of this run" in appendix
+    assert "mlperf_path my logs " in appendix, appendix[:2000]
     # the key results and the summary lead with the cluster's own score: the olympic mean of the
     # three Oracle runs, 19.69 minutes (v4.1 results table of MLCommons: 19.690 for
     # Oracle 1536xBM.GPU.H100.8, GPT-3)

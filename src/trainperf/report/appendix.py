@@ -43,6 +43,17 @@ def _relabel(source: str) -> str:
     return "\n".join(out)
 
 
+#: A warning as Python prints it: ``<file>:<line>: <Category>: <message>`` (the file a path of
+#: the machine that ran the notebook), then the source line that warned, indented.
+_WARNING = re.compile(r"^\S+?:\d+: (\w+(?:Warning|Error)): (.*)\n(?:  .*\n?)?", re.MULTILINE)
+
+
+def _plain_warnings(text: str) -> str:
+    """``text`` (a stderr stream) with each Python warning as ``<Category>: <message>``, without
+    the file and line of the machine that ran the notebook and the echoed source line."""
+    return _WARNING.sub(lambda m: f"{m.group(1)}: {m.group(2)}\n", text)
+
+
 def _relative_paths(text: str, prefixes: list[tuple[str, str]]) -> str:
     for prefix, short in prefixes:
         text = text.replace(prefix, short)
@@ -160,6 +171,11 @@ def write_appendix_notebooks(
                     continue
             if new != text:
                 cell["source"] = new
+            for out in cell.get("outputs") or []:
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    raw = out.get("text", "")
+                    raw = raw if isinstance(raw, str) else "".join(raw)
+                    out["text"] = _relative_paths(_plain_warnings(raw), prefixes)
         target = dst / nb_path.name
         write_text_atomic(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", target)
         written.append(target)
