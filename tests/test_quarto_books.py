@@ -138,7 +138,8 @@ def test_a_users_book_of_real_logs_renders_with_quarto_complete_and_theirs(tmp_p
     # number_of_nodes 192, host_memory_capacity 2.0 TB, host_networking_topology "Ethernet/RDMA
     # ROCE2 on switching network"), each row citing it
     cluster = text["chapters/cluster.html"]
-    table = cluster[cluster.index("Table 3.1") : cluster.index("TOP500")]
+    start = cluster.index("Table 3.1: System configuration")
+    table = cluster[start : cluster.index("TOP500", start)]
     for want in ("192", "Intel(R) Xeon(R) Platinum 8480+", "Ethernet/RDMA ROCE2 on switching network",
                  "Oracle/systems/1536xBM.GPU.H100.8.json (number_of_nodes)"):  # fmt: skip
         assert want in table, want
