@@ -58,6 +58,7 @@ def _text(page: Path) -> str:
     t = re.sub(r"<script.*?</script>|<style.*?</style>", " ", t, flags=re.S)
     t = re.sub(r'<div class="sourceCode.*?</div>', " ", t, flags=re.S)  # the folded code
     t = re.sub(r"data:[^\"')\s]+", "", t)
+    t = re.sub(r"<wbr\s*/?>|\u200b|&#8203;", "", t)  # line-break hints inside a word
     return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", " ", t)))
 
 
