@@ -20,6 +20,10 @@ BENCHMARK_NAMES: dict[str, str] = {
     "ssd": "RetinaNet",
     "unet3d": "3D U-Net",
     "gnn": "R-GAT",
+    "rgat": "R-GAT",
+    "retinanet": "RetinaNet",
+    "llama31_8b": "Llama 3.1 8B",
+    "flux1": "FLUX.1",
 }
 
 

@@ -40,7 +40,7 @@ from trainperf.mlperf.rules import (
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
-from trainperf.mlperf.summary import BENCHMARK_TITLES, scores_sentence, system_label
+from trainperf.mlperf.summary import scores_sentence, system_label
 from trainperf.mlperf.systems import SYSTEM_TABLE_FIELDS, system_table_rows
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
@@ -53,7 +53,6 @@ from trainperf.mlperf.throughput import (
 )
 
 __all__ = [
-    "BENCHMARK_TITLES",
     "SYSTEM_TABLE_FIELDS",
     "EVAL_CURVE_SCHEMA",
     "STEP_TIMES_SCHEMA",

@@ -4,28 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from trainperf.benchmarks import benchmark_name
 from trainperf.markup import md_text
 
-__all__ = ["BENCHMARK_TITLES", "scores_sentence", "system_label"]
-
-#: The MLPerf Training benchmarks by the names readers know (MLCommons's results tables).
-BENCHMARK_TITLES = {
-    "gpt3": "GPT-3 175B",
-    "llama2_70b_lora": "Llama 2 70B LoRA",
-    "llama31_405b": "Llama 3.1 405B",
-    "llama31_8b": "Llama 3.1 8B",
-    "flux1": "FLUX.1",
-    "stable_diffusion": "Stable Diffusion v2",
-    "bert": "BERT",
-    "dlrm_dcnv2": "DLRM-dcnv2",
-    "retinanet": "RetinaNet",
-    "rgat": "R-GAT",
-    "ssd": "SSD",
-    "unet3d": "3D U-Net",
-    "resnet": "ResNet-50",
-    "maskrcnn": "Mask R-CNN",
-    "rnnt": "RNN-T",
-}
+__all__ = ["scores_sentence", "system_label"]
 
 
 def system_label() -> pl.Expr:
@@ -55,7 +37,7 @@ def scores_sentence(scores: pl.DataFrame) -> str:
         ["benchmark", "score_min", "n_accelerators"], nulls_last=True
     )
     for r in rows.iter_rows(named=True):
-        bench = BENCHMARK_TITLES.get(r["benchmark"], r["benchmark"] or "an unknown benchmark")
+        bench = benchmark_name(r["benchmark"]) if r["benchmark"] else "an unknown benchmark"
         gpus = f"{r['n_accelerators']:,} GPUs" if r["n_accelerators"] else "an unknown GPU count"
         where = f"{r['system_label']}, MLPerf {r['round'] or 'round unknown'}"
         runs = f"{r['n_valid_runs']} of {r['n_runs']} runs converged"
