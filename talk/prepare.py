@@ -143,7 +143,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--print-decks",
         action="store_true",
-        help="print the decks to render (file names in talk/), one line, for `make talk`",
+        help="print the decks to render (file names in talk/, one line) where not every deck can "
+        "be made; nothing where the whole project renders (for `make talk`)",
     )
     args = ap.parse_args(argv)
     try:
@@ -156,9 +157,10 @@ def main(argv=None) -> int:
     if found:
         return 1
     render = decks_to_render(args.talk, args.figures)
-    if len(render) < len(decks(args.talk)):
+    partial = len(render) < len(decks(args.talk))
+    if partial:
         print(f"talk: {JA_FONT_NOTE}", file=sys.stderr)
-    if args.print_decks:
+    if args.print_decks and partial:  # nothing printed: render the whole project
         print(" ".join(d.name for d in render))
     return 0
 
