@@ -46,8 +46,13 @@ def test_the_chapter_does_not_draw_the_key_results_chart_again():
     chapter = "".join(
         (ROOT / "chapters" / f).read_text(encoding="utf-8")
         # the case study (the demo's part) reads the published rows the chart draws
-        for f in ("mlperf_results.qmd", "_mlperf.qmd", "_eos_comparison.qmd", "_memory.qmd",
-                  "case_study.qmd")  # fmt: skip
+        for f in (
+            "mlperf_results.qmd",
+            "_mlperf.qmd",
+            "_eos_comparison.qmd",
+            "_memory.qmd",
+            "case_study.qmd",
+        )
     )
     assert "eos_efficiency_ratio_by_scale" not in chapter
     assert "@fig-key-ratio" in chapter
