@@ -554,6 +554,7 @@ def test_preview_navigation_groups_the_notebooks_as_an_appendix(main_job):
         "mlperf_results",
         "telemetry",
         "summary",
+        "case_study",  # the demo's own part
         "telemetry_cluster",
         "operations",
         "glossary",
