@@ -46,9 +46,13 @@ format: $(STAMP)
 
 # The slides (talk/index.qmd in Japanese, talk/en.qmd in English): talk/prepare.py copies the figures
 # and $(OUT)/values.yml into talk/ and checks that every figure and value the decks quote exists.
+# talk/_output is Quarto's output of the decks only, made afresh: Quarto 1.10.18 refuses to render
+# the talk project again over an existing one ("Cannot copy talk to a subdirectory of itself").
+# Without a CJK font `make report` exports no Japanese figures: prepare.py then says so in one line
+# (and which font to install) and lists the English deck only.
 talk: $(STAMP)
-	@$(BIN)/python talk/prepare.py --figures figures --values $(OUT)/values.yml --talk talk
-	@if command -v quarto >/dev/null 2>&1; then cd talk && quarto render; \
+	@decks="$$($(BIN)/python talk/prepare.py --figures figures --values $(OUT)/values.yml --talk talk --print-decks)" || exit 1; \
+	if command -v quarto >/dev/null 2>&1; then cd talk && rm -rf _output && quarto render $$decks; \
 	else echo "talk: Quarto not found on PATH; skipped rendering talk/ (figures and values copied to talk/; install Quarto from https://quarto.org/docs/get-started/ or 'conda install -c conda-forge quarto')"; fi
 
 clean:

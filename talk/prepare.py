@@ -56,11 +56,41 @@ def lookup(values: dict, key: str):
     return node
 
 
-def problems(talk: Path, values: dict) -> list[str]:
+#: What ``make talk`` says when the Japanese deck cannot be made: its figures need a CJK font
+#: (trainperf.report.charts.fonts looks for Noto Sans CJK JP and the other families it names).
+JA_FONT_NOTE = (
+    "the Japanese deck (index.qmd) needs the Japanese figures, which need a CJK font such as "
+    "Noto Sans CJK JP (Debian/Ubuntu: apt-get install fonts-noto-cjk; then run 'make report' and "
+    "'make talk' again); rendering the English deck only"
+)
+
+
+def japanese_figures(figures: Path) -> bool:
+    """Whether ``make report`` exported the Japanese figure set (``figures/ja/*``): it does only
+    where a CJK font is installed."""
+    ja = figures / "ja"
+    return ja.is_dir() and any(ja.iterdir())
+
+
+def decks_to_render(talk: Path, figures: Path) -> list[Path]:
+    """The decks of ``talk/_quarto.yml`` that can be made from ``figures``: all of them, less any
+    deck that shows a Japanese figure (``figures/ja/...``) where there are none."""
+    ja = japanese_figures(figures)
+    return [
+        d
+        for d in decks(talk)
+        if ja
+        or not any(
+            f.startswith("figures/ja/") for f in referenced_figures(d.read_text(encoding="utf-8"))
+        )
+    ]
+
+
+def problems(talk: Path, values: dict, only: list[Path] | None = None) -> list[str]:
     """``deck: what is wrong`` for each figure missing from ``talk/figures`` and each quoted value
-    missing from ``values``."""
+    missing from ``values`` (of the decks ``only``, default every deck)."""
     out = []
-    for deck in decks(talk):
+    for deck in decks(talk) if only is None else only:
         text = deck.read_text(encoding="utf-8")
         for ref in referenced_figures(text):
             if not (talk / ref).is_file():
@@ -95,14 +125,14 @@ def prepare(figures: Path, values_yml: Path, talk: Path) -> list[str]:
     :func:`problems` of the decks (empty when they are ready to render).
 
     Raises FileNotFoundError (with the command that makes it) when an input is missing."""
-    if not (figures / "ja").is_dir():
-        raise FileNotFoundError(f"no figures in {figures}/ja; run 'make report' first")
+    if not figures.is_dir() or not any(figures.glob("*.png")):
+        raise FileNotFoundError(f"no figures in {figures}; run 'make report' first")
     if not values_yml.is_file():
         raise FileNotFoundError(f"no {values_yml}; run 'make report' first")
     values = yaml.safe_load(values_yml.read_text(encoding="utf-8")) or {}
     _replace(figures, talk / "figures")
     _replace(values_yml, talk / "values.yml")
-    return problems(talk, values)
+    return problems(talk, values, decks_to_render(talk, figures))
 
 
 def main(argv=None) -> int:
@@ -110,6 +140,12 @@ def main(argv=None) -> int:
     ap.add_argument("--figures", type=Path, default=Path("figures"))
     ap.add_argument("--values", type=Path, default=Path("_output/values.yml"))
     ap.add_argument("--talk", type=Path, default=Path(__file__).resolve().parent)
+    ap.add_argument(
+        "--print-decks",
+        action="store_true",
+        help="print the decks to render (file names in talk/, one line) where not every deck can "
+        "be made; nothing where the whole project renders (for `make talk`)",
+    )
     args = ap.parse_args(argv)
     try:
         found = prepare(args.figures, args.values, args.talk)
@@ -118,7 +154,15 @@ def main(argv=None) -> int:
         return 1
     for line in found:
         print(f"talk: {line}", file=sys.stderr)
-    return 1 if found else 0
+    if found:
+        return 1
+    render = decks_to_render(args.talk, args.figures)
+    partial = len(render) < len(decks(args.talk))
+    if partial:
+        print(f"talk: {JA_FONT_NOTE}", file=sys.stderr)
+    if args.print_decks and partial:  # nothing printed: render the whole project
+        print(" ".join(d.name for d in render))
+    return 0
 
 
 if __name__ == "__main__":

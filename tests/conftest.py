@@ -150,6 +150,7 @@ COMPONENT_MODULES = frozenset(
         "test_charts_i18n",
         "test_config",
         "test_promsource",
+        "test_quarto_books",
         "test_report",
         "test_rerun",
         "test_slurm",

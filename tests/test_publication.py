@@ -78,8 +78,10 @@ def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
     nb["cells"][0]["metadata"]["tags"] = ["injected-parameters"]
     (out / "notebooks" / "x.ipynb").write_text(json.dumps(nb))
     [copy] = appendix.write_appendix_notebooks(out / "notebooks", out / "appendix", root, out)
-    src = json.loads(copy.read_text())["cells"][0]["source"]
-    assert src == 'mlperf_path = "data/mlperf"\nvalues_path = "_output/values/x.json"'
+    # shown as a table of parameters (a Python literal as a reader reads it: no None or False)
+    src = "".join(json.loads(copy.read_text())["cells"][0]["source"])
+    assert "| `mlperf_path` | `data/mlperf` |" in src
+    assert "| `values_path` | `_output/values/x.json` |" in src
     # the batch cache under a name, any other path in the home folder from ~ (the reference
     # batch runs lived in /root/.cache/trainperf/batch/... on the build machine)
     cache, home = tmp_path / "cache" / "batch", Path.home()
@@ -88,8 +90,22 @@ def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
     [copy] = appendix.write_appendix_notebooks(
         out / "notebooks", out / "appendix", root, out, named={str(cache): "$TRAINPERF_CACHE/batch"}
     )
-    src = json.loads(copy.read_text())["cells"][0]["source"]
-    assert src == 'a = "$TRAINPERF_CACHE/batch/x/summary.parquet"\nb = "~/.cache/trainperf/y"'
+    src = "".join(json.loads(copy.read_text())["cells"][0]["source"])
+    assert "| `a` | `$TRAINPERF_CACHE/batch/x/summary.parquet` |" in src
+    assert "| `b` | `~/.cache/trainperf/y` |" in src
+    # None and booleans in words; a config's input below its folder as the config names it
+    cfg_dir = tmp_path / "my config"
+    nb["cells"][0]["source"] = f'talk_ratio = None\ncase = False\nlog = "{cfg_dir}/logs/r.txt"'
+    (out / "notebooks" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(
+        out / "notebooks", out / "appendix", root, out, named={str(cfg_dir): "<config folder>"}
+    )
+    cell = json.loads(copy.read_text())["cells"][0]
+    src = "".join(cell["source"])
+    assert cell["cell_type"] == "markdown"
+    assert "| `talk_ratio` | not given |" in src and "| `case` | no |" in src
+    assert "| `log` | `<config folder>/logs/r.txt` |" in src
+    assert "None" not in src and "False" not in src and str(tmp_path) not in src
 
 
 def test_an_empty_table_says_so_and_a_note_heads_every_table():
@@ -272,7 +288,10 @@ def test_executed_notebooks_show_no_repr_no_print_no_build_path(main_job):
     home = f"{Path.home().resolve()}/"
     for nb in sorted((tmp / "out" / "appendix").glob("*.ipynb")):
         for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
-            if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            # the injected cell, shown as a table of parameters (report.appendix)
+            if cell.get("id") == "injected-parameters" or "injected-parameters" in cell.get(
+                "metadata", {}
+            ).get("tags", []):
                 src = _text(cell["source"])
                 bad += [f"appendix/{nb.name}: names {p}" for p in [*build_paths, home] if p in src]
     assert not bad, "\n".join(bad)

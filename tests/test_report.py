@@ -555,6 +555,7 @@ def test_preview_navigation_groups_the_notebooks_as_an_appendix(main_job):
         "telemetry",
         "energy",
         "summary",
+        "case_study",  # the demo's own part
         "telemetry_cluster",
         "operations",
         "glossary",
@@ -697,8 +698,9 @@ def test_quarto_config_lists_every_chapter_and_notebook_once():
     chapters = [p.relative_to(ROOT).as_posix() for p in structure.chapters]
     appendices = cfg["book"]["appendices"]
     assert cfg["project"]["render"] == chapters + appendices
-    # key results + the findings (six chapters) + method on generated data (two) + glossary, references
-    assert len(chapters) == 11 and chapters[0] == "index.qmd"
+    # key results + the findings (six chapters) + the demo's case study (one) + method on
+    # generated data (two) + glossary, references
+    assert len(chapters) == 12 and chapters[0] == "index.qmd"
     for c in chapters:
         assert (ROOT / c).is_file(), c
     # the appendix: every notebook of the main job, as its appendix copy (labels of its own), once

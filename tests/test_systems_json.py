@@ -115,7 +115,7 @@ def test_a_gb300_config_gets_the_rack_sentence_and_its_systems_json(tmp_path):
     sentence = config_values(cfg)["config"]["tp_domain"]
     # 18 trays x 4 GPUs = 72 = one NVL72 rack (Markdown-escaped for the prose)
     assert "all 72 GPUs" in sentence.replace("\\", "") and "one node" not in sentence
-    assert report_overrides(cfg).overrides["cluster"]["mlperf_folder"] == str(tmp_path)
+    assert report_overrides(cfg).overrides["cluster"]["mlperf_path"] == str(tmp_path)
     h100 = parse_config({"name": "H", "accelerator": "H100 SXM", "gpus_per_node": 8}, tmp_path)
     assert "inside the NVLink domain of one node" in config_values(h100)["config"]["tp_domain"]
 

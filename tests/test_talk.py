@@ -471,3 +471,70 @@ def test_english_deck_says_no_ratio_times_less():
     side ("1.29× more GPU time in v3.0 than in v4.1": 32,903 / 25,495 GPU-minutes = 1.29)."""
     text = (ROOT / "talk" / "en.qmd").read_text(encoding="utf-8")
     assert not re.search(r"\d\s*[×x]\s+(?:less|fewer|smaller|lower)\b", text)
+
+
+def test_without_japanese_figures_the_english_deck_is_made_and_the_font_named(tmp_path):
+    """No CJK font: `make report` exports no figures/ja (trainperf.report.charts.fonts); `make talk`
+    must still lay out and list the English deck, and say in one line which font the Japanese deck
+    needs, instead of failing with "no figures in figures/ja"."""
+    work = tmp_path / "talk"
+    shutil.copytree(TALK, work, ignore=shutil.ignore_patterns("_output", "figures", "values.yml"))
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for deck in DECKS.values():  # the English figures only, as a run without a CJK font exports
+        for ref in prepare.referenced_figures(deck.read_text(encoding="utf-8")):
+            if not ref.startswith("figures/ja/"):
+                (figures / ref.removeprefix("figures/")).write_bytes(b"png")
+    values: dict = {}
+    for p in DECKS.values():
+        for key in prepare.meta_keys(p.read_text(encoding="utf-8")):
+            node = values
+            *parents, leaf = key.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = "1.00"
+    vy = tmp_path / "values.yml"
+    vy.write_text(yaml.safe_dump(values))
+    assert [d.name for d in prepare.decks_to_render(work, figures)] == ["en.qmd"]
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(TALK / "prepare.py"),
+            "--figures",
+            str(figures),
+            "--values",
+            str(vy),
+            "--talk",
+            str(work),
+            "--print-decks",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["en.qmd"]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Noto Sans CJK JP" in lines[0] and "fonts-noto-cjk" in lines[0]
+    # with the Japanese figures too, both decks and nothing said
+    (figures / "ja").mkdir()
+    for ref in prepare.referenced_figures(DECKS["ja"].read_text(encoding="utf-8")):
+        (tmp_path / ref).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / ref).write_bytes(b"png")
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(TALK / "prepare.py"),
+            "--figures",
+            str(figures),
+            "--values",
+            str(vy),
+            "--talk",
+            str(work),
+            "--print-decks",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    # with the Japanese figures too: nothing said, nothing listed (the whole project renders)
+    assert r.returncode == 0 and r.stdout.strip() == "", r.stderr
+    assert r.stderr == ""

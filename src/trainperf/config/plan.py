@@ -66,8 +66,8 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "gpus_per_node": cfg.gpus_per_node,
             "nodes": cfg.nodes or 0,
             "description": cfg.description,
-            # the evaluated logs' systems/*.json fill the items the config does not give
-            "mlperf_folder": cfg.mlperf or "",
+            # the hardware of the cluster's systems JSON (trainperf.mlperf.system_table_rows)
+            "mlperf_path": cfg.mlperf or "",
         },
     }
     if cfg.published is not None:

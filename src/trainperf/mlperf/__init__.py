@@ -48,7 +48,8 @@ from trainperf.mlperf.rules import (
     progress_key,
 )
 from trainperf.mlperf.scores import score_runs
-from trainperf.mlperf.systems import cluster_items, system_descriptions
+from trainperf.mlperf.summary import scores_sentence, system_label
+from trainperf.mlperf.systems import cluster_items, system_descriptions, system_table_rows
 from trainperf.mlperf.throughput import (
     EVAL_CURVE_SCHEMA,
     STEP_TIMES_SCHEMA,
@@ -89,6 +90,9 @@ __all__ = [
     "score_runs",
     "cluster_items",
     "system_descriptions",
+    "scores_sentence",
+    "system_label",
+    "system_table_rows",
     "step_times",
     "throughput",
 ]

@@ -21,7 +21,14 @@ from trainperf.flops import lookup_accelerator
 from trainperf.flops.accelerators import UnknownAcceleratorError
 from trainperf.mlperf.checks import MLPerfLogWarning
 
-__all__ = ["CLUSTER_ITEMS_SCHEMA", "SYSTEMS_SCHEMA", "cluster_items", "system_descriptions"]
+__all__ = [
+    "CLUSTER_ITEMS_SCHEMA",
+    "SYSTEMS_SCHEMA",
+    "SYSTEM_TABLE_SCHEMA",
+    "cluster_items",
+    "system_descriptions",
+    "system_table_rows",
+]
 
 SYSTEMS_SCHEMA = {
     "system": pl.String,
@@ -194,3 +201,41 @@ def cluster_items(desc: dict) -> pl.DataFrame:
         if value not in (None, "")
     ]
     return pl.DataFrame(rows, schema=CLUSTER_ITEMS_SCHEMA)
+
+
+SYSTEM_TABLE_SCHEMA = {"item": pl.String, "value": pl.String, "source": pl.String,
+                       "system_label": pl.String}  # fmt: skip
+"""Columns of :func:`system_table_rows`."""
+
+
+def system_table_rows(mlperf_path: str | Path) -> pl.DataFrame:
+    """The cluster table's rows (the book's hardware table) for the largest system (most nodes;
+    ties: the first file by name) whose ``<submitter>/systems/<system>.json`` lies under
+    ``mlperf_path``: :func:`cluster_items` of :func:`system_descriptions`' row.
+
+    Returns:
+        :data:`SYSTEM_TABLE_SCHEMA`, one row per item the JSON fills: item, value (String, the
+        JSON's text, units as the submitter wrote them), source (String,
+        ``<submitter>/systems/<system>.json (<fields>)``: the folder from the submitter on, never
+        the build machine's path), system_label (String, ``"<submitter> <system>"``). Empty (same
+        columns) without a path (``""``), a missing folder, or no readable systems JSON (a damaged
+        one is warned, naming it).
+    """
+    empty = pl.DataFrame(schema=SYSTEM_TABLE_SCHEMA)
+    if not str(mlperf_path) or not Path(mlperf_path).is_dir():
+        return empty
+    described = system_descriptions(mlperf_path)
+    if not described.height:
+        return empty
+    best = described.sort(
+        [pl.col("n_nodes").fill_null(0), pl.col("file")], descending=[True, False]
+    ).row(0, named=True)
+    js = Path(best["file"])
+    folder = js.parent.parent.name  # <submitter>/systems/<system>.json
+    submitter = best["submitter"] or folder
+    shown = f"{folder}/systems/{js.name}" if folder else js.name
+    items = cluster_items(best)
+    return items.with_columns(
+        pl.col("source").str.replace(str(js), shown, literal=True),
+        pl.lit(f"{submitter} {best['system']}").alias("system_label"),
+    )

@@ -12,6 +12,7 @@ The executed notebooks themselves are left as they are (they are the rerun recor
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -20,7 +21,7 @@ from trainperf.atomic import write_text_atomic
 from trainperf.report.absent import is_stand_in_cell
 from trainperf.report.outdir import unlink_owned
 
-__all__ = ["SUFFIX", "appendix_label", "write_appendix_notebooks"]
+__all__ = ["SUFFIX", "appendix_label", "parameters_markdown", "write_appendix_notebooks"]
 
 SUFFIX = "-nb"
 """Added to every ``tbl-``/``fig-`` label of an appendix copy."""
@@ -43,10 +44,65 @@ def _relabel(source: str) -> str:
     return "\n".join(out)
 
 
+#: A warning as Python prints it: ``<file>:<line>: <Category>: <message>`` (the file a path of
+#: the machine that ran the notebook), then the source line that warned, indented.
+_WARNING = re.compile(r"^\S+?:\d+: (\w+(?:Warning|Error)): (.*)\n(?:  .*\n?)?", re.MULTILINE)
+
+
+def _plain_warnings(text: str) -> str:
+    """``text`` (a stderr stream) with each Python warning as ``<Category>: <message>``, without
+    the file and line of the machine that ran the notebook and the echoed source line."""
+    return _WARNING.sub(lambda m: f"{m.group(1)}: {m.group(2)}\n", text)
+
+
 def _relative_paths(text: str, prefixes: list[tuple[str, str]]) -> str:
     for prefix, short in prefixes:
         text = text.replace(prefix, short)
     return text
+
+
+def _shown_value(node: ast.expr) -> str | None:
+    """A parameter's value as the page shows it: text and paths in code, ``None`` as "not
+    given", booleans as "yes" / "no", numbers and lists as written; None where it is no literal."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if value is None:
+        return "not given"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return f"`{value}`" if value else "(empty)"
+    return str(value).replace("|", "\\|")
+
+
+def parameters_markdown(source: str) -> str | None:
+    """The parameters papermill injected (``name = literal`` lines) as a Markdown table, so that an
+    appendix page shows ``not given`` and ``no`` rather than Python's ``None`` and ``False``; None
+    where a line is not such an assignment (the cell is then kept as code)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    rows = []
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        shown = _shown_value(stmt.value)
+        if shown is None:
+            return None
+        rows.append(f"| `{stmt.targets[0].id}` | {shown} |")
+    if not rows:
+        return None
+    return (
+        "**Parameters of this run**, set by `trainperf report`:\n\n| Parameter | Value |\n|---|---|\n"
+        + "\n".join(rows)
+    )
 
 
 def write_appendix_notebooks(
@@ -85,6 +141,7 @@ def write_appendix_notebooks(
         prefixes.append((f"{Path(root).resolve()}/", ""))
     for folder, shown in (named or {}).items():
         prefixes.append((f"{Path(folder).resolve()}/", f"{shown}/"))
+        prefixes.append((f'{Path(folder).resolve()}"', f'{shown}"'))  # the path itself, quoted
     prefixes.append((f"{Path.home().resolve()}/", "~/"))
     prefixes.sort(key=lambda p: -len(p[0]))
     written = []
@@ -102,8 +159,27 @@ def write_appendix_notebooks(
             new = _relabel(text)
             if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
                 new = _relative_paths(new, prefixes)
+                table = parameters_markdown(new)
+                if table is not None:  # shown as a table, not as Python
+                    cell.clear()
+                    cell.update(
+                        {
+                            "cell_type": "markdown",
+                            "id": "injected-parameters",
+                            "metadata": {},
+                            "source": table.splitlines(
+                                keepends=True
+                            ),  # lines, as on disk (Quarto joins them)
+                        }
+                    )
+                    continue
             if new != text:
                 cell["source"] = new
+            for out in cell.get("outputs") or []:
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    raw = out.get("text", "")
+                    raw = raw if isinstance(raw, str) else "".join(raw)
+                    out["text"] = _relative_paths(_plain_warnings(raw), prefixes)
         target = dst / nb_path.name
         write_text_atomic(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", target)
         written.append(target)

@@ -43,7 +43,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from trainperf import __version__, project_root
 from trainperf.atomic import write_text_atomic
@@ -66,10 +65,10 @@ from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
-from trainperf.report.outdir import claim_out, record_files, remove_tree, unlink_owned
-from trainperf.report.parts import with_part_titles
+from trainperf.report.outdir import claim_out, record_files, unlink_owned
 from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
+from trainperf.report.staging import book_title, stage_book
 from trainperf.report.values import merge_values
 
 __all__ = [
@@ -595,11 +594,16 @@ def run_report(
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
     values = merge_values(out / "values", out / "values.yml")
     # the appendix pages: the executed notebooks with labels of their own (report.appendix)
-    cache = (
-        {str(batch_cache_dir()): "$TRAINPERF_CACHE/batch"}
+    # never a path of the build machine: the batch cache by name, the config's inputs relative
+    # to the config's folder (as the config names them)
+    cache = {
+        str(batch_cache_dir()): "$TRAINPERF_CACHE/batch"
         if os.environ.get("TRAINPERF_CACHE")
-        else {}
-    )
+        else "<trainperf batch cache>"
+    }
+    if cfg.source and Path(cfg.source).resolve().parent != Path("/"):
+        cache[str(Path(cfg.source).resolve().parent)] = "<config folder>"
+    cache.update(_input_names(cfg))
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures, named=cache
     )
@@ -629,6 +633,36 @@ def run_report(
         f"{len(summary.figures)} figure files in {rel_path(figures, root)}/, site {rel_path(summary.site, root)}"
     )
     return summary
+
+
+def _input_names(cfg) -> dict[str, str]:
+    """``{resolved input path: how the appendix writes it}`` for the config's input files and
+    folders: relative to the config's folder where it lies below it (as the config names it),
+    else ``<key>`` (``<mlperf>``, ``<telemetry.source>``); never the build machine's path, also
+    where a link leads elsewhere."""
+    base = Path(cfg.source).parent if cfg.source else None
+    given = [
+        ("mlperf", cfg.mlperf),
+        ("published.path", cfg.published.path if cfg.published else None),
+        ("telemetry.source", cfg.telemetry.source if cfg.telemetry else None),
+        ("telemetry.mlperf_log", cfg.telemetry.mlperf_log if cfg.telemetry else None),
+        *((f"sacct[{i}]", p) for i, p in enumerate(cfg.sacct)),
+    ]
+    named = {}
+    for key, value in given:
+        if not value or str(value) == "synthetic" or "://" in str(value):
+            continue
+        path = Path(value)
+        shown = f"<{key}>"
+        if base is not None:
+            rel = os.path.relpath(path, base)
+            if not rel.startswith(".."):
+                shown = rel
+        try:
+            named[str(path.resolve())] = shown
+        except OSError:
+            continue
+    return named
 
 
 def _plan_with_config(
@@ -738,14 +772,23 @@ BENCHMARK_PHRASES = {
     "gpt3": "GPT-3 175B pre-training",
     "llama31_405b": "Llama 3.1 405B pre-training",
     "llama2_70b_lora": "Llama 2 70B LoRA fine-tuning",
+    "llama31_8b": "Llama 3.1 8B pre-training",
+    "flux1": "FLUX.1 text-to-image training",
+    "stable_diffusion": "Stable Diffusion v2 text-to-image training",
+    "dlrm_dcnv2": "DLRM-dcnv2 recommendation training",
+    "rgat": "R-GAT graph neural network training",
+    "retinanet": "RetinaNet object detection training",
+    "bert": "BERT-large pre-training",
 }
 
 
-def benchmarks_studied(flags: dict[str, bool]) -> str:
+def benchmarks_studied(flags: dict[str, bool], others: tuple[str, ...] = ()) -> str:
     """The benchmarks the book's MLPerf chapter shows (:func:`logs_flags`), as prose in
     :data:`PROSE_BENCHMARKS` order: ``"Llama 3.1 405B pre-training"``, ``"GPT-3 175B pre-training
     and Llama 2 70B LoRA fine-tuning"``; ``"no benchmark"`` where none."""
     names = [BENCHMARK_PHRASES[b] for b in PROSE_BENCHMARKS if flags.get(f"logs_{b}")]
+    # the other benchmarks of the cluster's own logs (``others``: their MLPerf ids), by name
+    names += [BENCHMARK_PHRASES.get(b, md_text(b)) for b in others if b not in PROSE_BENCHMARKS]
     if not names:
         return "no benchmark"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -858,10 +901,53 @@ def _reset_values(
     values["inputs"].update(flags or {})
     if comparison is not None:
         values["inputs"].update(logs_flags(cfg, comparison))
-        values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"])
+        own = comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"]
+        others = tuple(sorted(set(own.drop_nulls().to_list()))) if cfg.mlperf else ()
+        values["config"]["benchmarks_studied"] = benchmarks_studied(values["inputs"], others)
     values["config"]["telemetry_log"] = telemetry_log_phrase(cfg, root or project_root())
+    values["config"].update(input_phrases(cfg, root or project_root()))
     for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
+
+
+def input_phrases(cfg, root: Path) -> dict[str, str]:
+    """The opening page's words for what a user's book is made of (``values.config.*``, Markdown):
+    ``inputs_given``, the inputs the config names (``"MLPerf Training result logs, DCGM
+    telemetry"``; synthetic ones said so), and ``reference_logs``, one or two sentences on where
+    the MLPerf logs come from: the config's own folder for the cluster's (never its path), the
+    MLCommons copies bundled with trainperf for the reference where it is the bundled one."""
+    given = []
+    if cfg.mlperf:
+        given.append("MLPerf Training result logs")
+    if cfg.published is not None:
+        given.append("published results")
+    if cfg.telemetry is not None:
+        given.append("DCGM telemetry" + (" (synthetic)" if cfg.telemetry.synthetic else ""))
+    if cfg.sacct:
+        given.append("Slurm accounting" + (" (synthetic)" if cfg.sacct_synthetic else ""))
+    name = md_text(cfg.name)
+    ref = md_text(cfg.reference.name)
+    try:
+        bundled = Path(cfg.reference.mlperf).resolve() == (root / "data" / "mlperf").resolve()
+    except OSError:
+        bundled = False
+    own = (
+        f"The MLPerf logs of {name} are read from the folder the config names (`mlperf:`), "
+        "and never modified. "
+        if cfg.mlperf
+        else ""
+    )
+    reference = (
+        f"Those of the reference, {ref}, are copies of the MLCommons `training_results` "
+        "repositories bundled with trainperf, each file with its commit and checksum."
+        if bundled
+        else f"Those of the reference, {ref}, are read from the folder the config names "
+        "(`reference.mlperf`)."
+    )
+    return {
+        "inputs_given": ", ".join(given) if given else "no input of its own",
+        "reference_logs": own + reference,
+    }
 
 
 def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
@@ -877,83 +963,6 @@ def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
     return list(figure_langs), figure_log
 
 
-def book_title(name: str) -> str:
-    """The title of a cluster's book (Quarto and preview): ``<name>: LLM training performance``."""
-    return f"{name}: LLM training performance"
-
-
-def book_sources(root: Path, project: dict) -> list[str]:
-    """What the Quarto project is made of (copied by :func:`stage_book`): the top-level file or
-    folder of every ``project.render`` entry not under ``_output/``, and the style and
-    bibliography files at the root (``*.scss``, ``*.css``, ``*.bib``, ``*.csl``)."""
-    items = {
-        Path(e).parts[0]
-        for e in (project.get("project", {}).get("render") or [])
-        if not str(e).startswith("_output/")
-    }
-    items |= {p.name for ext in ("scss", "css", "bib", "csl") for p in root.glob(f"*.{ext}")}
-    return sorted(items)
-
-
-def _absolute_bibliography(project: dict, stage: Path) -> None:
-    """The staged project's bibliography as absolute paths: Quarto looks a relative one up from each
-    input's real folder, and the appendix pages are in ``_output/appendix/``, a link to the
-    ``--out`` folder, from which ``../../references.bib`` is not the project's ("File
-    ../../references.bib not found in resource path": the book of every ``--out`` but
-    ``_output`` failed at its first appendix page)."""
-    bib = project.get("bibliography")
-    if isinstance(bib, str):
-        project["bibliography"] = str((stage / bib).resolve())
-    elif isinstance(bib, list):
-        project["bibliography"] = [str((stage / b).resolve()) for b in bib]
-
-
-def stage_book(
-    root: Path, out: Path, figures: Path, name: str, inputs: dict[str, bool] | None = None
-) -> Path:
-    """The Quarto project of this run, ready for ``quarto render``: ``<out>/quarto/``.
-
-    The chapters embed ``../_output/notebooks/*.ipynb`` and show ``../figures/*``, and
-    ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
-    ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
-    ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`) are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title
-    (as Markdown text, :func:`trainperf.markup.md_text`: no HTML of a name reaches the page) and the part titles its ``inputs`` (``values.inputs``) support (:mod:`trainperf.report.parts`);
-    a ``.gitignore`` with ``/.quarto/`` stops ``quarto render`` from editing one.
-
-    Returns:
-        The staging folder (``quarto render`` runs there; the book lands in its ``_book/``).
-    """
-
-    stage = out / "quarto"
-    stage.mkdir(parents=True, exist_ok=True)
-    project = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
-    for item in book_sources(root, project):
-        src, dst = root / item, stage / item
-        if dst.is_dir() and not dst.is_symlink():
-            remove_tree(dst)  # a file the user put there stays (report.outdir)
-        if src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
-        elif src.is_file():
-            shutil.copyfile(src, dst)
-    book = project.setdefault("book", {})
-    # Quarto reads the title as Markdown (raw HTML included): the config's name is text there
-    book["title"] = md_text(book_title(name))
-    book["chapters"] = with_part_titles(book.get("chapters") or [], inputs)
-    _absolute_bibliography(project, stage)
-    write_text_atomic(
-        yaml.safe_dump(project, sort_keys=False, allow_unicode=True), stage / "_quarto.yml"
-    )
-    write_text_atomic("/.quarto/\n/_book/\n", stage / ".gitignore")
-    for link, target in (("_output", out), ("figures", figures)):
-        p = stage / link
-        if p.is_symlink() or p.is_file():
-            p.unlink()
-        elif p.is_dir():
-            shutil.rmtree(p)
-        p.symlink_to(target.resolve(), target_is_directory=True)
-    return stage
-
-
 def _build_book(
     root: Path, out: Path, figures: Path, cfg, values: dict, use_quarto: bool | None, log
 ) -> dict:
@@ -965,7 +974,9 @@ def _build_book(
     )
     demo = (values.get("inputs") or {}).get("demo") is True
     if quarto:
-        stage = stage_book(root, out, figures, cfg.name, cfg.inputs())
+        stage = stage_book(
+            root, out, figures, cfg.name, {**cfg.inputs(), **(values.get("inputs") or {})}, values
+        )
         book_bibliography(root, stage / "references.bib", demo)  # the copy, without the demo's
         log(f"rendering the book with quarto render in {rel_path(stage, root)}")
         subprocess.run([quarto, "render"], cwd=stage, check=True)
@@ -983,7 +994,7 @@ def _build_book(
         return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
     note = (
         "This is the preview site, built with pandoc because Quarto was not found on PATH; "
-        f"{QUARTO_INSTALL_HINT}, then run `make report` again for the book."
+        f"{QUARTO_INSTALL_HINT}, then run the same `trainperf report` command again for the book."
     )
     index, problems = build_preview_site(
         root,

@@ -9,9 +9,19 @@ into the staged Quarto project (:func:`trainperf.report.job.stage_book`) and the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["GENERATED_PART", "part_title", "with_part_titles"]
+__all__ = [
+    "CASE_STUDY_PART",
+    "GENERATED_PART",
+    "absent_notebooks",
+    "part_title",
+    "shown_appendices",
+    "shown_chapters",
+    "with_part_titles",
+]
 
 #: The title of the telemetry and operations part in ``_quarto.yml`` (the demo: both generated).
 GENERATED_PART = "Method on generated data"
@@ -51,3 +61,43 @@ def with_part_titles(chapters: list, inputs: Mapping[str, bool] | None) -> list:
             entry = {**entry, "part": part_title(str(entry["part"]), inputs)}
         out.append(entry)
     return out
+
+
+#: The title of the demo's case-study part in ``_quarto.yml`` (its paper's tables, its talk's
+#: ratio, its story): in the demo's book only (``values.inputs.demo``).
+CASE_STUDY_PART = "Case study: SAKURAONE against NVIDIA Eos"
+
+
+def shown_chapters(chapters: list, inputs: Mapping[str, bool] | None) -> list:
+    """``book.chapters`` of ``_quarto.yml`` without the :data:`CASE_STUDY_PART` unless ``inputs``
+    says the book is the demo's (``inputs["demo"] is True``); ``inputs`` None: all of them."""
+    if inputs is None:
+        return list(chapters or [])
+    demo = inputs.get("demo") is True
+    return [
+        e
+        for e in chapters or []
+        if demo or not (isinstance(e, dict) and e.get("part") == CASE_STUDY_PART)
+    ]
+
+
+def absent_notebooks(notebooks_dir: Path) -> set[str]:
+    """The stems of the executed notebooks in ``notebooks_dir`` that are stand-ins for an input
+    the config does not give (``metadata.trainperf.input_given`` false,
+    :mod:`trainperf.report.absent`)."""
+    found = set()
+    for nb in Path(notebooks_dir).glob("*.ipynb"):
+        try:
+            meta = json.loads(nb.read_text(encoding="utf-8")).get("metadata", {})
+        except (OSError, ValueError):
+            continue
+        tp = meta.get("trainperf") if isinstance(meta, dict) else None
+        if isinstance(tp, dict) and tp.get("input_given") is False:
+            found.add(nb.stem)
+    return found
+
+
+def shown_appendices(appendices: list, absent: set[str]) -> list:
+    """``book.appendices`` without the pages of the notebooks in ``absent`` (their chapter says
+    in one sentence that the input is not given; no appendix advertises it)."""
+    return [a for a in appendices or [] if Path(str(a)).stem not in absent]

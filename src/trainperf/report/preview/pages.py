@@ -58,10 +58,15 @@ def _display_markdown(data: dict, alt: str) -> str:
     return _fence(_text(value), "tp-output")
 
 
-def _outputs_markdown(cell, csv_links: dict[int, str] | None = None) -> str:
+def _outputs_markdown(cell, csv_links: dict[int, str] | None = None, stderr: bool = True) -> str:
+    """A cell's outputs as Markdown; ``stderr`` False leaves out its stderr streams (warnings,
+    which name files of the machine that ran it): an embed in a chapter shows the table or
+    figure, as Quarto's embed does."""
     parts = []
     for i, out in enumerate(cell.get("outputs", [])):
         kind = out.get("output_type")
+        if kind == "stream" and not stderr and out.get("name") == "stderr":
+            continue
         if kind == "stream":
             parts.append(_fence(_ANSI.sub("", _text(out.get("text", ""))), "tp-output"))
         elif kind == "error":
@@ -134,7 +139,7 @@ def _embed_markdown(nb_path: Path, label: str) -> str:
             continue
         opts = _cell_options(cell, f"{nb_path} cell {ci}")
         if opts.get("label") == label or cell.get("id") == label:
-            content = _outputs_markdown(cell)
+            content = _outputs_markdown(cell, stderr=False)
             if not content.strip():
                 raise ValueError(f"{nb_path}: the cell labelled {label!r} has no output to embed")
             if label.startswith(("tbl-", "fig-")):
@@ -165,7 +170,7 @@ def _meta_true(values: dict, dotted: str) -> bool:
     return cur is True
 
 
-def _conditional_content(text: str, values: dict) -> str:
+def conditional_content(text: str, values: dict) -> str:
     """Keep or drop Quarto's ``.content-visible`` / ``.content-hidden`` divs whose condition is
     ``when-meta`` or ``unless-meta`` (other conditions, such as ``when-format``, are kept as they
     are: the preview is HTML). The fences of a decided div are removed, its content kept or not."""
@@ -202,6 +207,10 @@ def _conditional_content(text: str, values: dict) -> str:
     return "".join(out)
 
 
+#: the old private name (tests import it)
+_conditional_content = conditional_content
+
+
 def _lookup(values: dict, dotted: str) -> str:
     cur = values
     for part in dotted.split("."):
@@ -236,7 +245,7 @@ def chapter_markdown(qmd: str | Path, notebooks_dir: str | Path, values: dict) -
         trainperf.report.notebooks.CellOptionsError: an embedded cell's ``#|`` block is not YAML.
     """
     qmd = Path(qmd)
-    text = _conditional_content(_inline_includes(qmd), {"values": values})
+    text = conditional_content(_inline_includes(qmd), {"values": values})
     nb_dir = Path(notebooks_dir)
 
     def embed(m: re.Match) -> str:

@@ -16,7 +16,12 @@ import yaml
 
 from trainperf.atomic import dir_mode
 from trainperf.report.outdir import carry_kept
-from trainperf.report.parts import part_title
+from trainperf.report.parts import (
+    CASE_STUDY_PART,
+    absent_notebooks,
+    part_title,
+    shown_appendices,
+)
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
 from trainperf.report.preview.xref import (
@@ -263,13 +268,32 @@ class _Found(NamedTuple):
     markdown: str
 
 
+def _part_chapters(root: Path, title: str) -> set[Path]:
+    """The chapter files of the part ``title`` of ``root/_quarto.yml``."""
+    cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
+    for entry in (cfg.get("book") or {}).get("chapters") or []:
+        if isinstance(entry, dict) and entry.get("part") == title:
+            return {root / str(c) for c in entry.get("chapters") or []}
+    return set()
+
+
 def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[Page]:
     """The chapters and appendices of ``_quarto.yml`` as pandoc ASTs (a page that cannot be built
     is left out with a line in ``problems``)."""
     structure = book_structure(root)
     part_of: dict[Path, str] = {}  # chapter -> the title of the part it opens
     found: list[_Found] = []
-    for qmd in structure.chapters:
+    inputs = (values or {}).get("inputs")
+    # the case study's part only in the demo's book; no appendix of an input not given
+    # (trainperf.report.parts, as the staged Quarto project)
+    case_study = _part_chapters(root, CASE_STUDY_PART)
+    chapters = [
+        c
+        for c in structure.chapters
+        if inputs is None or inputs.get("demo") is True or c not in case_study
+    ]
+    appendices = shown_appendices(structure.appendices, absent_notebooks(notebooks_dir))
+    for qmd in chapters:
         try:
             md = chapter_markdown(qmd, notebooks_dir, values)
         except (ValueError, KeyError, OSError) as exc:  # e.g. a notebook not run this time
@@ -280,7 +304,7 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
         part_of[qmd] = part_title(
             (structure.parts or {}).get(qmd, ""), (values or {}).get("inputs")
         )
-    for nb_ref in structure.appendices:
+    for nb_ref in appendices:
         # an appendix page is the copy in <out>/<folder>/ (``_output/appendix/x.ipynb``: labels of
         # its own, trainperf.report.appendix), else the executed notebook itself
         copy = notebooks_dir.parent / nb_ref.parent.name / nb_ref.name
