@@ -131,14 +131,3 @@ def test_quarto_book_title_shows_the_config_name_as_text(tmp_path):
     no_markup(out_html)
     shown = " ".join(out_html.split())  # pandoc wraps long lines
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and "LLM training performance" in shown
-
-
-def test_staged_book_names_its_bibliography_by_absolute_path(tmp_path):
-    # Quarto looks a relative bibliography up from each page's real folder: the appendix pages
-    # live in --out (linked as _output/), where ../../references.bib is not the project's
-    out, figures = tmp_path / "out", tmp_path / "figures"
-    out.mkdir()
-    figures.mkdir()
-    stage = stage_book(ROOT, out, figures, "X", {})
-    bib = yaml.safe_load((stage / "_quarto.yml").read_text(encoding="utf-8"))["bibliography"]
-    assert Path(bib).is_absolute() and Path(bib) == (stage / "references.bib").resolve()
