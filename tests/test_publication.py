@@ -172,6 +172,27 @@ def _page_text(qmd: Path) -> str:
     )
 
 
+def test_the_references_page_cites_every_entry_of_the_bibliography():
+    """Issue 39: a Quarto book's references page lists the works that some page cites (Quarto's
+    book-bibliography.ts collects the citations of the rendered pages; the page's own ``nocite`` is
+    not read), so the six MLCommons works linked by hand and three others were missing. The
+    references page cites each entry once: the demo's SAKURAONE works inside the demo's block,
+    every other work outside it (a user's book uses them too)."""
+    keys = set(re.findall(r"^@\w+\{([\w.-]+),", (ROOT / "references.bib").read_text(), re.M))
+    assert len(keys) >= 22 and "mlperf-training-v50" in keys
+    text = (ROOT / "chapters" / "references.qmd").read_text(encoding="utf-8")
+    demo = re.search(r'::: \{\.content-visible when-meta="values.inputs.demo"\}(.*?)\n:::\n', text, re.S)
+    assert demo
+    outside = text.replace(demo.group(0), "")
+
+    def cited(t):
+        return {k.rstrip(".") for k in re.findall(r"@([\w.-]+)", t)} & keys
+
+    sakuraone = {"konishi2025whitepaper", "konishi2026sakuraone", "tsubouchi2025talk"}
+    assert cited(demo.group(1)) == sakuraone
+    assert cited(outside) == keys - sakuraone
+
+
 def test_works_of_a_shared_author_year_are_cited_by_the_references_pages_label():
     """Pandoc's citeproc gives the year letters (MLCommons 2024a, 2024b, ...) per file, among the
     works that file cites, and the references page lists them all: a page citing two of
@@ -202,6 +223,11 @@ def test_works_of_a_shared_author_year_are_cited_by_the_references_pages_label()
     for page in (p for p in pages if p.endswith(".qmd")):
         text = _page_text(ROOT / page)
         cited = {k.rstrip(".") for k in re.findall(r"@([\w.-]+)", text)} & set(keys)
+        if page == "chapters/references.qmd":
+            # the references page cites every work (so that the list is complete): its labels
+            # are the list's own, letters included
+            assert shared <= cited, sorted(shared - cited)
+            continue
         assert not cited & shared, (page, sorted(cited & shared))
         for shown, key in re.findall(
             r"\[([^\]]+)\]\((?:[\w./-]*/)?references\.qmd#ref-([\w.-]+)\)", text
@@ -410,7 +436,8 @@ def test_source_columns_become_marks_with_one_key():
         }
     )
     t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
-    body, _, key = t.markdown.partition("\n\nSources: ")
+    body, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources: ")
+    key = key.removesuffix("\n:::")
     # each row carries a mark, each text is written once, in order of first appearance
     assert body.count("\\[1\\]") == 2 and body.count("\\[2\\]") == 1
     assert "relayed" not in body
@@ -457,6 +484,34 @@ def test_telemetry_tables_name_phases_and_metrics_for_a_reader(main_job):
     assert not any(c.startswith(("tensor_", "sm_active", "dram_active")) for c in cells)
 
 
+def test_the_source_key_is_a_left_aligned_block_of_short_links():
+    """Issue 39: Table 3.1's key was a centred paragraph of ~25 lines of bare URLs. It is a block
+    of its own (class source-key, left-aligned in book.scss), each URL a link whose visible text
+    drops the scheme; no break opportunity inside a version number."""
+    frame = pl.DataFrame(
+        {
+            "item": ["nodes", "CPUs"],
+            "source": [
+                "abstracts of arXiv 2507.02124 (https://arxiv.org/abs/2507.02124)",
+                "https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA",
+            ],
+        }
+    )
+    md = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"]).markdown
+    block = md.split("\n\n")[-1]
+    assert block.startswith("::: {.source-key}\nSources: [1] ") and block.endswith("\n:::")
+    html = pypandoc.convert_text(block, "html", format="markdown")
+    assert '<div class="source-key">' in html
+    links = dict(re.findall(r'<a href="([^"]+)">(.*?)</a>', html))
+    assert {k: re.sub("<wbr>", "", v) for k, v in links.items()} == {
+        "https://arxiv.org/abs/2507.02124": "arxiv.org/abs/2507.02124",
+        "https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA": "github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA",
+    }
+    assert "v4.1" in links["https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA"]
+    scss = (ROOT / "book.scss").read_text()
+    assert re.search(r"\.source-key\s*\{[^}]*text-align:\s*left", scss)
+
+
 def test_a_caveat_many_sources_share_is_written_once_under_the_key():
     """The transcribed rows of Table 3.1 repeated "as relayed by a third-party summary; not
     checked against the paper" in nine of its sources (a reader's review): each source carries a
@@ -469,7 +524,8 @@ def test_a_caveat_many_sources_share_is_written_once_under_the_key():
         }
     )
     t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
-    _, _, key = t.markdown.partition("\n\nSources: ")
+    _, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources: ")
+    key = key.removesuffix("\n:::")
     assert key.count("third-party") == 1
     assert key == (
         "[1] paper Table 1 †; [2] paper Table 2 †; [3] TOP500 list. "
