@@ -181,7 +181,9 @@ def test_the_references_page_cites_every_entry_of_the_bibliography():
     keys = set(re.findall(r"^@\w+\{([\w.-]+),", (ROOT / "references.bib").read_text(), re.M))
     assert len(keys) >= 22 and "mlperf-training-v50" in keys
     text = (ROOT / "chapters" / "references.qmd").read_text(encoding="utf-8")
-    demo = re.search(r'::: \{\.content-visible when-meta="values.inputs.demo"\}(.*?)\n:::\n', text, re.S)
+    demo = re.search(
+        r'::: \{\.content-visible when-meta="values.inputs.demo"\}(.*?)\n:::\n', text, re.S
+    )
     assert demo
     outside = text.replace(demo.group(0), "")
 
@@ -507,7 +509,9 @@ def test_the_source_key_is_a_left_aligned_block_of_short_links():
         "https://arxiv.org/abs/2507.02124": "arxiv.org/abs/2507.02124",
         "https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA": "github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA",
     }
-    assert "v4.1" in links["https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA"]
+    assert (
+        "v4.1" in links["https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA"]
+    )
     scss = (ROOT / "book.scss").read_text()
     assert re.search(r"\.source-key\s*\{[^}]*text-align:\s*left", scss)
 

@@ -436,9 +436,7 @@ def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFra
     key = "; ".join(f"[{i + 1}] {_key_text(v)}" for i, v in enumerate(keyed))
     # a block of its own (book.scss: left-aligned, small), never centred under the table like a
     # caption, its URLs short links (issue 39: a centred wall of 25 lines of bare URLs)
-    return shown, "\n".join(
-        ["::: {.source-key}", " ".join([f"Sources: {key}.", *notes]), ":::"]
-    )
+    return shown, "\n".join(["::: {.source-key}", " ".join([f"Sources: {key}.", *notes]), ":::"])
 
 
 _URL_IN_TEXT = re.compile(r"https?://[^\s)]+")
