@@ -118,9 +118,10 @@ def projector_png(spec: dict, box_h: float) -> tuple[bytes, str]:
     of :data:`LAYOUTS` that gets there, or the one whose smallest text comes out largest; rendered by
     vl-convert at twice the size it is shown at. Returns the PNG and the SVG it was drawn from
     (:func:`svg_text_px` of it gives the smallest text on the slide)."""
-    import vl_convert as vlc
+    # here, not at the top: checking the decks (problems) needs neither
+    import vl_convert as vlc  # noqa: PLC0415
 
-    from trainperf.report.charts.export import projector_spec, render_svg
+    from trainperf.report.charts.export import projector_spec, render_svg  # noqa: PLC0415
 
     best = None
     for t, w, h, right in LAYOUTS:

@@ -15,9 +15,14 @@ import shutil
 import subprocess
 import sys
 
+import polars as pl
 import pytest
 import yaml
 from helpers import ROOT
+
+from trainperf import compare
+from trainperf.report import charts
+from trainperf.report.charts.export import projector_spec
 
 TALK = ROOT / "talk"
 DECKS = {"ja": TALK / "index.qmd", "en": TALK / "en.qmd"}
@@ -333,8 +338,6 @@ def test_decks_make_the_books_claims():
 
 
 def test_projector_spec_scales_text_and_plots_not_data():
-    from trainperf.report.charts.export import projector_spec
-
     spec = {
         "config": {"axis": {"labelFontSize": 13}},
         "width": 300,
@@ -364,11 +367,6 @@ def test_projector_figures_have_text_of_20_px_on_the_slide():
     """Issue 39: chart text was 9-13 px on a 1600 x 900 slide. A chart rendered for the projector
     (talk/prepare.py) shows its smallest text at 20 px or more in its box; checked here on the
     Figure 1 chart, independently of the PNG, by rendering the layout it chose again."""
-    import polars as pl
-
-    from trainperf import compare
-    from trainperf.report import charts
-
     table = compare.paper_comparison_table(
         compare.load_published_results(), evaluated="SAKURAONE", reference="Eos"
     ).with_columns(
