@@ -43,7 +43,7 @@ LAYOUTS = tuple(
     (t, w, h, right)
     for h in (1.0, 0.8, 0.65)
     for right in (True, False)
-    for w in (1.5, 2.0, 1.0)
+    for w in (2.0, 1.5, 1.0)
     for t in (1.5, 1.8)
 )
 _FONT_SIZE = re.compile(r'font-size="([\d.]+)(?:px)?"')
