@@ -504,7 +504,7 @@ def test_the_source_key_is_a_left_aligned_block_of_short_links():
     assert block.startswith("::: {.source-key}\nSources: [1] ") and block.endswith("\n:::")
     html = pypandoc.convert_text(block, "html", format="markdown")
     assert '<div class="source-key">' in html
-    links = dict(re.findall(r'<a href="([^"]+)">(.*?)</a>', html))
+    links = dict(re.findall(r'<a\s+href="([^"]+)">(.*?)</a>', html, re.S))
     assert {k: re.sub("<wbr>", "", v) for k, v in links.items()} == {
         "https://arxiv.org/abs/2507.02124": "arxiv.org/abs/2507.02124",
         "https://github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA": "github.com/mlcommons/training_results_v4.1/tree/b87b9e39/NVIDIA",
