@@ -111,6 +111,8 @@ def test_transcribed_times_are_hollow_marks(published):
         )
         fills.setdefault(key, set()).add(fill)
     assert fills[("SAKURAONE v4.1 (unverified)", "transcribed")] == {"white"}
+    # and the figure says so in words, on the figure (not only in a caption)
+    assert "filled mark: recomputed from its MLPerf logs; hollow mark: transcribed" in svg
     assert fills[("Eos v4.0", "transcribed")] == {"white"}
     assert "white" not in fills[("Eos v4.1", "logs")]
 

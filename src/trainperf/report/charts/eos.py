@@ -170,9 +170,11 @@ def time_to_train_by_scale(
         alt.hconcat(ttt, gm)
         .resolve_scale(color="shared", shape="shared")
         .properties(
+            # a title of its own: Vega draws no subtitle under an empty title
             title=alt.Title(
-                "",
-                subtitle="filled mark: recomputed from its MLPerf logs; hollow mark: transcribed",
+                "filled mark: recomputed from its MLPerf logs; hollow mark: transcribed",
+                fontSize=13,
+                fontWeight="normal",
             )
         )
     )
