@@ -2,7 +2,9 @@
 
 Copies the figures ``make report`` exported (``figures/NAME.png`` in English, ``figures/ja/NAME.png``
 in Japanese) into ``talk/figures`` and the numbers the report computed (``_output/values.yml``) into
-``talk/values.yml``, which ``talk/_quarto.yml`` reads as metadata so that the slides quote them with
+``talk/values.yml``, and renders the figures the decks show again with text large enough for a
+projector (at least 20 px on the 1600 x 900 slide, :func:`projector_figures`). ``talk/_quarto.yml``
+reads ``talk/values.yml`` as metadata, so that the slides quote the numbers with
 ``{{< meta values.<notebook>.<key> >}}``. Then every deck listed in ``_quarto.yml`` is checked: every
 figure it shows exists in the copy, and every value it quotes exists in ``values.yml`` (Quarto would
 otherwise print ``?meta:...`` on the slide). Failures print one line each and exit 1::
@@ -16,6 +18,7 @@ leaves half a figure folder; the inputs are never modified.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import sys
@@ -25,6 +28,26 @@ from pathlib import Path
 import yaml
 
 FIGURE = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)")
+FIGURE_ATTRS = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)\{([^}]*)\}")
+
+# The slide (talk/_quarto.yml, talk/talk.css): 1600 x 900, margin 0.04 each side, so a figure is at
+# most 1472 px wide; talk.css gives a figure box 600 px high (470 px with .short, under a diagram)
+# and fits the picture into it (object-fit: contain).
+SLIDE_FIG_W = 1600 * (1 - 2 * 0.04)
+SLIDE_FIG_H = {"": 600, "short": 470}
+MIN_TEXT_PX = 20  # smallest text on the projected slide
+# layouts tried, in order of preference, until the text is large enough: (text factor, plot width
+# factor, plot height factor, legend on the right); the slide's box is wide, so plots get wider and,
+# where needed, lower, and bottom legends move to the right
+LAYOUTS = tuple(
+    (t, w, h, right)
+    for h in (1.0, 0.8, 0.65)
+    for right in (True, False)
+    for w in (2.0, 1.5, 1.0)
+    for t in (1.5, 1.8)
+)
+_FONT_SIZE = re.compile(r'font-size="([\d.]+)(?:px)?"')
+_SVG_SIZE = re.compile(r'<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"')
 META = re.compile(r"\{\{<\s*meta\s+([^\s>]+)\s*>\}\}")
 
 
@@ -103,6 +126,67 @@ def problems(talk: Path, values: dict, only: list[Path] | None = None) -> list[s
     return out
 
 
+def slide_figures(text: str) -> list[tuple[str, float]]:
+    """The images a deck shows with the height of their box on the slide (px), in order."""
+    return [
+        (path, SLIDE_FIG_H["short" if ".short" in attrs else ""])
+        for path, attrs in FIGURE_ATTRS.findall(text)
+    ]
+
+
+def svg_text_px(svg: str, box_h: float, box_w: float = SLIDE_FIG_W) -> tuple[float, float]:
+    """(smallest font size in the SVG, the scale at which it is shown): the picture fitted into a
+    ``box_w`` x ``box_h`` box keeping its aspect ratio (talk.css: object-fit: contain)."""
+    w, h = (float(v) for v in _SVG_SIZE.search(svg).groups())
+    sizes = [float(v) for v in _FONT_SIZE.findall(svg)]
+    return (min(sizes) if sizes else float("inf")), min(box_w / w, box_h / h)
+
+
+def projector_png(spec: dict, box_h: float) -> tuple[bytes, str]:
+    """A PNG of the Vega-Lite ``spec`` whose smallest text is at least :data:`MIN_TEXT_PX` on the
+    slide: the chart laid out again (trainperf.report.charts.export.projector_spec) with the first
+    of :data:`LAYOUTS` that gets there, or the one whose smallest text comes out largest; rendered by
+    vl-convert at twice the size it is shown at. Returns the PNG and the SVG it was drawn from
+    (:func:`svg_text_px` of it gives the smallest text on the slide)."""
+    # here, not at the top: checking the decks (problems) needs neither
+    import vl_convert as vlc  # noqa: PLC0415
+
+    from trainperf.report.charts.export import projector_spec, render_svg  # noqa: PLC0415
+
+    best = None
+    for t, w, h, right in LAYOUTS:
+        svg = render_svg(projector_spec(spec, t, w, h, right))
+        smallest, scale = svg_text_px(svg, box_h)
+        if best is None or smallest * scale > best[1] * best[2]:
+            best = (svg, smallest, scale)
+        if smallest * scale >= MIN_TEXT_PX:
+            best = (svg, smallest, scale)
+            break
+    svg, smallest, scale = best
+    return vlc.svg_to_png(svg, scale=max(2.0, 2 * scale)), svg
+
+
+def projector_figures(figures: Path, talk: Path) -> dict[str, float]:
+    """Render again, for the projector, every figure the decks show whose spec ``make report``
+    kept beside it (``.NAME.vl.json``), into ``talk/figures``; return each one's smallest text size
+    on the slide (px). A figure without a kept spec stays the copy of the book's figure."""
+    done: dict[str, float] = {}
+    for deck in decks(talk):
+        for ref, box_h in slide_figures(deck.read_text(encoding="utf-8")):
+            rel = Path(ref).relative_to("figures")
+            spec_path = figures / rel.parent / f".{rel.stem}.vl.json"
+            if ref in done or not spec_path.is_file():
+                continue
+            png, svg = projector_png(json.loads(spec_path.read_text(encoding="utf-8")), box_h)
+            smallest, scale = svg_text_px(svg, box_h)
+            done[ref] = smallest * scale
+            out = talk / ref
+            tmp = out.with_name(f".{out.name}.tmp")
+            tmp.write_bytes(png)
+            tmp.replace(out)
+    return done
+
+
 def _replace(src: Path, dst: Path) -> None:
     """Copy ``src`` (file or folder) to ``dst`` through a temporary sibling, then rename."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", dir=dst.parent))
@@ -132,6 +216,7 @@ def prepare(figures: Path, values_yml: Path, talk: Path) -> list[str]:
     values = yaml.safe_load(values_yml.read_text(encoding="utf-8")) or {}
     _replace(figures, talk / "figures")
     _replace(values_yml, talk / "values.yml")
+    projector_figures(figures, talk)
     return problems(talk, values, decks_to_render(talk, figures))
 
 

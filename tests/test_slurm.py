@@ -1187,7 +1187,8 @@ def test_json_zero_exit_of_oom_node_fail_failed_is_unknown():
     assert (row(j, "403")["exit_code"], row(j, "403")["signal"]) == (0, 0)  # COMPLETED: kept
     assert (row(j, "404")["exit_code"], row(j, "404")["signal"]) == (0, 125)  # SIGNALED 125: kept
     q = d.quality.filter(pl.col("check") == "exit_code_unknown").to_dicts()[0]
-    assert (q["action"], q["n_series"]) == ("excluded", 3)
+    # the records are kept (they are in d.jobs above), their exit codes flagged unknown
+    assert (q["action"], q["n_series"]) == ("flagged", 3)
     assert "jobs[0] (400)" in q["detail"] and "jobs[2] (402)" in q["detail"]
 
 
@@ -1206,6 +1207,7 @@ def test_real_node_fail_has_no_exit_code_in_either_format():
         assert r["data_flags"] == ["exit_code_unknown"]
     q = text.quality.filter(pl.col("check") == "exit_code_unknown").to_dicts()[0]
     assert (q["n_lines"], q["first_line"]) == (1, line)
+    assert q["action"] == "flagged"  # kept, as the operations chapter says (issue 39)
     # Slurm itself replaced the non-UTF-8 bytes of the other job's name by "?"
     assert row(text.jobs, str(ids["non_utf8_name"]))["JobName"] == "caf?-??"
 

@@ -72,7 +72,8 @@ CELL_PADDING_CH = 2
 _BREAK = "\x00"  # placeholder for a break opportunity, written as <wbr> in Markdown
 _WBR = "<wbr>"
 # characters after which a long token may break (paths, snake_case names, dotted versions, URLs)
-_BREAK_AFTER = re.compile(r"([/_.\-=&?,;:+])(?=[^\s])")
+# (never inside a number or version: "v4.1" and "24.09" stay whole, issue 39 found "training_4. / 1.0")
+_BREAK_AFTER = re.compile(r"([/_\-=&?,;:+]|\.(?!\d))(?=[^\s])")
 _LONG_TOKEN = 12
 # every ASCII punctuation character pandoc's Markdown could read as markup
 # (all_symbols_escapable: any of them may be backslash-escaped)
@@ -432,8 +433,33 @@ def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFra
                 if sentence not in notes:
                     notes.append(sentence)
         keyed.append(v)
-    key = "; ".join(f"[{i + 1}] {format_value(v, Col(''))}" for i, v in enumerate(keyed))
-    return shown, " ".join([f"Sources: {key}.", *notes])
+    key = "; ".join(f"[{i + 1}] {_key_text(v)}" for i, v in enumerate(keyed))
+    # a block of its own (book.scss: left-aligned, small), never centred under the table like a
+    # caption, its URLs short links (issue 39: a centred wall of 25 lines of bare URLs)
+    return shown, "\n".join(["::: {.source-key}", " ".join([f"Sources: {key}.", *notes]), ":::"])
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s)]+")
+
+
+def _key_text(text: str) -> str:
+    """A source text for the key under a table: escaped like a cell, each URL in it a link whose
+    visible text is the address without its scheme and trailing slash."""
+    out, last = [], 0
+    for m in _URL_IN_TEXT.finditer(text):
+        url = m.group(0).rstrip(".,;")
+        end = m.start() + len(url)
+        out.append(text[last : m.start()])
+        shown = re.sub(r"^https?://(www\.)?", "", url).rstrip("/")
+        out.append(f"\x01{shown}\x02{url}\x03")
+        last = end
+    out.append(text[last:])
+    md = _escape(_breakable(re.sub(r"[ \t\r\n\f\v]+", " ", "".join(out)).strip()))
+    return re.sub(
+        r"\x01(.*?)\x02(.*?)\x03",
+        lambda m: f"[{m.group(1)}](<{_visible(m.group(2)).replace('>', '%3E')}>)",
+        md,
+    )
 
 
 def table(

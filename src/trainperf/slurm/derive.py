@@ -518,7 +518,7 @@ class Derive:
         self.quality.add(
             self.source,
             "exit_code_unknown",
-            "excluded",
+            "flagged",  # the record is kept, only its exit code is unknown (issue 39)
             f"{len(lines)} record(s) with exit code 0:0 and state FAILED, OUT_OF_MEMORY or NODE_FAIL: "
             "not a clean exit (a failed node leaves no exit status); exit_code left empty (unknown)",
             n_lines=len(lines),

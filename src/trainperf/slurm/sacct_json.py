@@ -457,8 +457,8 @@ def _parse(text: str | dict, *, source: str, bad_lines: str, bad_utf8: list[int]
 
 
 _MESSAGES = {
-    "exit_code_unknown": (
-        "excluded",
+    "exit_code_unknown": (  # the record is kept, its exit code flagged unknown (issue 39)
+        "flagged",
         "exit code 0 with state FAILED, OUT_OF_MEMORY or NODE_FAIL{v}: not a clean exit "
         "(Slurm 22.05 JSON loses the code, a failed node leaves none); exit_code left empty (unknown)",
     ),

@@ -52,7 +52,9 @@ SEED = 20240601
 N_JOBS = 2000
 CLUSTER_NODES = 100
 GPUS_PER_NODE = 8
-CPUS_PER_NODE = 120  # 2 x Xeon Platinum 8580+ (60 cores each), one CPU per core
+CPUS_PER_NODE = (
+    120  # 2 x Xeon Platinum 8580 (60 cores each; data/reference/systems.csv), one CPU per core
+)
 MEM_PER_NODE_G = 1450  # RealMemory of a 1.5 TB node, in G as sacct prints it
 PERIOD_START = _dt.datetime(2024, 6, 1, tzinfo=_dt.UTC)
 PERIOD_END = _dt.datetime(2025, 4, 1, tzinfo=_dt.UTC)  # exclusive

@@ -23,6 +23,7 @@ from trainperf.report.charts.theme import (
 
 __all__ = [
     "ARROW_SHARE",
+    "RATIO_BASES",
     "KIND_LABELS",
     "KIND_SHAPES",
     "comparison_ratio_by_gpus",
@@ -64,42 +65,63 @@ def _series_scales(df: pl.DataFrame, systems: list[str]) -> tuple[list[str], lis
     return series, colours, shapes
 
 
+def _segments(d: pl.DataFrame) -> pl.Series:
+    """``segment``: a line id per series that breaks wherever the series skips a node count shown.
+
+    A line joins two results of one series only where no node count of the chart lies between
+    them: Eos's Llama 2 LoRA line does not run through 64 and 96 nodes, where Eos has no run.
+    Presentation only (which marks a line joins), no number is computed.
+    """
+    shown = sorted(set(d["n_nodes"].to_list()))
+    pos = {n: i for i, n in enumerate(shown)}
+    out: list[str] = []
+    last: dict[str, tuple[int, int]] = {}  # series -> (position of its last node, segment number)
+    for label, n in zip(d["series_label"].to_list(), d["n_nodes"].to_list(), strict=True):
+        prev = last.get(label)
+        seg = 0 if prev is None else prev[1] + (pos[n] > prev[0] + 1)
+        last[label] = (pos[n], seg)
+        out.append(f"{label} #{seg}")
+    return pl.Series("segment", out, dtype=pl.String)
+
+
 def time_to_train_by_scale(
     published: pl.DataFrame, systems: list[str], benchmark: str = "gpt3"
 ) -> alt.HConcatChart:
     """Time to train (left, log axis) and GPU-minutes (right, from zero) against node count.
 
-    One line per system and MLPerf round; a result of another round is its own series.
+    One line per system and MLPerf round; a result of another round is its own series. A line
+    never runs through a node count shown where its series has no result (:func:`_segments`).
+    Marks are filled for a result recomputed from its MLPerf logs and hollow for a transcribed one
+    (column ``source``: ``logs`` or ``transcribed``; a frame without it: every mark filled).
 
     Args:
         published: rows of ``data/reference/published_results.csv``
             (:func:`trainperf.compare.load_published_results`) or any frame with system, round,
-            benchmark, n_nodes, n_gpus, minutes, verified.
+            benchmark, n_nodes, n_gpus, minutes, verified; optionally ``source`` (``logs`` or
+            ``transcribed``, :func:`trainperf.compare.scaling.scaling_points`, whose
+            ``time_to_train_min`` is used for ``minutes`` where ``minutes`` is absent).
         systems: which systems to show (e.g. ``["SAKURAONE", "Eos"]``), in legend order.
         benchmark: MLPerf benchmark id (titled by its name, e.g. GPT-3 175B).
     """
+    src = published
+    if "minutes" not in src.columns and "time_to_train_min" in src.columns:
+        src = src.with_columns(pl.col("time_to_train_min").alias("minutes"))
+    if "verified" not in src.columns:
+        src = src.with_columns(pl.lit(True).alias("verified"))
+    if "source" not in src.columns:
+        src = src.with_columns(pl.lit("logs").alias("source"))
     d = _series(
-        published.filter((pl.col("benchmark") == benchmark) & pl.col("system").is_in(systems))
+        src.filter((pl.col("benchmark") == benchmark) & pl.col("system").is_in(systems))
     ).with_columns((pl.col("minutes") * pl.col("n_gpus")).alias("gpu_minutes"))
     d = d.sort("n_nodes")
+    d = d.with_columns(_segments(d))
     series, colours, shapes = _series_scales(d, systems)
     width = node_axis_width(d["n_nodes"])
     legend = alt.Legend(title="system and MLPerf round", orient="bottom", columns=2)
+    colour_scale = alt.Scale(domain=series, range=colours)
     base = alt.Chart(d).encode(
         x=node_axis(d["n_nodes"]),
-        color=alt.Color(
-            "series_label:N",
-            scale=alt.Scale(domain=series, range=colours),
-            sort=series,
-            legend=legend,
-        ),
-        shape=alt.Shape(
-            "series_label:N",
-            scale=alt.Scale(domain=series, range=shapes),
-            sort=series,
-            legend=legend,
-        ),
-        detail="series_label:N",
+        color=alt.Color("series_label:N", scale=colour_scale, sort=series, legend=legend),
         tooltip=[
             "system",
             "round",
@@ -107,38 +129,85 @@ def time_to_train_by_scale(
             "n_gpus",
             "minutes",
             alt.Tooltip("gpu_minutes:Q", format=",.0f"),
-            "verified",
+            "source",
         ],
     )
-    line = {"strokeWidth": 2}
-    point = alt.OverlayMarkDef(filled=True, size=80)
-    ttt = (
-        base.mark_line(point=point, **line)
-        .encode(y=log_y("minutes:Q", d["minutes"], "time to train (min, log scale)"))
-        .properties(title=f"{benchmark_name(benchmark)}: time to train by scale", width=width)
+    marks = {
+        "shape": alt.Shape(
+            "series_label:N",
+            scale=alt.Scale(domain=series, range=shapes),
+            sort=series,
+            legend=legend,
+        ),
+        # filled in the series' colour when recomputed from logs, hollow (white) when transcribed
+        "fill": alt.condition(
+            "datum.source == 'logs'",
+            alt.Color("series_label:N", scale=colour_scale, sort=series, legend=None),
+            alt.value("white"),
+        ),
+        "opacity": alt.value(1),
+    }
+
+    def panel(y: alt.Y, title: str) -> alt.LayerChart:
+        lines = base.mark_line(strokeWidth=2).encode(y=y, detail="segment:N")
+        points = base.mark_point(size=90, strokeWidth=2).encode(y=y, **marks)
+        return alt.layer(lines, points).properties(title=title, width=width)
+
+    ttt = panel(
+        log_y("minutes:Q", d["minutes"], "time to train (min, log scale)"),
+        f"{benchmark_name(benchmark)}: time to train by scale",
     )
-    gm = (
-        base.mark_line(point=point, **line)
-        .encode(
-            y=alt.Y(
-                "gpu_minutes:Q",
-                title="GPU-minutes = time to train × GPUs",
-                scale=alt.Scale(zero=True),
-                axis=alt.Axis(format=",.0f"),
+    gm = panel(
+        alt.Y(
+            "gpu_minutes:Q",
+            title="GPU-minutes = time to train × GPUs",
+            scale=alt.Scale(zero=True),
+            axis=alt.Axis(format=",.0f"),
+        ),
+        "GPU-minutes (lower = more efficient per GPU; axis from zero)",
+    )
+    return (
+        alt.hconcat(ttt, gm)
+        .resolve_scale(color="shared", shape="shared")
+        .properties(
+            # a title of its own: Vega draws no subtitle under an empty title
+            title=alt.Title(
+                "filled mark: recomputed from its MLPerf logs; hollow mark: transcribed",
+                fontSize=13,
+                fontWeight="normal",
             )
         )
-        .properties(
-            title="GPU-minutes (lower = more efficient per GPU; axis from zero)", width=width
-        )
     )
-    return alt.hconcat(ttt, gm).resolve_scale(color="shared", shape="shared")
+
+
+#: What each bar of :func:`efficiency_ratio_by_scale` compares with, in order of weight (legend
+#: order): a measured Eos result first, a transcribed time that the checks leave unconfirmed, then an
+#: extrapolated Eos time. Fill, stroke and dash of each.
+RATIO_BASES = {
+    "measured": ("against Eos's measured result, same MLPerf round", PALETTE[0], PALETTE[0], []),
+    "measured_other": (
+        "against Eos's measured result of an older MLPerf round",
+        PALETTE[5],
+        PALETTE[0],
+        [],
+    ),
+    "unconfirmed": (
+        "unconfirmed: the evaluated time equals an Eos score",
+        "#D9E8F5",
+        PALETTE[0],
+        [4, 3],
+    ),
+    "extrapolated": ("against an Eos time extrapolated from 64 nodes", "white", "#555555", [6, 4]),
+}
 
 
 def _ratio_domain(values: list[float]) -> list[float]:
-    """A domain centred on 1.0 holding every value, its half-width rounded up to 0.05."""
-    dev = max([abs(v - 1.0) for v in values if v is not None and math.isfinite(v)] + [0.05])
-    half = math.ceil(dev * 1.15 / 0.05) * 0.05
-    return [round(1.0 - half, 4), round(1.0 + half, 4)]
+    """From just below the smaller of 1.0 and the smallest value to just above the largest, on
+    0.05 steps: the bars start at 1.0 and no half of the frame is left empty."""
+    vals = [v for v in values if v is not None and math.isfinite(v)] + [1.0]
+    lo = math.floor((min(vals) - 0.02) / 0.05) * 0.05
+    hi = math.ceil((max(vals) + 0.03) / 0.05) * 0.05
+    return [round(lo, 4), round(hi, 4)]
 
 
 def efficiency_ratio_by_scale(
@@ -146,65 +215,147 @@ def efficiency_ratio_by_scale(
 ) -> alt.HConcatChart:
     """Per-GPU efficiency ratio (evaluated / Eos GPU-minutes) by node count, one panel per benchmark.
 
-    Bars diverge from 1.0 on a scale centred on 1.0 (equal room above and below; above 1 = slower per
-    GPU). Bars are coloured by what the reference is (a measured or an extrapolated Eos result); where
-    an extrapolated reference also has a measured result of another round, that ratio is a diamond.
+    Bars rise from the parity rule at 1.0 (above 1 = more GPU time than Eos). Each bar says what
+    it compares with (:data:`RATIO_BASES`): a measured Eos result is a solid bar; where an Eos time
+    was extrapolated, the measured result of another round at that scale stands beside it as its
+    own solid bar and the extrapolated one is hollow with a dashed outline; a row whose evaluated
+    time the checks leave unconfirmed (column ``evaluated_unconfirmed``, True) is a pale bar with a
+    dashed outline. The y range runs from just under 1.0 to just over the largest value.
 
     Args:
         table: :func:`trainperf.compare.paper_comparison_table` (benchmark, n_nodes, ratio,
-            reference_label, reference_extrapolated, ratio_vs_actual).
+            reference_label, reference_extrapolated, ratio_vs_actual), optionally with
+            ``evaluated_unconfirmed`` (Boolean; e.g. the rows whose ``duplicate_time`` check of
+            :func:`trainperf.compare.consistency_checks` fails).
         talk_ratio: draw a dashed rule at this quoted ratio (config ``published.quoted_ratio``; the demo: 1.28) on the
-            ``talk_benchmark`` panel only, or None.
+            ``talk_benchmark`` panel only, labelled as a quoted ratio with no stated definition, or None.
         talk_benchmark: the benchmark the quoted ratio is about.
     """
-    bases = [
-        "against Eos's measured result",
-        "against Eos's extrapolated result",
-        "against Eos's measured result of another MLPerf round",
-    ]
-    d = table.with_columns(
-        pl.col("n_nodes").cast(pl.String).alias("nodes"),
+    unconfirmed = (
+        pl.col("evaluated_unconfirmed").fill_null(False)
+        if "evaluated_unconfirmed" in table.columns
+        else pl.lit(False)
+    )
+    main = table.select(
+        "benchmark",
+        "n_nodes",
+        "ratio",
+        "reference_label",
         pl.when(pl.col("reference_extrapolated"))
-        .then(pl.lit(bases[1]))
-        .otherwise(pl.lit(bases[0]))
-        .alias("basis_label"),
-        pl.lit(1.0).alias("one"),
+        .then(pl.lit("extrapolated"))
+        .when(unconfirmed)
+        .then(pl.lit("unconfirmed"))
+        .otherwise(pl.lit("measured"))
+        .alias("basis"),
     )
-    other = d.filter(pl.col("ratio_vs_actual").is_not_null()).with_columns(
-        pl.lit(bases[2]).alias("basis_label")
+    other = table.filter(pl.col("ratio_vs_actual").is_not_null()).select(
+        "benchmark",
+        "n_nodes",
+        pl.col("ratio_vs_actual").alias("ratio"),
+        pl.lit("Eos, measured, older round").alias("reference_label"),
+        pl.lit("measured_other").alias("basis"),
     )
-    vals = d["ratio"].to_list() + other["ratio_vs_actual"].to_list()
-    domain = _ratio_domain(vals + ([talk_ratio] if talk_ratio is not None else []))
-    half = domain[1] - 1.0
-    tick = 0.1 if half > 0.2 else 0.05
-    n = int(round(half / tick))
-    colour = alt.Color(
+    order = list(RATIO_BASES)
+    d = (
+        pl.concat([main, other])
+        .with_columns(
+            pl.col("n_nodes").cast(pl.String).alias("nodes"),
+            pl.col("basis")
+            .replace_strict({k: v[0] for k, v in RATIO_BASES.items()})
+            .alias("basis_label"),
+            pl.col("basis").replace_strict({k: i for i, k in enumerate(order)}).alias("_o"),
+            pl.col("ratio").round(2).cast(pl.String).alias("ratio_text"),
+            pl.lit(1.0).alias("one"),
+        )
+        .with_columns(
+            # one x slot per bar, labelled by its node count (two bars at a scale: two slots)
+            (pl.col("nodes") + "|" + pl.col("basis")).alias("slot"),
+            pl.col("benchmark")
+            .replace_strict(
+                {b: i for i, b in enumerate(table["benchmark"].unique(maintain_order=True))}
+            )
+            .alias("_b"),
+        )
+        .sort("_b", "n_nodes", "_o")
+    )
+    shown = [k for k in order if k in set(d["basis"].to_list())]
+    labels = [RATIO_BASES[k][0] for k in shown]
+    domain = _ratio_domain(d["ratio"].to_list() + ([talk_ratio] if talk_ratio is not None else []))
+    tick = 0.1 if domain[1] - domain[0] > 0.45 else 0.05
+    ticks = [
+        round(domain[0] + k * tick, 4)
+        for k in range(int(round((domain[1] - domain[0]) / tick)) + 1)
+    ]
+    fill = alt.Color(
         "basis_label:N",
-        title="reference",
-        scale=alt.Scale(domain=bases, range=[PALETTE[0], PALETTE[1], "#000000"]),
-        legend=alt.Legend(orient="bottom", direction="vertical"),
+        title="the bar compares with",
+        scale=alt.Scale(domain=labels, range=[RATIO_BASES[k][1] for k in shown]),
+        sort=labels,
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=600, symbolSize=200),
+    )
+    stroke = alt.Stroke(
+        "basis_label:N",
+        scale=alt.Scale(domain=labels, range=[RATIO_BASES[k][2] for k in shown]),
+        sort=labels,
+        legend=None,
+    )
+    dash = alt.StrokeDash(
+        "basis_label:N",
+        scale=alt.Scale(domain=labels, range=[RATIO_BASES[k][3] for k in shown]),
+        sort=labels,
+        legend=None,
     )
     panels = []
     for i, bench in enumerate(d["benchmark"].unique(maintain_order=True).to_list()):
+        db = d.filter(pl.col("benchmark") == bench)
         y = alt.Y(
             "ratio:Q",
-            title="GPU-minutes ratio, evaluated / Eos" if i == 0 else None,
-            scale=alt.Scale(domain=domain, nice=False),
-            axis=alt.Axis(format=".2f", values=[round(1 + k * tick, 4) for k in range(-n, n + 1)]),
+            title="GPU-time ratio, evaluated / Eos" if i == 0 else None,
+            scale=alt.Scale(domain=domain, nice=False, zero=False),
+            axis=alt.Axis(format=".2f", values=ticks),
         )
-        db = d.filter(pl.col("benchmark") == bench)
-        ob = other.filter(pl.col("benchmark") == bench)
-        layers = _ratio_layers(db, ob, y, colour, half)
-        if talk_ratio is not None and bench == talk_benchmark:
-            layers += _talk_layers(talk_ratio)
-        panels.append(
-            alt.layer(*layers).properties(
-                width=max(150, 75 * db.height), height=340, title=benchmark_name(bench)
+        x = alt.X(
+            "slot:N",
+            title="nodes",
+            sort=db["slot"].to_list(),
+            scale=alt.Scale(paddingInner=0.25),
+            axis=alt.Axis(labelAngle=0, labelExpr="split(datum.label, '|')[0]"),
+        )
+        bars = (
+            alt.Chart(db)
+            .mark_bar(strokeWidth=2, clip=True)
+            .encode(
+                x=x,
+                y=y,
+                y2="one:Q",
+                fill=fill,
+                stroke=stroke,
+                strokeDash=dash,
+                tooltip=[
+                    "benchmark",
+                    "n_nodes",
+                    "reference_label",
+                    alt.Tooltip("ratio:Q", format=".3f"),
+                ],
             )
         )
-    subtitle = "1.0 = equal; above 1 = slower per GPU; ratio on a scale centred on 1.0" + (
-        "; dashed: the quoted ratio" if talk_ratio is not None else ""
-    )
+        text = (
+            alt.Chart(db)
+            .mark_text(baseline="bottom", dy=-4, fontSize=14, fontWeight=700, color="black")
+            .encode(x=x, y="ratio:Q", text="ratio_text:N")
+        )
+        layers = [bars, text] + _parity_layers(db.head(1))
+        if talk_ratio is not None and bench == talk_benchmark:
+            layers += _talk_layers(talk_ratio)
+        n_bars = db.height
+        panels.append(
+            alt.layer(*layers).properties(
+                width=max(150, 70 * n_bars), height=320, title=benchmark_name(bench)
+            )
+        )
+    subtitle = ["above 1.0: more GPU time than Eos for the same training"]
+    if talk_ratio is not None:
+        subtitle.append("dashed line: the ratio quoted in the talk, with no stated definition")
     return (
         alt.hconcat(*panels)
         .resolve_scale(y="shared")
@@ -212,85 +363,27 @@ def efficiency_ratio_by_scale(
     )
 
 
-def _ratio_layers(db: pl.DataFrame, ob: pl.DataFrame, y, colour, half: float) -> list:
-    """Bars from 1.0 to each ratio, the ratio written at the bar's end (inside a long bar, outside a
-    short one, so it never crosses a rule), the 1.0 rule, and the other-round diamonds."""
-    x = alt.X("nodes:N", title="nodes", sort=db["nodes"].to_list(), axis=alt.Axis(labelAngle=0))
-    db = db.with_columns(
-        pl.col("ratio").round(2).cast(pl.String).alias("ratio_text"),
-        (pl.col("ratio") >= 1).alias("up"),
-        ((pl.col("ratio") - 1).abs() > 0.18 * half).alias("inside"),
-    )
-    layers = [
-        alt.Chart(db)
-        .mark_bar(size=34)
-        .encode(
-            x=x,
-            y=y,
-            y2="one:Q",
-            color=colour,
-            tooltip=[
-                "benchmark",
-                "n_nodes",
-                "reference_label",
-                alt.Tooltip("ratio:Q", format=".3f"),
-            ],
-        )
+def _parity_layers(one_row: pl.DataFrame) -> list:
+    """The parity rule at 1.0, labelled."""
+    t = one_row.select(pl.lit(1.0).alias("one"), pl.lit("parity with Eos").alias("parity_label"))
+    return [
+        alt.Chart(t).mark_rule(color="black", strokeWidth=1.5).encode(y="one:Q"),
+        alt.Chart(t)
+        .mark_text(align="right", baseline="top", x="width", dx=-3, dy=4, fontSize=12)
+        .encode(y="one:Q", text="parity_label:N"),
     ]
-    for up in (True, False):
-        for inside in (True, False):
-            top = (
-                up == inside
-            )  # text hangs below the value (inside an upward bar, under a downward one)
-            layers.append(
-                alt.Chart(db)
-                .transform_filter(
-                    f"datum.up == {str(up).lower()} && datum.inside == {str(inside).lower()}"
-                )
-                .mark_text(
-                    baseline="top" if top else "bottom",
-                    dy=5 if top else -5,
-                    fontSize=12,
-                    fontWeight=600,
-                    color="white" if inside else "black",
-                )
-                .encode(x=x, y="ratio:Q", text="ratio_text:N")
-            )
-    layers.append(alt.Chart(db).mark_rule(color="black").encode(y="one:Q"))
-    if ob.height:
-        layers.append(
-            alt.Chart(ob)
-            .mark_point(
-                filled=True, size=110, shape="diamond", stroke="white", strokeWidth=1, opacity=1
-            )
-            .encode(
-                x=x,
-                y=alt.Y("ratio_vs_actual:Q"),
-                color=colour,
-                tooltip=["n_nodes", alt.Tooltip("ratio_vs_actual:Q", format=".3f")],
-            )
-        )
-        # its value beside it (right of the diamond, inside or over the bar)
-        layers.append(
-            alt.Chart(
-                ob.with_columns(
-                    pl.col("ratio_vs_actual").round(2).cast(pl.String).alias("other_text")
-                )
-            )
-            .mark_text(align="left", dx=9, fontSize=12, fontWeight=600, color="black")
-            .encode(x=x, y=alt.Y("ratio_vs_actual:Q"), text="other_text:N")
-        )
-    return layers
 
 
 def _talk_layers(talk_ratio: float) -> list:
-    t = pl.DataFrame({"r": [float(talk_ratio)], "rule_label": [f"the quoted ratio {talk_ratio:g}"]})
+    t = pl.DataFrame(
+        {"r": [float(talk_ratio)], "rule_label": [f"talk: {talk_ratio:g}, definition not stated"]}
+    )
     return [
         alt.Chart(t)
         .mark_rule(color=RULE_COLOR, strokeDash=[6, 4], strokeWidth=1.5)
         .encode(y="r:Q"),
         alt.Chart(t)
-        .mark_text(align="left", baseline="bottom", x=3, dy=-3, color=RULE_COLOR, fontSize=11)
+        .mark_text(align="left", baseline="bottom", x=3, dy=-3, color=RULE_COLOR, fontSize=12)
         .encode(y="r:Q", text="rule_label:N"),
     ]
 

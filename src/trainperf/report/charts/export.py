@@ -38,6 +38,8 @@ __all__ = [
     "EXPORTS",
     "job_environment",
     "FORMATS",
+    "SPEC_SIDECAR",
+    "projector_spec",
     "Exported",
     "export_key",
     "read_export_log",
@@ -50,6 +52,12 @@ FORMATS = ("svg", "png", "pdf")
 #: Bump when the export pipeline changes what it writes for the same spec (invalidates every key).
 PIPELINE_VERSION = "svg-once-1"
 SIDECAR = ".{name}.export.json"
+#: The localised Vega-Lite spec of each exported figure, beside it (hidden), so that a figure can be
+#: rendered again at another text size (the talk's projector figures, talk/prepare.py) without
+#: running its notebook. Specs larger than :data:`SPEC_SIDECAR_MAX_BYTES` (dense heatmaps) are not
+#: kept.
+SPEC_SIDECAR = ".{name}.vl.json"
+SPEC_SIDECAR_MAX_BYTES = 4_000_000
 LOG_ENV = "TRAINPERF_FIGURE_LOG"
 
 
@@ -204,6 +212,7 @@ def _export_one(
         if known.get(fmt, {}).get("key") != keys[fmt]
         or known.get(fmt, {}).get("sha256") != _sha(paths[fmt])
     ]
+    _write_spec_sidecar(spec, outdir / SPEC_SIDECAR.format(name=name))
     if not stale:
         return [], list(formats)
     svg_path = outdir / f"{name}.svg"
@@ -222,6 +231,88 @@ def _export_one(
         record[fmt] = {"key": keys[fmt], "sha256": hashlib.sha256(data).hexdigest()}
     write_text_atomic(json.dumps({"formats": record}, indent=1, sort_keys=True), sidecar)
     return stale, [f for f in formats if f not in stale]
+
+
+def _write_spec_sidecar(spec: dict, path: Path) -> None:
+    """Keep ``spec`` as JSON at ``path`` unless it is there already or too large."""
+    text = json.dumps(spec, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text.encode()) > SPEC_SIDECAR_MAX_BYTES:
+        return
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(text, path)
+
+
+#: Vega-Lite defaults of the text sizes a spec may leave unset (vega-lite src/config.ts, vega's
+#: defaults: axis labels 10 px, axis titles 11, legend labels 10 and titles 11, chart title 13,
+#: subtitle 10, text marks 11), set before they are scaled.
+_DEFAULT_SIZES = {
+    "axis": {"labelFontSize": 10, "titleFontSize": 11},
+    "legend": {"labelFontSize": 10, "titleFontSize": 11},
+    "header": {"labelFontSize": 10, "titleFontSize": 11},
+    "title": {"fontSize": 13, "subtitleFontSize": 10},
+    "text": {"fontSize": 11},
+}
+_SIZE_KEYS = {"fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize"}
+_LENGTH_KEYS = {"labelLimit", "titleLimit", "subtitlePadding", "titlePadding", "labelPadding"}
+
+
+def projector_spec(
+    spec: dict,
+    factor: float,
+    width: float = 1.0,
+    height: float = 1.0,
+    legend_right: bool = False,
+) -> dict:
+    """``spec`` with every text size (and the room text is given: label and title limits,
+    paddings, legend symbols) multiplied by ``factor``, its plots' widths by ``width`` and heights by
+    ``height``, and with ``legend_right`` its bottom legends moved to the right: the same chart laid
+    out for a projected 16:9 slide (the talk). Presentation only; no datum changes.
+
+    Args:
+        spec: a Vega-Lite spec (e.g. the JSON :func:`save_chart` keeps as :data:`SPEC_SIDECAR`).
+        factor, width, height: > 0; all 1 (and no ``legend_right``) return an equal copy.
+    """
+    if min(factor, width, height) <= 0:
+        raise ValueError(f"factors must be positive, not {(factor, width, height)!r}")
+    out = json.loads(json.dumps(spec))
+    config = out.setdefault("config", {})
+    for part, sizes in _DEFAULT_SIZES.items():
+        block = config.setdefault(part, {})
+        for key, value in sizes.items():
+            block.setdefault(key, value)
+
+    plot = {"width": width, "height": height}
+
+    def walk(node, parent=None):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("data", "datasets", "values"):
+                    continue
+                if key in _SIZE_KEYS | _LENGTH_KEYS and isinstance(value, (int, float)):
+                    node[key] = round(value * factor, 2)
+                elif key == "symbolSize" and isinstance(value, (int, float)):
+                    node[key] = round(value * factor * factor, 2)  # an area
+                elif key in plot and parent not in ("mark", "encoding", "title", "legend"):
+                    if isinstance(value, (int, float)):  # a view's size, not a mark's
+                        node[key] = round(value * plot[key], 2)
+                    elif isinstance(value, dict) and isinstance(value.get("step"), (int, float)):
+                        value["step"] = round(value["step"] * plot[key], 2)
+                elif key == "legend" and legend_right and isinstance(value, dict):
+                    if value.get("orient") == "bottom":
+                        value["orient"] = "right"
+                        value.pop("columns", None)
+                        value.pop("direction", None)
+                    walk(value, key)
+                else:
+                    walk(value, key)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, parent)
+
+    walk(out)
+    return out
 
 
 def save_chart(

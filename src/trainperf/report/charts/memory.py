@@ -16,7 +16,7 @@ import polars as pl
 
 from trainperf.report.charts.theme import PALETTE, RULE_COLOR, log_y, node_axis
 
-__all__ = ["memory_per_gpu", "memory_wall", "place_labels"]
+__all__ = ["OTHER_RECIPES", "memory_per_gpu", "memory_wall", "place_labels"]
 
 
 def memory_per_gpu(
@@ -173,6 +173,15 @@ _BYTES_LABEL = (
 )
 
 
+#: Models of ``memory_wall.csv`` trained with another recipe than the one the memory-wall chart
+#: draws, and how (the chart marks them and says so). DeepSeek-V3: FP8 mixed-precision training
+#: with the AdamW moments in BF16 (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 3.3).
+OTHER_RECIPES = {
+    "DeepSeek-V3": "trained in FP8 with BF16 Adam moments (its technical report, §3.3), "
+    "so its own model state is smaller",
+}
+
+
 def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.LayerChart:
     """Model state (parameters x ``bytes_per_param``) and one accelerator's memory by year, in bytes
     on one log axis; every point named, labels placed so that none overlaps another or a point.
@@ -184,6 +193,14 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
             master weights, Adam moments; :data:`trainperf.flops.RECIPES`).
     """
     what_model = f"model state ({bytes_per_param:g} bytes per parameter)"
+    # models whose own training recipe is not the one drawn: marked with * and named in a note
+    other = {n: OTHER_RECIPES[n] for n in table["name"].to_list() if n in OTHER_RECIPES}
+    table = table.with_columns(
+        pl.when(pl.col("name").is_in(list(other)))
+        .then(pl.col("name") + "*")
+        .otherwise(pl.col("name"))
+        .alias("name")
+    )
     what_accel = "memory of one accelerator"
     d = (
         table.with_columns(
@@ -274,8 +291,12 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
                 color=colour,
             )
         )
+    subtitle = [f"every model drawn with the same recipe, {bytes_per_param:g} B per parameter"]
+    subtitle += [f"* {n}: {why}" for n, why in other.items()]
     return alt.layer(*layers).properties(
-        title="Memory wall: model state against the memory of one accelerator",
+        title=alt.Title(
+            "Memory wall: model state against the memory of one accelerator", subtitle=subtitle
+        ),
         width=width,
         height=height,
     )
