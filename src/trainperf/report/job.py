@@ -125,6 +125,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         "Energy to train",
         {
             "power_runs_path": "data/reference/mlperf_power_runs.csv",
+            "record_path": "data/reference/mlperf_record.csv",
             "capture_paths": [
                 "data/telemetry/h100_1gpu_1.3b_20261207T1901Z",
                 "data/telemetry/h200_1gpu_1.3b_20261129T1852Z",
