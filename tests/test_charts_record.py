@@ -130,10 +130,11 @@ def test_rank_peers_is_record_rank_with_each_peers_network():
     # over v4.0 and v4.1 taken together, SMC's 512-GPU result (29,117 GPU-min, listed twice) counts once
     rank, band = rank_peers(_record(), "gpt3", 256, 105.31, ["v4.0", "v4.1"], "S", "RoCEv2")
     assert (rank["record_rank"], rank["record_peers"]) == (3, 5)
+    assert rank["record_best"] == "v4.1 NVIDIA eos_n32 (256 GPUs)"  # its own round, not "v4.0+v4.1"
 
 
 def _texts(svg: str) -> list[str]:
-    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]+)</text>", svg)]
+    return [html.unescape(t) for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)</(?:text|tspan)>", svg)]
 
 
 def test_record_chart_marks_legends_and_labels():
@@ -143,7 +144,16 @@ def test_record_chart_marks_legends_and_labels():
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
     svg = charts.render_svg(spec)
     texts = _texts(svg)
-    assert "SAKURAONE 256 GPUs" in texts and "SAKURAONE 512 GPUs" in texts
+    # one evaluated system: each mark says its GPU count, the subtitle names the system
+    assert "256 GPUs" in texts and "512 GPUs" in texts
+    assert "large outlined marks: the evaluated results (SAKURAONE)" in texts
+    two = pl.concat([EVALUATED, EVALUATED.head(1).with_columns(pl.lit("Other").alias("system"))])
+    texts2 = _texts(
+        charts.render_svg(
+            charts.record_results(record_points(_record(), "gpt3", two), "gpt3").to_dict()
+        )
+    )
+    assert {"SAKURAONE 256 GPUs", "SAKURAONE 512 GPUs", "Other 256 GPUs"} <= set(texts2)
     for t in (
         "Hopper",
         "other",
@@ -180,6 +190,7 @@ def test_record_chart_is_japanese_throughout():
         "アクセラレータ世代",
         "ネットワーク",
         "その他",
-        "SAKURAONE 256 GPU",
+        "256 GPU",
+        "評価対象の結果 (SAKURAONE)",
     ):
         assert t in joined

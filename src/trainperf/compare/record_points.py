@@ -121,7 +121,8 @@ def record_points(
     )
     if rounds is not None:
         rec = rec.filter(pl.col("round").is_in(rounds))
-    rec = rec.unique(["round", "submitter", "system", "logs_sha256"], maintain_order=True)
+    # the same logs listed twice (two divisions, or again in a later round) are one result
+    rec = rec.unique(["submitter", "system", "logs_sha256"], keep="first", maintain_order=True)
     rows = []
     for r in rec.iter_rows(named=True):
         acc = r["accelerator"] or r["accelerator_model_name"] or "unknown"
@@ -160,6 +161,8 @@ def rank_peers(
     rounds: list[str],
     label: str,
     network: str | None = None,
+    accelerator: str | None = None,
+    round_: str | None = None,
 ) -> tuple[dict, pl.DataFrame]:
     """A result's rank by GPU-minutes among the record's results of ``benchmark`` in ``rounds`` with
     ``n/2 <= N <= 2n`` GPUs, and those results with their network family.
@@ -170,22 +173,31 @@ def rank_peers(
     Args:
         n_gpus, minutes: the result's GPUs and time to train (min).
         rounds: the record's rounds to rank among.
-        label: the result's name in the returned table; network: its network family or text.
+        label: the result's name in the returned table; network: its network family or text;
+            accelerator, round_: its accelerator (canonical name) and round, shown in the table.
 
     Returns:
         (``record_rank``/``record_peers``/``record_best``/``record_best_gpu_min`` as
-        :func:`record_rank` gives them, the band: :data:`POINTS_SCHEMA` plus ``rank`` (Int64, 1 =
+        :func:`record_rank` gives them, ``record_best`` naming the best result's own round; the band: :data:`POINTS_SCHEMA` plus ``rank`` (Int64, 1 =
         fewest GPU-minutes; the evaluated result among them), sorted by GPU-minutes).
     """
     one = "+".join(rounds)
     rec = record.filter(pl.col("round").is_in(rounds)).with_columns(pl.lit(one).alias("round"))
     rec = rec.unique(["submitter", "system", "logs_sha256"], maintain_order=True)
     rank = record_rank(benchmark, one, n_gpus, minutes, rec)
-    ev = pl.DataFrame({"system": [label], "n_gpus": [n_gpus], "score_min": [minutes],
-                       "network": [network], "label": [label]})  # fmt: skip
+    ev = pl.DataFrame(
+        {"system": [label], "n_gpus": [n_gpus], "score_min": [minutes], "network": [network],
+         "label": [label], "accelerator": [accelerator], "round": [round_]},
+        schema_overrides={"network": pl.String, "accelerator": pl.String, "round": pl.String},
+    )  # fmt: skip
+
     pts = record_points(record.filter(pl.col("round").is_in(rounds)), benchmark, ev)
     band = pts.filter(
         pl.col("evaluated") | ((pl.col("n_gpus") >= n_gpus / 2) & (pl.col("n_gpus") <= 2 * n_gpus))
     ).sort("gpu_min", "evaluated", maintain_order=True)
     band = band.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("rank"))
+    best = band.filter(~pl.col("evaluated"))
+    if rank and best.height:  # the rounds were taken as one: name the best result's own round
+        b = best.row(0, named=True)
+        rank["record_best"] = f"{b['round']} {b['submitter']} {b['system']} ({b['n_gpus']:,} GPUs)"
     return rank, band

@@ -96,6 +96,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         {
             "mlperf_path": "data/mlperf",
             "published_path": "data/reference/published_results.csv",
+            "record_path": "data/reference/mlperf_record.csv",
             # filled in by run_report with the summary of the per-system batch (BATCH_GRIDS)
             "batch_summary_path": "",
             # filled in by run_report: <out>/comparison.csv, the config's cluster against the reference

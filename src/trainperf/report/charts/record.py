@@ -39,22 +39,25 @@ def record_results(points: pl.DataFrame, benchmark: str, rounds: str = "") -> al
         ("#999999" if g == "other" else PALETTE[i % len(PALETTE)]) for i, g in enumerate(gens)
     ]
     nets = [n for n in NETWORK_FAMILIES if n in set(points["network"].to_list())]
+    # one evaluated system: its marks say only their GPU count, the subtitle names the system
+    systems = points.filter(pl.col("evaluated"))["system"].unique().to_list()
+    one = len(systems) == 1
     d = points.with_columns(
         pl.col("generation").alias("generation_label"),
         pl.col("network").alias("network_label"),
-        pl.col("label").alias("point_label"),
+        (pl.format("{} GPUs", pl.col("n_gpus")) if one else pl.col("label")).alias("point_label"),
     )
     colour = alt.Color(
         "generation_label:N",
         scale=alt.Scale(domain=gens, range=colours),
         sort=gens,
-        legend=alt.Legend(title="accelerator generation", orient="right"),
+        legend=alt.Legend(title="accelerator generation", orient="bottom", direction="horizontal"),
     )
     shape = alt.Shape(
         "network_label:N",
         scale=alt.Scale(domain=nets, range=[_SHAPES[n] for n in nets]),
         sort=nets,
-        legend=alt.Legend(title="network", orient="right"),
+        legend=alt.Legend(title="network", orient="bottom", direction="horizontal"),
     )
     x = alt.X(
         "n_gpus:Q", title="GPUs (log scale)", scale=alt.Scale(type="log", nice=False, padding=18)
@@ -96,7 +99,7 @@ def record_results(points: pl.DataFrame, benchmark: str, rounds: str = "") -> al
             subtitle=[
                 f"{scope}, closed and open division; both axes log scale",
                 "colour: accelerator generation; shape: network family (from the systems' descriptions)",
-                "large outlined marks: the evaluated results",
+                "large outlined marks: the evaluated results" + (f" ({systems[0]})" if one else ""),
             ],
         ),
         width=560,
