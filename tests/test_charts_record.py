@@ -134,7 +134,9 @@ def test_rank_peers_is_record_rank_with_each_peers_network():
 
 
 def _texts(svg: str) -> list[str]:
-    return [html.unescape(t) for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)</(?:text|tspan)>", svg)]
+    return [
+        html.unescape(t) for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)</(?:text|tspan)>", svg)
+    ]
 
 
 def test_record_chart_marks_legends_and_labels():
