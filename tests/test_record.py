@@ -378,3 +378,31 @@ def test_the_energy_chapter_takes_the_records_energy_where_present():
         scores, rec.with_columns(pl.lit(None, pl.Float64).alias("energy_to_train_kwh"))
     )
     assert same.drop("energy_from", "wh_per_gpu").equals(scores)
+
+
+def test_the_record_of_dell_v41_power_result_equals_the_bundled_power_table(tmp_path):
+    """Differential: the record built from Dell's published v4.1 LoRA power folder carries the energy
+    to train of data/reference/mlperf_power_runs.csv (there checked equal to mlcommons/logging's
+    result summarizer, tests/test_power.py). Skips without the mirror of the v4.1 results."""
+    git_dir = Path("/work/.mirror/mlcommons+training_results_v4.1/repo")
+    if not git_dir.is_dir():
+        pytest.skip("mirror of mlcommons/training_results_v4.1 not on this machine")
+    root = tmp_path / "training_results_v4.1"
+    root.mkdir()
+    system = "8xXE9680x8H100-SXM-80GB-POWER"
+    paths = [f"Dell/results/{system}/llama2_70b_lora", f"Dell/systems/{system}.json"]
+    tar = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "HEAD", *paths],
+                         capture_output=True, check=True)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(root)], input=tar.stdout, check=True)
+    rec = build_record([root], jobs=1)
+    assert rec.height == 1
+    r = rec.row(0, named=True)
+    table = pl.read_csv(ROOT / "data/reference/mlperf_power_runs.csv").filter(
+        (pl.col("submitter") == "Dell") & (pl.col("benchmark") == "llama2_70b_lora")
+    )
+    assert r["energy_to_train_j"] == pytest.approx(table["energy_to_train_j"][0], rel=1e-9)
+    assert r["energy_to_train_kwh"] == pytest.approx(
+        table["energy_to_train_j"][0] / 3.6e6, rel=1e-9
+    )
+    assert r["score_min"] == pytest.approx(table["score_min"][0], rel=1e-9)
+    assert r["energy_status"] in ("clean", "flagged")
