@@ -19,15 +19,17 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import MLPERF, ROOT
+from helpers import MLPERF, ROOT, gpt3_run, mllog
 from mlperf_logging.result_summarizer import result_summarizer
 
 from trainperf.record import (
+    ENERGY_COLUMNS,
     RECORD_SCHEMA,
     build_record,
     find_result_folders,
     logs_sha256,
     read_record,
+    with_record_energy,
     write_record,
 )
 
@@ -266,3 +268,141 @@ def test_cli_record_build(tmp_path):
     p = subprocess.run([sys.executable, "-m", "trainperf", "record", "build", str(tmp_path / "no")],
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert p.returncode == 1 and p.stderr.count("\n") == 1 and "no such folder" in p.stderr
+
+
+# --- energy to train (issue 42 item 1): the record calls trainperf.power.energy_to_train ---------
+
+T0 = 1_700_000_000_000
+
+
+def _power_file(path: Path, start: int, stop: int, watts: float, host: str, eff: float) -> None:
+    """A node power log as mlcommons power_measurement.py writes it: markers, eff, 1 Hz readings."""
+    lines = [
+        mllog("power_measurement_start", None, start, event_type="INTERVAL_START"),
+        mllog("conversion_eff", eff, start, {"measurement_type": "AC"}),
+        *(
+            mllog("power_reading", watts, t, {"host": host})
+            for t in range(start + 1000, stop + 1, 1000)
+        ),
+        mllog("power_measurement_stop", None, stop, event_type="INTERVAL_END"),
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_the_record_carries_energy_to_train_of_a_power_result(results_tree):
+    """Three runs of 1, 2 and 5 minutes on 2 nodes, each node drawing 1000 W (AC) at conversion
+    efficiency 0.95, read every second over a window 2 s before run_start to 1 s after run_stop, and a
+    switch estimated at 200 W (eff 1.0). By hand (power_measurement.adoc, "Scoring"): a run draws
+    2 x 0.95 x 1000 + 200 = 2100 W, i.e. 126 kJ, 252 kJ and 630 kJ; the olympic mean keeps the
+    middle run (the time score's): 252,000 J = 0.07 kWh. A folder without power/ has the columns null."""
+    for i, minutes in enumerate((1.0, 2.0, 5.0)):
+        t0 = T0 + i * 3_600_000
+        res = results_tree.add("sysP", "gpt3", i, gpt3_run(t0=t0, minutes=minutes), nodes=2)
+        stop = int(t0 + minutes * 60_000) + 1000
+        pdir = res.parent / "power" / f"result_{i}"
+        for k in range(2):
+            _power_file(pdir / f"node_{k}.txt", t0 - 2000, stop, 1000.0, f"node_{k}", 0.95)
+        (pdir / "sw_0.txt").write_text(
+            "\n".join(
+                [mllog("conversion_eff", 1.0, t0), mllog("interconnect_power_est", 200.0, t0)]
+            )
+            + "\n"
+        )
+    for i in range(3):
+        results_tree.add("sysQ", "gpt3", i, gpt3_run(t0=T0 + i * 3_600_000, minutes=2.0), nodes=2)
+    rec = build_record([results_tree.root], jobs=1)
+    p = rec.filter(pl.col("system") == "sysP").row(0, named=True)
+    assert p["score_min"] == pytest.approx(2.0)
+    assert p["energy_to_train_j"] == pytest.approx(252_000.0, rel=1e-9)
+    assert p["energy_to_train_kwh"] == pytest.approx(252_000.0 / 3.6e6, rel=1e-9)
+    assert p["energy_status"] == "clean" and p["energy_checks"] is None
+    q = rec.filter(pl.col("system") == "sysQ").row(0, named=True)
+    assert [q[c] for c in ENERGY_COLUMNS] == [None] * 4
+    # a damaged power log costs the energy, never the performance row
+    node = results_tree.root / "Acme/results/sysP/gpt3/power/result_1/node_0.txt"
+    node.write_text(
+        "\n".join(x for x in node.read_text().splitlines() if "measurement_start" not in x)
+    )
+    p = (
+        build_record([results_tree.root], jobs=1)
+        .filter(pl.col("system") == "sysP")
+        .row(0, named=True)
+    )
+    assert p["score_min"] == pytest.approx(2.0) and p["energy_to_train_j"] is None
+    assert p["energy_status"] == "no_energy" and "measurement_marker" in p["energy_checks"]
+
+
+def test_a_record_file_from_before_the_energy_columns_reads(tmp_path):
+    """The schema grows only at the end: a record CSV without the energy columns reads with them null;
+    one without an older column is refused."""
+    rec = build_record([_fixture_checkout(tmp_path)], jobs=1)
+    old = tmp_path / "old.csv"
+    old.write_text(rec.drop(ENERGY_COLUMNS).write_csv())
+    back = read_record(old)
+    assert back.schema == pl.Schema(RECORD_SCHEMA)
+    assert back.drop(ENERGY_COLUMNS).equals(rec.drop(ENERGY_COLUMNS))
+    assert back.select(ENERGY_COLUMNS).null_count().row(0) == (2, 2, 2, 2)
+    (tmp_path / "bad.csv").write_text(rec.drop("score_min").write_csv())
+    with pytest.raises(ValueError, match="score_min"):
+        read_record(tmp_path / "bad.csv")
+
+
+def test_the_energy_chapter_takes_the_records_energy_where_present():
+    """with_record_energy: the record's energy replaces the per-run table's for the same result, a
+    power result only the record has is added, the rest keep the table's; Wh per GPU = kWh x 1000 / GPUs
+    (5 kWh on 64 GPUs: 78.125 Wh)."""
+    keys = {"round": ["v4.1", "v5.0"], "submitter": ["Dell", "Lenovo"], "system": ["d", "l"],
+            "benchmark": ["llama2_70b_lora"] * 2}  # fmt: skip
+    scores = pl.DataFrame({**keys, "accelerator": ["H100 SXM", "B200"], "n_accelerators": [64, 8],
+                           "n_nodes": [8, 1], "score_min": [5.05, 11.0], "energy_to_train_kwh": [4.55, 2.0],
+                           "n_runs": [10, 10], "source": ["a", "b"], "mean_power_kw": [54.9, 10.0]})  # fmt: skip
+    rec = pl.DataFrame({c: [None] * 3 for c in RECORD_SCHEMA}, schema=RECORD_SCHEMA).with_columns(
+        round=pl.Series(["v4.1", "v5.0", "v5.1"]), submitter=pl.Series(["Dell", "Lenovo", "Acme"]),
+        system=pl.Series(["d", "l", "x"]), benchmark=pl.lit("llama2_70b_lora"),
+        accelerator=pl.Series(["H100 SXM", "B200", "GB300"]), n_gpus=pl.Series([64, 8, 72]),
+        score_min=pl.Series([5.0, 11.0, 3.0]), energy_to_train_kwh=pl.Series([5.0, None, 9.0]),
+        repo=pl.lit("github.com/mlcommons/training_results_v5.1"), commit=pl.lit("c" * 40),
+        folder=pl.lit("Acme/results/x/llama2_70b_lora"),
+    )  # fmt: skip
+    out = with_record_energy(scores, rec).sort("round")
+    assert out["energy_to_train_kwh"].to_list() == [5.0, 2.0, 9.0]
+    assert out["score_min"].to_list() == [5.0, 11.0, 3.0]
+    assert out["energy_from"].to_list() == ["record", "power runs", "record"]
+    assert out["wh_per_gpu"][0] == pytest.approx(78.125)
+    assert out["mean_power_kw"].to_list() == [54.9, 10.0, None]
+    assert out["source"][2] == ("https://github.com/mlcommons/training_results_v5.1/tree/" + "c" * 40
+                                + "/Acme/results/x/llama2_70b_lora")  # fmt: skip
+    # a record without energy (built before the columns) changes only energy_from
+    same = with_record_energy(
+        scores, rec.with_columns(pl.lit(None, pl.Float64).alias("energy_to_train_kwh"))
+    )
+    assert same.drop("energy_from", "wh_per_gpu").equals(scores)
+
+
+def test_the_record_of_dell_v41_power_result_equals_the_bundled_power_table(tmp_path):
+    """Differential: the record built from Dell's published v4.1 LoRA power folder carries the energy
+    to train of data/reference/mlperf_power_runs.csv (there checked equal to mlcommons/logging's
+    result summarizer, tests/test_power.py). Skips without the mirror of the v4.1 results."""
+    git_dir = Path("/work/.mirror/mlcommons+training_results_v4.1/repo")
+    if not git_dir.is_dir():
+        pytest.skip("mirror of mlcommons/training_results_v4.1 not on this machine")
+    root = tmp_path / "training_results_v4.1"
+    root.mkdir()
+    system = "8xXE9680x8H100-SXM-80GB-POWER"
+    paths = [f"Dell/results/{system}/llama2_70b_lora", f"Dell/systems/{system}.json"]
+    tar = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "HEAD", *paths],
+                         capture_output=True, check=True)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(root)], input=tar.stdout, check=True)
+    rec = build_record([root], jobs=1)
+    assert rec.height == 1
+    r = rec.row(0, named=True)
+    table = pl.read_csv(ROOT / "data/reference/mlperf_power_runs.csv").filter(
+        (pl.col("submitter") == "Dell") & (pl.col("benchmark") == "llama2_70b_lora")
+    )
+    assert r["energy_to_train_j"] == pytest.approx(table["energy_to_train_j"][0], rel=1e-9)
+    assert r["energy_to_train_kwh"] == pytest.approx(
+        table["energy_to_train_j"][0] / 3.6e6, rel=1e-9
+    )
+    assert r["score_min"] == pytest.approx(table["score_min"][0], rel=1e-9)
+    assert r["energy_status"] in ("clean", "flagged")

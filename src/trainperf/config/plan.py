@@ -52,6 +52,8 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "accelerator": cfg.accelerator,
             "mlperf_path": ref.mlperf,
             "published_given": cfg.published is not None,
+            # its network family in the record's figures (free text: "800GbE RoCEv2 ...")
+            "evaluated_network": cfg.description,
         },
         "energy": {"accelerator": cfg.accelerator},  # the power results of its GPU first
         "memory_model": {

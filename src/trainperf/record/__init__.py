@@ -6,6 +6,7 @@ Modules:
 * :mod:`~trainperf.record.row`          one folder into one row (:data:`RECORD_SCHEMA`)
 * :mod:`~trainperf.record.build`        the whole record, in worker processes (:func:`build_record`)
 * :mod:`~trainperf.record.accelerators` the systems-JSON accelerator string to its canonical name
+* :mod:`~trainperf.record.energy`       the record's energy to train beside the power results' table
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from trainperf.record.build import (
     record_path,
     write_record,
 )
+from trainperf.record.energy import ENERGY_KEYS, with_record_energy
 from trainperf.record.folders import ResultFolder, find_result_folders, logs_sha256
-from trainperf.record.row import RECORD_SCHEMA, folder_row
+from trainperf.record.row import ENERGY_COLUMNS, RECORD_SCHEMA, folder_row
 
 __all__ = [
+    "ENERGY_COLUMNS",
+    "ENERGY_KEYS",
     "RECORD_KEYS",
     "RECORD_SCHEMA",
     "ResultFolder",
@@ -32,5 +36,6 @@ __all__ = [
     "logs_sha256",
     "read_record",
     "record_path",
+    "with_record_energy",
     "write_record",
 ]

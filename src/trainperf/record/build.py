@@ -19,7 +19,7 @@ from tqdm.std import tqdm  # not .auto: in a kernel without ipywidgets it warns
 
 from trainperf.atomic import write_parquet_atomic, write_text_atomic
 from trainperf.record.folders import ResultFolder, find_result_folders
-from trainperf.record.row import RECORD_SCHEMA, folder_row
+from trainperf.record.row import ENERGY_COLUMNS, RECORD_SCHEMA, folder_row
 from trainperf.tables import default_reference_dir
 
 __all__ = ["RECORD_KEYS", "build_record", "read_record", "record_path", "write_record"]
@@ -132,10 +132,25 @@ def write_record(frame: pl.DataFrame, out: str | Path) -> Path:
 def read_record(path: str | Path | None = None) -> pl.DataFrame:
     """The record (:data:`~trainperf.record.row.RECORD_SCHEMA`); default the bundled one.
 
+    A record file written before the energy columns existed (:data:`~trainperf.record.row.ENERGY_COLUMNS`)
+    reads with those columns null: the schema only grows at the end.
+
     Raises:
         FileNotFoundError: no such file.
+        ValueError: the file lacks a column of the record other than the energy columns.
     """
     p = Path(path) if path is not None else record_path()
     if p.suffix == ".parquet":
-        return pl.read_parquet(p).select(list(RECORD_SCHEMA)).cast(RECORD_SCHEMA)
-    return pl.read_csv(p, schema=RECORD_SCHEMA)
+        frame = pl.read_parquet(p)
+    else:
+        if not p.is_file():
+            raise FileNotFoundError(f"{p}: no such record file")
+        header = pl.read_csv(p, n_rows=0).columns
+        frame = pl.read_csv(
+            p, schema_overrides={c: RECORD_SCHEMA[c] for c in header if c in RECORD_SCHEMA}
+        )
+    missing = [c for c in RECORD_SCHEMA if c not in frame.columns]
+    if [c for c in missing if c not in ENERGY_COLUMNS]:
+        raise ValueError(f"{p}: not an MLPerf record (no column {', '.join(missing)})")
+    frame = frame.with_columns(pl.lit(None, RECORD_SCHEMA[c]).alias(c) for c in missing)
+    return frame.select(list(RECORD_SCHEMA)).cast(RECORD_SCHEMA)

@@ -12,10 +12,11 @@ import polars as pl
 from trainperf.mlperf import load_results, throughput
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.precision import precision_in_system
+from trainperf.power import energy_to_train
 from trainperf.record.accelerators import canonical_accelerator
 from trainperf.record.folders import ResultFolder, logs_sha256
 
-__all__ = ["RECORD_SCHEMA", "folder_row"]
+__all__ = ["ENERGY_COLUMNS", "RECORD_SCHEMA", "folder_row"]
 
 RECORD_SCHEMA: dict[str, pl.DataType] = {
     "round": pl.String(),
@@ -55,6 +56,11 @@ RECORD_SCHEMA: dict[str, pl.DataType] = {
     "commit": pl.String(),
     "folder": pl.String(),
     "logs_sha256": pl.String(),
+    # added after the first bundled record (read_record fills them with nulls in an older file)
+    "energy_to_train_j": pl.Float64(),
+    "energy_to_train_kwh": pl.Float64(),
+    "energy_status": pl.String(),
+    "energy_checks": pl.String(),
 }
 """Columns of the record, one row per (round, division, submitter, system, benchmark).
 
@@ -84,7 +90,19 @@ given as the precision is often unknown; null when the accelerator has no peak i
 score stands; ``no_score``: the rules give no score; ``error``: the folder could not be read),
 quality_checks (String, the checks that fired, sorted, comma-separated), n_warnings (Int64, data
 quality rows); repo, commit, folder (the folder's path inside the repository), logs_sha256 (sha256
-of the ``sha256sum`` listing of the folder's logs, :func:`trainperf.record.folders.logs_sha256`)."""
+of the ``sha256sum`` listing of the folder's logs, :func:`trainperf.record.folders.logs_sha256`);
+energy_to_train_j (Float64, J: the MLPerf power score of a folder with ``power/`` logs,
+:func:`trainperf.power.energy_to_train`: the olympic mean over the runs the time score keeps of
+the runs' energy at the nodes' power supplies plus the interconnect estimate, x the scaling factor;
+equal to mlcommons/logging's result summarizer), energy_to_train_kwh (Float64, kWh = J / 3.6e6),
+energy_status (``clean``: no power-log check fired; ``flagged``: checks fired, the energy stands;
+``no_energy``: power logs but no energy by the rules (note in ``energy_checks``); ``error``: the
+power logs could not be read), energy_checks (String, the power-log checks that fired, sorted,
+comma-separated); all four null for a folder without ``power/``."""
+
+ENERGY_COLUMNS = ("energy_to_train_j", "energy_to_train_kwh", "energy_status", "energy_checks")
+"""The columns added after the first bundled record (:func:`trainperf.record.read_record` reads a
+record file without them, the columns null)."""
 
 
 def _text(v) -> str | None:
@@ -185,3 +203,30 @@ def _fill(row: dict, rf: ResultFolder) -> None:
     row["quality_status"] = (
         "no_score" if row["score_min"] is None else ("flagged" if checks else "clean")
     )
+    if (rf.path / "power").is_dir():
+        _fill_energy(row, rf.path, runs)
+
+
+def _fill_energy(row: dict, folder: Path, runs: pl.DataFrame) -> None:
+    """The energy columns of a folder with ``power/`` logs (:func:`trainperf.power.energy_to_train`,
+    given the runs already read); a failure costs the energy columns only, never the row."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # every check is a quality row, kept in energy_checks
+            res = energy_to_train(folder, runs=runs)
+    except Exception as exc:  # noqa: BLE001 - damaged power logs never cost the performance row
+        row["energy_status"] = "error"
+        row["energy_checks"] = f"internal_error: {type(exc).__name__}: {exc}"[:300]
+        return
+    # the folder itself is the one power folder at or under it: one score row
+    s = res.scores.row(0, named=True) if res.scores.height else {}
+    checks = sorted(set(res.quality["check"].to_list()))
+    row["energy_to_train_j"] = s.get("energy_to_train_j")
+    row["energy_to_train_kwh"] = s.get("energy_to_train_kwh")
+    if row["energy_to_train_j"] is None:
+        row["energy_status"] = "no_energy"
+        note = s.get("note") or "no power result"
+        row["energy_checks"] = ",".join([*checks, note]) if checks else note
+    else:
+        row["energy_status"] = "flagged" if checks else "clean"
+        row["energy_checks"] = ",".join(checks) or None

@@ -95,6 +95,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         {
             "mlperf_path": "data/mlperf",
             "published_path": "data/reference/published_results.csv",
+            "record_path": "data/reference/mlperf_record.csv",
             # filled in by run_report with the summary of the per-system batch (BATCH_GRIDS)
             "batch_summary_path": "",
             # filled in by run_report: <out>/comparison.csv, the config's cluster against the reference
@@ -124,6 +125,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         "Energy to train",
         {
             "power_runs_path": "data/reference/mlperf_power_runs.csv",
+            "record_path": "data/reference/mlperf_record.csv",
             "capture_paths": [
                 "data/telemetry/h100_1gpu_1.3b_20261207T1901Z",
                 "data/telemetry/h200_1gpu_1.3b_20261129T1852Z",

@@ -36,6 +36,7 @@ from trainperf.report.charts.operations import (
     slurm_share_by_size,
     slurm_share_by_state,
 )
+from trainperf.report.charts.record import record_results
 from trainperf.report.charts.reliability import (
     reliability_ettr_curve,
     reliability_failure_rate_by_size,
@@ -75,6 +76,7 @@ __all__ = [
     "memory_per_gpu",
     "memory_wall",
     "mfu_by_scale",
+    "record_results",
     "reliability_ettr_curve",
     "reliability_failure_rate_by_size",
     "reliability_mttf",

@@ -59,6 +59,18 @@ JA: dict[str, str] = {
     "dots: runs; diamond: score (olympic mean); axes from zero": "点: 各実行; ひし形: スコア (オリンピック平均); 軸は 0 から",
     "dashed line: time to train of an evaluated cluster without an energy figure": "破線: エネルギー値のない評価対象クラスタの学習時間",
     "no energy measured": "エネルギー測定なし",
+    # the MLPerf record by scale (charts.record)
+    "every published result by scale": "公開済み全結果の規模別比較",
+    "every MLPerf Training round in the record": "記録にある全 MLPerf Training ラウンド",
+    "closed and open division; both axes log scale": "クローズド部門とオープン部門; 両軸とも対数目盛",
+    "colour: accelerator generation; shape: network family (from the systems' descriptions)": "色: アクセラレータ世代; 形: ネットワークの種類 (システム記述から)",
+    "large outlined marks: the evaluated results": "縁取りの大きな記号: 評価対象の結果",
+    "GPU-minutes to train (GPUs × time to train, log scale)": "学習 GPU 分 (GPU 数 × 学習時間、対数目盛)",
+    "GPUs (log scale)": "GPU 数 (対数目盛)",
+    "accelerator generation": "アクセラレータ世代",
+    "network": "ネットワーク",
+    "NVLink only": "NVLink のみ",
+    "other": "その他",
     # strong scaling (charts.scaling)
     "GPU-hours to train by scale": "規模別の学習 GPU 時間",
     "GPU-hours to train (GPUs × time to train)": "学習 GPU 時間 (GPU 数 × 学習時間)",
