@@ -47,6 +47,7 @@ def test_the_cluster_table_reads_the_systems_json_beside_the_logs(tmp_path):
         "Compute network per node": "ROCE2; Data bandwidth for GPU-PCIe: 504 GB/s; PCIe-NIC: 500 GB/s",
         "Fabric": "Ethernet/RDMA ROCE2 on switching network",
         "Storage": "NVMe SSD, 16x 3.84TB NVMe",
+        "Software": "MXNet NVIDIA Release 24.04 or PyTorch NVIDIA Release 24.04",  # framework
     }
     assert set(rows["system_label"]) == {"Oracle 1536xBM.GPU.H100.8"}
     assert rows["source"][0] == "Oracle/systems/1536xBM.GPU.H100.8.json (number_of_nodes)"

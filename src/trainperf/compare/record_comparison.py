@@ -101,7 +101,10 @@ def with_record_rank(
     comparison: pl.DataFrame, record: pl.DataFrame, shas: dict | None = None
 ) -> pl.DataFrame:
     """``comparison`` (against a pinned reference) with ``published_as``, ``record_rank``,
-    ``record_peers``, ``record_best`` and ``record_best_gpu_min`` from the record."""
+    ``record_peers``, ``record_best`` and ``record_best_gpu_min`` from the record.
+
+    Returns:
+        :data:`~trainperf.compare.schema.COMPARISON_SCHEMA`, the rows of ``comparison``."""
     shas = shas or {}
     rows = []
     for r in comparison.iter_rows(named=True):

@@ -147,7 +147,7 @@ def precision_of_runs(result_files) -> pl.DataFrame:
     """:func:`precision_from_log` of every result file, else :func:`precision_from_system_json`.
 
     Returns:
-        polars frame: result_file (String), precision (String: ``fp4``, ``fp8``, ``bf16`` or
+        :data:`PRECISION_SCHEMA`: result_file (String), precision (String: ``fp4``, ``fp8``, ``bf16`` or
         null), precision_source (String, ``"<file>:<line>: <setting>"`` or null).
     """
     rows = []

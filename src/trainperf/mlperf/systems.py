@@ -110,7 +110,7 @@ def system_descriptions(folder: str | Path) -> pl.DataFrame:
                 acc, dom, fabric = row["accelerator"], row["scaleup_domain"], row["scaleup_fabric"]
             except UnknownAcceleratorError:
                 pass
-        storage = " ".join(
+        storage = ", ".join(
             v for v in (_text(desc, "host_storage_type"), _text(desc, "host_storage_capacity")) if v
         )
         rows.append(

@@ -554,7 +554,7 @@ def energy_to_train(result_dir: str | Path, runs: pl.DataFrame | None = None) ->
         energy_to_train_kwh (kWh = J / 3.6e6), note); ``runs`` (:data:`RUN_ENERGY_SCHEMA`:
         mean_power_kw is the sum of the nodes' DC mean power over their windows, node_energy_j and
         interconnect_energy_j the two terms of the rules, in_score whether the olympic mean keeps
-        the run); ``files``; ``quality``; ``warnings``. Damage never raises: each check is a
+        the run); ``files`` (:data:`FILE_ENERGY_SCHEMA`, one row per power log file); ``quality``; ``warnings``. Damage never raises: each check is a
         quality row and a :class:`~trainperf.power.read.PowerLogWarning` naming the first file and line.
     """
     qlog = QualityLog(category=PowerLogWarning)

@@ -83,7 +83,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=f"trainperf {package_version()}\n")
+        sys.stdout.write(f"trainperf {package_version()}\n")  # stdout, as argparse's own --version
+        parser.exit()
 
 
 def _positive_int(text: str) -> int:

@@ -33,6 +33,7 @@ import polars as pl
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
+    "CUMULATIVE_ENERGY_SCHEMA",
     "ENERGY_FIELD",
     "GPU_ENERGY_PHASE_SCHEMA",
     "GPU_ENERGY_SUMMARY_SCHEMA",
@@ -64,6 +65,16 @@ GPU_ENERGY_PHASE_SCHEMA: dict[str, pl.DataType] = {
 """Columns of :attr:`GpuEnergy.phases`: one row per (GPU, phase); ``phase`` is ``run`` (run_start ..
 run_stop, the timed region), ``init``, ``train_NN`` or ``eval_NN``; covered_s the part of the phase
 the GPU's samples span; source ``counter`` or ``power``."""
+
+CUMULATIVE_ENERGY_SCHEMA: dict[str, pl.DataType] = {
+    "hostname": pl.String(),
+    "gpu": pl.Int32(),
+    "timestamp": pl.Datetime("us", "UTC"),
+    "t_s": pl.Float64(),
+    "energy_j": pl.Float64(),
+    "source": pl.String(),
+}
+"""Columns of :func:`cumulative_energy`."""
 
 GPU_ENERGY_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String(),
@@ -108,7 +119,8 @@ def cumulative_energy(
         source: the name the quality rows give (the telemetry file).
 
     Returns:
-        hostname (String), gpu (Int32), timestamp (Datetime[us, UTC]), ``t_s`` (Float64, epoch s),
+        :data:`CUMULATIVE_ENERGY_SCHEMA`: hostname (String), gpu (Int32), timestamp
+        (Datetime[us, UTC]), ``t_s`` (Float64, epoch s),
         ``energy_j`` (Float64, J since the GPU's first sample), ``source`` (String), sorted.
     """
     log = log if log is not None else QualityLog()
@@ -185,16 +197,7 @@ def cumulative_energy(
             )
         )
     if not out:
-        return pl.DataFrame(
-            schema={
-                "hostname": pl.String(),
-                "gpu": pl.Int32(),
-                "timestamp": pl.Datetime("us", "UTC"),
-                "t_s": pl.Float64(),
-                "energy_j": pl.Float64(),
-                "source": pl.String(),
-            }
-        )
+        return pl.DataFrame(schema=CUMULATIVE_ENERGY_SCHEMA)
     return pl.concat(out).sort("hostname", "gpu", "timestamp")
 
 
@@ -268,7 +271,7 @@ def gpu_energy(
 
     Returns:
         :class:`GpuEnergy`. Energy in J (kWh = J / 3.6e6), power in W, per GPU in ``phases`` and
-        summed over GPUs in ``summary`` (scope ``GPU boards only``). A GPU whose samples do not cover a
+        summed over GPUs in ``summary`` (:data:`GPU_ENERGY_SUMMARY_SCHEMA`, scope ``GPU boards only``). A GPU whose samples do not cover a
         phase gives the covered part only (``covered_s`` < ``duration_s``; quality check ``coverage``).
     """
     log = QualityLog()

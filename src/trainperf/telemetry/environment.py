@@ -29,8 +29,8 @@ def capture_environment_lines(path: str | Path) -> list[str]:
     Returns:
         The lines, stripped, in file order, up to ``nvidia-smi topo``'s ``Legend:`` (the legend
         is the same on every machine): ANSI escape sequences removed; an absolute path through a
-        folder of the capture's name (``/tmp/cap/<capture>/gpt_smoke``) written from that folder
-        on (``<capture>/gpt_smoke``), since the capture machine's folders mean nothing here.
+        folder of the capture's name, or of a capture's name shape ``<name>_<YYYYMMDD>T<HHMM>Z``
+        (``/tmp/cap/<capture>/gpt_smoke``), written from that folder on (``<capture>/gpt_smoke``), since the capture machine's folders mean nothing here.
         Bytes that are not UTF-8 read as U+FFFD.
 
     Raises:
@@ -39,6 +39,8 @@ def capture_environment_lines(path: str | Path) -> list[str]:
     p = Path(path)
     text = _ANSI.sub("", p.read_text(encoding="utf-8", errors="replace"))
     text = re.split(r"^\s*Legend:", text, maxsplit=1, flags=re.M)[0]
-    name = re.escape(p.parent.name)
+    # the capture's folder by its name, or by the shape of a capture's name (``..._<UTC stamp>Z``):
+    # a capture renamed when bundled (the H100 one was written as ``h10080gbhbm3_...``)
+    name = rf"{re.escape(p.parent.name)}|[\w.-]+_\d{{8}}T\d{{4}}Z"
     text = re.sub(rf"(?<![\w.~-])/[^\s'\"]*?/({name})(?=[/\s'\"]|$)", r"\1", text)
     return [ln.strip() for ln in text.splitlines() if ln.strip()]
