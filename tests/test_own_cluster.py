@@ -600,7 +600,7 @@ def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
     assert "talk_ratio" not in values and not [k for k in values if k.startswith("paper_")]
     site = Path(summary.site).parent
     pages = {p.name: " ".join(_page_text(p.read_text()).split()) for p in site.glob("*.html")}
-    chapter = next(t for t in pages.values() if "The published rows the config gives" in t)
+    chapter = next(t for t in pages.values() if "The published rows given for Copycat" in t)
     assert "this book does not place it against the data" in chapter
     assert "the published rows of Copycat that the config gives" in pages["index.html"]
 
