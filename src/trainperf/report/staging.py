@@ -120,8 +120,9 @@ def stage_book(
     """The Quarto project of this run, ready for ``quarto render``: ``<out>/quarto/``.
 
     The chapters embed ``../_output/notebooks/*.ipynb`` and show ``../figures/*``, and
-    ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` is a link to
-    ``out`` and ``figures`` a link to ``figures``, so the book shows this run's outputs whatever
+    ``_quarto.yml`` reads ``_output/values.yml``: in the staging folder ``_output`` holds a link to
+    each of ``out``'s entries (the appendix pages shown are copies, :func:`_stage_output`) and
+    ``figures`` is a link to ``figures``, so the book shows this run's outputs whatever
     ``--out`` is, and nothing is written into the checkout. The sources (:func:`book_sources`)
     are copied fresh; ``_quarto.yml`` is copied with the cluster's ``name`` in the book's title,
     the part titles its ``inputs`` support, the case study's part only for the demo and no
