@@ -10,6 +10,15 @@ than half the previous value is a reset; any smaller step down is a dip; the lif
 ``*_AGG_TOTAL`` ECC counts never reset. :func:`note_counter_dips` flags the dips (check
 ``counter_dip``, a warning naming the file and the first line); the increases of
 :func:`~trainperf.dcgm.derived.counter_increase` count neither the dip nor the climb back.
+
+A step down to under half (a reset's shape) whose *next* sample is back at or above the value before
+the step is a glitch, not a reset (one corrupted or zero sample: ``100000000, 100080000, 0,
+100240000`` mJ): a counter that had really restarted near zero cannot be back at its old level one
+scrape later. The glitch sample is taken as the value before it (it adds nothing, the climb after it
+counts normally) and flagged ``counter_glitch``. A real reset (a restart near zero, climbing from
+there) is counted as Prometheus ``increase()`` does (from zero) and flagged ``counter_reset``. One rule
+(:func:`glitch_expr`, :func:`reset_expr`) serves :func:`~trainperf.dcgm.derived.counter_increase`,
+this check and :func:`trainperf.telemetry.energy.cumulative_energy`.
 """
 
 from __future__ import annotations
@@ -19,11 +28,23 @@ import polars as pl
 from trainperf.dcgm.fields import FIELDS
 from trainperf.quality import QualityLog
 
-__all__ = ["LIFETIME_FIELDS", "note_counter_dips"]
+__all__ = ["LIFETIME_FIELDS", "glitch_expr", "note_counter_dips", "reset_expr"]
 
 #: Counters kept across driver reloads and reboots (the InfoROM's aggregate ECC counts,
 #: ``dcgm_fields.h``: ``*_AGG_TOTAL``): they never reset, so every step down is a dip.
 LIFETIME_FIELDS: frozenset[int] = frozenset({312, 313})
+
+
+def reset_expr(value: pl.Expr, prev: pl.Expr) -> pl.Expr:
+    """True where a sample is a counter reset's shape: a step down to less than half the previous
+    value (null where there is no previous sample)."""
+    return value < prev / 2
+
+
+def glitch_expr(value: pl.Expr, prev: pl.Expr, nxt: pl.Expr) -> pl.Expr:
+    """True where a sample steps down like a reset but the next sample is back at or above the value
+    before it (module docstring): a one-sample glitch, never a reset. False at a series' ends."""
+    return (reset_expr(value, prev) & (nxt >= prev)).fill_null(False)
 
 
 def note_counter_dips(
@@ -45,9 +66,25 @@ def note_counter_dips(
     if d.height < 2:
         return
     prev = pl.col("value").shift(1).over("sid")
+    nxt = pl.col("value").shift(-1).over("sid")
     lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
-    dip = (pl.col("value") < prev) & (lifetime | (pl.col("value") >= prev / 2))
-    bad = d.with_columns(_prev=prev).filter(dip.fill_null(False))
+    glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
+    d = d.with_columns(_prev=prev, _glitch=glitch)
+    _note_step(d.filter(pl.col("_glitch")), src, log, "counter_glitch",
+               "one-sample drop(s) of a cumulative counter to under half, back at or above the old "
+               "level at the next sample: a glitch, not a reset; the sample is taken as the value "
+               "before it (nothing counted for it)")
+    # the glitch samples are taken as the value before them before the reset/dip rules
+    d = d.with_columns(
+        pl.when(pl.col("_glitch")).then(pl.col("_prev")).otherwise(pl.col("value")).alias("value")
+    ).with_columns(_prev=prev)
+    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
+    _note_step(d.filter(reset), src, log, "counter_reset",
+               "reset(s) of a cumulative counter (a step down to under half, climbing from there: "
+               "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
+               "growth between the sample before and the restart is lost")
+    dip = (pl.col("value") < pl.col("_prev")) & (lifetime | (pl.col("value") >= pl.col("_prev") / 2))
+    bad = d.filter(dip.fill_null(False))
     if bad.height == 0:
         return
     first = bad.sort("line", nulls_last=True).row(0, named=True)
@@ -59,6 +96,23 @@ def note_counter_dips(
         f"{bad.height} step(s) down of a cumulative counter that are not a reset to near zero "
         f"({fields}; e.g. {first['_prev']:g} then {first['value']:g}): a non-monotonic series, "
         "not counted as a reset (the increase resumes above the highest value seen)",
+        n_series=bad["sid"].n_unique(),
+        n_samples=bad.height,
+        first_line=first["line"],
+    )
+
+
+def _note_step(bad: pl.DataFrame, src: str, log: QualityLog, check: str, what: str) -> None:
+    """One ``flagged`` row of ``check`` for the samples of ``bad`` (``_prev``, ``value``, ``line``)."""
+    if bad.height == 0:
+        return
+    first = bad.sort("line", nulls_last=True).row(0, named=True)
+    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    log.add(
+        src,
+        check,
+        "flagged",
+        f"{bad.height} {what} ({fields}; e.g. {first['_prev']:g} then {first['value']:g})",
         n_series=bad["sid"].n_unique(),
         n_samples=bad.height,
         first_line=first["line"],

@@ -9,7 +9,7 @@ result file that is a byte copy of another of its folder.
   ``run_stop - run_start`` is then shorter than the time it trained by an unknown amount. The run is
   flagged, status ``damaged``, no time to train.
 * ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
-  with the same bytes are one run written twice, not two runs. The first in name order is the run;
+  with the same bytes (CRLF read as LF) are one run written twice, not two runs. The first in name order is the run;
   each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
   out (:func:`trainperf.mlperf.scores.score_runs`), so the runs the rules require are counted over
   distinct runs.
@@ -66,21 +66,32 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
 
 
 def _digest(path: Path) -> str | None:
+    """SHA-256 of a file's bytes with CRLF line ends read as LF (the reader treats them alike, so a
+    CRLF copy of a result file is the same run); None when it cannot be read."""
     h = hashlib.sha256()
+    carry = b""
     try:
         with open(path, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+                chunk = carry + chunk
+                # a CR at a chunk's end may be the first half of a CRLF: keep it for the next chunk
+                carry = b"\r" if chunk.endswith(b"\r") else b""
+                if carry:
+                    chunk = chunk[:-1]
+                h.update(chunk.replace(b"\r\n", b"\n"))
     except OSError:
         return None
+    h.update(carry)
     return h.hexdigest()
 
 
 def duplicate_files(files: list[Path]) -> dict[int, Path]:
-    """Result files that are byte copies of an earlier file of the same folder.
+    """Result files that are copies of an earlier file of the same folder (the same bytes once CRLF
+    line ends are read as LF, as the reader reads them).
 
-    Files are compared by size first and by SHA-256 only where two of one folder have the same
-    size (an unreadable file is never a copy: its own read reports it).
+    Files of one folder are compared by SHA-256 of their LF-normalised bytes (:func:`_digest`) where
+    the folder has two or more non-empty files (sizes differ between a file and its CRLF copy, so size
+    cannot pre-filter); an unreadable file is never a copy: its own read reports it.
 
     Args:
         files: the result files, in load order.
@@ -88,16 +99,16 @@ def duplicate_files(files: list[Path]) -> dict[int, Path]:
     Returns:
         index of each copy in ``files`` -> the earlier file it copies.
     """
-    by_size: dict[tuple[Path, int], list[int]] = {}
+    by_dir: dict[Path, list[int]] = {}
     for i, f in enumerate(files):
         try:
             size = f.stat().st_size
         except OSError:
             continue
         if size:
-            by_size.setdefault((f.parent, size), []).append(i)
+            by_dir.setdefault(f.parent, []).append(i)
     out: dict[int, Path] = {}
-    for group in by_size.values():
+    for group in by_dir.values():
         if len(group) < 2:
             continue
         first_of: dict[str, int] = {}
