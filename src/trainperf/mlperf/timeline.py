@@ -24,7 +24,30 @@ import polars as pl
 
 from trainperf.mlperf.checks import FileChecks, display_path, limits
 
-__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate"]
+__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate", "unknown_stop_status"]
+
+#: The run_stop statuses mlperf-logging writes (``mlperf_logging/mllog/constants.py``: ``SUCCESS``,
+#: ``ABORTED``).
+STOP_STATUSES = frozenset({"success", "aborted"})
+
+
+def unknown_stop_status(meta: dict, checks: FileChecks, line: int | None) -> bool:
+    """Whether run_stop's ``metadata.status`` is not one of :data:`STOP_STATUSES` after decoding
+    (``"succ\ufffdss"`` from bytes that are not UTF-8, a typo, a number): the run's outcome is
+    unknown, neither a success nor a failure the log reports. Adds an ``outcome_unknown`` row
+    (``flagged``) naming the line; the caller makes the run ``damaged``.
+    """
+    status = meta.get("status")
+    if isinstance(status, str) and status in STOP_STATUSES:
+        return False
+    checks.add(
+        "outcome_unknown",
+        "flagged",
+        f"run_stop status {status!r} is not one mlperf-logging writes (success, aborted): the "
+        "run's outcome is unknown; status damaged",
+        line,
+    )
+    return True
 
 
 def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,

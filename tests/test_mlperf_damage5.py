@@ -1,0 +1,76 @@
+"""Damaged MLPerf results, trial B: a CRLF copy of a result file is a copy (F3); a run_stop status
+that is not one mlperf-logging writes leaves the outcome unknown (F8); a clock stepped forward
+inside a log (F4). Expected values by hand."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from helpers import gpt3_run
+
+from trainperf import mlperf
+
+
+def load(root):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = mlperf.load_results(root)
+    return r, [str(x.message) for x in w]
+
+
+def test_crlf_copy_of_a_result_file_is_a_copy(results_tree):
+    # runs of 10, 12 and 14 min and result_3.txt the CRLF copy of result_0.txt: 3 distinct runs,
+    # median 12 min (counting the copy: olympic mean of [10, 10, 12, 14] = 11 min over 4 runs)
+    for i, m in enumerate([10.0, 12.0, 14.0]):
+        results_tree.add("sysA", "gpt3", i, gpt3_run(minutes=m, seed=i + 1))
+    d = results_tree.root / "Acme" / "results" / "sysA" / "gpt3"
+    crlf = (d / "result_0.txt").read_bytes().replace(b"\n", b"\r\n")
+    (d / "result_3.txt").write_bytes(crlf)
+    r, msgs = load(results_tree.root)
+    runs = {row["result_file"].rsplit("/", 1)[1]: row for row in r.runs.iter_rows(named=True)}
+    assert runs["result_3.txt"]["status"] == "duplicate"
+    s = r.scores.row(0, named=True)
+    assert s["n_runs"] == 3 and s["score_min"] == pytest.approx(12.0)
+    assert any("result_3.txt" in m and "result_0.txt" in m for m in msgs)
+
+
+def test_crlf_digest_across_chunk_boundary(tmp_path):
+    # a CRLF split by the 1 MiB read boundary hashes like LF: CR at byte 2**20 - 1, LF at 2**20
+    from trainperf.mlperf.timeline import _digest
+
+    body = b"a" * ((1 << 20) - 1)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(body + b"\n" + b"tail\n")
+    b.write_bytes(body + b"\r\n" + b"tail\r\n")
+    assert _digest(a) == _digest(b)
+    c = tmp_path / "c"
+    c.write_bytes(body + b"\r" + b"tail\n")  # a lone CR is content, not a line end
+    assert _digest(c) != _digest(a)
+
+
+def _set_stop_status(lines, raw: bytes) -> bytes:
+    text = ("\n".join(lines) + "\n").encode()
+    return text.replace(b'"status": "success"', b'"status": "' + raw + b'"')
+
+
+def test_non_utf8_run_stop_status_is_outcome_unknown(results_tree):
+    # "succ\xe9ss" decodes to "succ\ufffdss": neither success nor aborted -> damaged, flagged at the
+    # run_stop line (line 11: 7 lines before the 3 evals, run_stop after them)
+    p = results_tree.add("sysA", "gpt3", 0, gpt3_run(minutes=10.0))
+    p.write_bytes(_set_stop_status(gpt3_run(minutes=10.0), b"succ\xe9ss"))
+    r, msgs = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["status"] == "damaged"
+    assert r.scores.row(0, named=True)["n_valid_runs"] == 0  # a damaged run is not a success
+    q = r.quality.filter(r.quality["check"] == "outcome_unknown").row(0, named=True)
+    assert q["action"] == "flagged" and q["first_line"] == 11
+    assert any("result_0.txt:11" in m and "outcome_unknown" in m for m in msgs)
+
+
+def test_aborted_status_stays_aborted(results_tree):
+    results_tree.add("sysA", "gpt3", 0, gpt3_run(minutes=10.0, status="aborted"))
+    r, _ = load(results_tree.root)
+    assert r.runs["status"].to_list() == ["aborted"]
+    assert "outcome_unknown" not in r.quality["check"].to_list()
