@@ -74,3 +74,54 @@ def test_aborted_status_stays_aborted(results_tree):
     r, _ = load(results_tree.root)
     assert r.runs["status"].to_list() == ["aborted"]
     assert "outcome_unknown" not in r.quality["check"].to_list()
+
+
+def _shift(lines, ks, ms):
+    for k in ks:
+        obj = json.loads(lines[k].split(" ", 1)[1])
+        obj["time_ms"] += ms
+        lines[k] = ":::MLLOG " + json.dumps(obj)
+    return lines
+
+
+def test_clock_stepped_forward_mid_log_is_flagged(results_tree):
+    # a 10-min gpt3 run, 5 evals 2 min apart (lines 8..12), run_stop line 13. The clock steps
+    # forward 60 min after the 2nd eval: eval 3 (line 10), 4, 5 and run_stop +3,600,000 ms.
+    # Gaps: 2, 2, 62, 2, 2 min and 1 ms: 62 > 10 x 2, 62 > the rest (8 min + 1 ms), >= 5 min.
+    # Without the check: 70 min, success.
+    lines = _shift(gpt3_run(minutes=10.0, n_evals=5), range(9, 13), 3_600_000)
+    results_tree.add("sysA", "gpt3", 0, lines)
+    r, msgs = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["status"] == "damaged" and row["time_to_train_min"] is None
+    q = r.quality.filter(r.quality["check"] == "clock_jump").row(0, named=True)
+    assert q["first_line"] == 10 and q["action"] == "flagged"
+    assert "62.00 min" in q["detail"]
+    assert any("result_0.txt:10" in m and "clock_jump" in m for m in msgs)
+
+
+def test_one_long_block_in_a_long_run_is_not_a_jump(results_tree):
+    # 20 evals 1 min apart, then 10 min added after the 10th (the 11th gap is 11 min): 11 > 10 x 1
+    # but not longer than the other gaps together (19 min): a slow block, not a clock step.
+    # run_stop - run_start = 20 + 10 = 30 min, success.
+    lines = _shift(gpt3_run(minutes=20.0, n_evals=20), range(17, 28), 600_000)
+    results_tree.add("sysA", "gpt3", 0, lines)
+    r, _ = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["status"] == "success" and row["time_to_train_min"] == pytest.approx(30.0)
+
+
+def test_20s_step_back_in_a_one_rank_log_is_flagged(results_tree):
+    # one run_start, one run_stop: one stream, where no rank skew exists. Eval 2 (line 9) 20 s before
+    # eval 1: a step back of 20 s = 0.33 min, flagged, damaged.
+    lines = gpt3_run(minutes=10.0, n_evals=3)
+    prev = json.loads(lines[7].split(" ", 1)[1])["time_ms"]
+    obj = json.loads(lines[8].split(" ", 1)[1])
+    obj["time_ms"] = prev - 20_000
+    lines[8] = ":::MLLOG " + json.dumps(obj)
+    results_tree.add("sysA", "gpt3", 0, lines)
+    r, _ = load(results_tree.root)
+    row = r.runs.row(0, named=True)
+    assert row["status"] == "damaged"
+    q = r.quality.filter(r.quality["check"] == "clock_step_back").row(0, named=True)
+    assert q["first_line"] == 9 and "0.33 min" in q["detail"]
