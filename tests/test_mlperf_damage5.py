@@ -125,3 +125,44 @@ def test_20s_step_back_in_a_one_rank_log_is_flagged(results_tree):
     assert row["status"] == "damaged"
     q = r.quality.filter(r.quality["check"] == "clock_step_back").row(0, named=True)
     assert q["first_line"] == 9 and "0.33 min" in q["detail"]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"scaling_factor": 1e308}', "outside (0, 1000)"),  # 12 min x 1e308 overflows to inf
+        ('{"scaling_factor": 0}', "outside (0, 1000)"),
+        ('{"scaling_factor": true}', "is not a number"),
+        ('{"scaling_factor": "1.5"}', "is not a number"),
+        ('{"scaling_fac', "not valid JSON"),  # truncated
+        ("[1.5]", "no scaling_factor"),
+        (None, "not a readable file"),  # a directory named scaling.json
+    ],
+)
+def test_bad_scaling_json_is_flagged_and_gives_no_score(results_tree, content, reason):
+    for i, m in enumerate([10.0, 12.0, 14.0]):
+        results_tree.add("sysA", "gpt3", i, gpt3_run(minutes=m, seed=i + 1))
+    sj = results_tree.root / "Acme" / "results" / "sysA" / "gpt3" / "scaling.json"
+    if content is None:
+        sj.mkdir()
+    else:
+        sj.write_text(content)
+    r, msgs = load(results_tree.root)
+    s = r.scores.row(0, named=True)
+    assert s["score_min"] is None and s["scaling_factor"] is None
+    assert reason in s["note"] and "TypeError" not in s["note"]
+    q = r.quality.filter(r.quality["check"] == "bad_scaling").row(0, named=True)
+    assert q["source"] == str(sj) and q["action"] == "excluded" and reason in q["detail"]
+    assert any(str(sj) in m and "bad_scaling" in m for m in msgs)
+
+
+def test_good_scaling_json_scales_the_median(results_tree):
+    # median of 10, 12, 14 min = 12 min, x 1.25 = 15 min
+    for i, m in enumerate([10.0, 12.0, 14.0]):
+        results_tree.add("sysA", "gpt3", i, gpt3_run(minutes=m, seed=i + 1))
+    sj = results_tree.root / "Acme" / "results" / "sysA" / "gpt3" / "scaling.json"
+    sj.write_text('{"scaling_factor": 1.25}')
+    r, _ = load(results_tree.root)
+    s = r.scores.row(0, named=True)
+    assert s["score_min"] == pytest.approx(15.0) and s["scaling_factor"] == 1.25
+    assert "bad_scaling" not in r.quality["check"].to_list()

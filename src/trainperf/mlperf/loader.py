@@ -672,9 +672,8 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
         pl.col("run_stop").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
     )
     events = pl.concat(frames) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
-    return Results(
-        runs=runs, events=events, scores=score_runs(runs), warnings=sink, quality=log.frame()
-    )
+    scores = score_runs(runs, log)  # before log.frame(): bad scaling.json rows go to the log
+    return Results(runs=runs, events=events, scores=scores, warnings=sink, quality=log.frame())
 
 
 def quality_summary(results: Results) -> pl.DataFrame:
