@@ -18,7 +18,9 @@ T0 = 1795978622000  # ms
 
 def _prom(tmp_path, values, times=None):
     times = times or [T0 + 1000 * i for i in range(len(values))]
-    lines = [f"# TYPE {E} counter"] + [f"{E}{LBL} {v} {t}" for v, t in zip(values, times, strict=True)]
+    lines = [f"# TYPE {E} counter"] + [
+        f"{E}{LBL} {v} {t}" for v, t in zip(values, times, strict=True)
+    ]
     p = tmp_path / "e.prom"
     p.write_text("\n".join(lines) + "\n")
     return p

@@ -11,6 +11,7 @@ import pytest
 from helpers import gpt3_run
 
 from trainperf import mlperf
+from trainperf.mlperf.timeline import _digest
 
 
 def load(root):
@@ -38,8 +39,6 @@ def test_crlf_copy_of_a_result_file_is_a_copy(results_tree):
 
 def test_crlf_digest_across_chunk_boundary(tmp_path):
     # a CRLF split by the 1 MiB read boundary hashes like LF: CR at byte 2**20 - 1, LF at 2**20
-    from trainperf.mlperf.timeline import _digest
-
     body = b"a" * ((1 << 20) - 1)
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_bytes(body + b"\n" + b"tail\n")

@@ -166,7 +166,10 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
         prev = pl.col("value").shift(1).over(SERIES_KEY)
         nxt = pl.col("value").shift(-1).over(SERIES_KEY)
         d = d.with_columns(
-            pl.when(glitch_expr(pl.col("value"), prev, nxt)).then(prev).otherwise(pl.col("value")).alias("value")
+            pl.when(glitch_expr(pl.col("value"), prev, nxt))
+            .then(prev)
+            .otherwise(pl.col("value"))
+            .alias("value")
         )
     reset, _ = _reset_or_dip(fid)
     d = d.with_columns(reset.cast(pl.UInt32).cum_sum().over(SERIES_KEY).alias("_seg"))

@@ -70,20 +70,32 @@ def note_counter_dips(
     lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
     glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
     d = d.with_columns(_prev=prev, _glitch=glitch)
-    _note_step(d.filter(pl.col("_glitch")), src, log, "counter_glitch",
-               "one-sample drop(s) of a cumulative counter to under half, back at or above the old "
-               "level at the next sample: a glitch, not a reset; the sample is taken as the value "
-               "before it (nothing counted for it)")
+    _note_step(
+        d.filter(pl.col("_glitch")),
+        src,
+        log,
+        "counter_glitch",
+        "one-sample drop(s) of a cumulative counter to under half, back at or above the old "
+        "level at the next sample: a glitch, not a reset; the sample is taken as the value "
+        "before it (nothing counted for it)",
+    )
     # the glitch samples are taken as the value before them before the reset/dip rules
     d = d.with_columns(
         pl.when(pl.col("_glitch")).then(pl.col("_prev")).otherwise(pl.col("value")).alias("value")
     ).with_columns(_prev=prev)
     reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
-    _note_step(d.filter(reset), src, log, "counter_reset",
-               "reset(s) of a cumulative counter (a step down to under half, climbing from there: "
-               "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
-               "growth between the sample before and the restart is lost")
-    dip = (pl.col("value") < pl.col("_prev")) & (lifetime | (pl.col("value") >= pl.col("_prev") / 2))
+    _note_step(
+        d.filter(reset),
+        src,
+        log,
+        "counter_reset",
+        "reset(s) of a cumulative counter (a step down to under half, climbing from there: "
+        "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
+        "growth between the sample before and the restart is lost",
+    )
+    dip = (pl.col("value") < pl.col("_prev")) & (
+        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
+    )
     bad = d.filter(dip.fill_null(False))
     if bad.height == 0:
         return

@@ -101,7 +101,9 @@ def score_runs(runs: pl.DataFrame, log: QualityLog | None = None) -> pl.DataFram
             notes.append(f"{exc}: no score")
             if log is not None:
                 where = str(exc).split(": ", 1)
-                log.add(where[0], "bad_scaling", "excluded", f"{where[-1]}: no score for this benchmark")
+                log.add(
+                    where[0], "bad_scaling", "excluded", f"{where[-1]}: no score for this benchmark"
+                )
         if dropped > max_dropped:
             notes.append(
                 f"{dropped} runs did not succeed (at most {max_dropped} may be dropped): no score"
