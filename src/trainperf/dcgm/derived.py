@@ -124,6 +124,16 @@ def _reset_or_dip(fid: int) -> tuple[pl.Expr, pl.Expr]:
     return reset.fill_null(False), (down & ~reset).fill_null(False)
 
 
+def _in_time_or_input_order(d: pl.DataFrame) -> pl.DataFrame:
+    """``d`` sorted per series by time, except a series whose time goes back in input order (the
+    clock stepped back: the reader's order is the file's, check ``clock_step``): that series keeps
+    its input order, where the counter's value sequence is right though its timestamps are not."""
+    d = d.with_row_index("_ord")
+    back = (pl.col("timestamp").dt.epoch("us").diff() < 0).any().over(SERIES_KEY)
+    d = d.with_columns(pl.when(back.fill_null(False)).then(pl.col("_ord")).otherwise(0).alias("_k"))
+    return d.sort([*SERIES_KEY, "_k", "timestamp"], nulls_last=True).drop("_ord", "_k")
+
+
 def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
     """Reset-aware increase of a *counter* field per series between consecutive samples.
 
@@ -141,6 +151,10 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
     * a step down to under half whose next sample is back at or above the value before it is a
       one-sample glitch, not a reset (:func:`trainperf.dcgm.monotonic.glitch_expr`; the reader flags
       it, check ``counter_glitch``): the sample is taken as the value before it, so it adds nothing;
+    * samples are taken in time order, except in a series whose time goes back in the frame's order
+      (a clock stepped back; the reader's frame is in file order and flags it, check
+      ``clock_step``): there the frame's order (the file's), where the counter's values are in the
+      order they were read;
     * device-level fields are first made one series per physical GPU
       (:func:`device_rows_per_gpu`: MIG instance rows are copies).
 
@@ -159,7 +173,7 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
             f"{info.name} ({fid}) is a {info.kind} in {info.unit}, not a counter: never difference it"
         )
     d = device_rows_per_gpu(frame.filter(pl.col("field_id") == fid))
-    d = d.sort([*SERIES_KEY, "timestamp"], nulls_last=True)
+    d = _in_time_or_input_order(d)
     if fid not in LIFETIME_FIELDS:
         # a one-sample drop back above the old level at the next sample is a glitch, not a reset:
         # the sample is taken as the value before it (trainperf.dcgm.monotonic, check counter_glitch)

@@ -28,7 +28,19 @@ import polars as pl
 from trainperf.dcgm.fields import FIELDS
 from trainperf.quality import QualityLog
 
-__all__ = ["LIFETIME_FIELDS", "glitch_expr", "note_counter_dips", "reset_expr"]
+__all__ = [
+    "LIFETIME_FIELDS",
+    "glitch_expr",
+    "note_clock_steps",
+    "note_counter_dips",
+    "reset_expr",
+]
+
+#: A gap between consecutive samples of one series (file order) longer than this many times the
+#: series' median sample interval, and than :data:`JUMP_MIN_S`, is flagged ``clock_step`` (product
+#: choice: a scrape interval is steady; such a gap is the clock stepped forward or the exporter down)
+JUMP_FACTOR = 100.0
+JUMP_MIN_S = 600.0
 
 #: Counters kept across driver reloads and reboots (the InfoROM's aggregate ECC counts,
 #: ``dcgm_fields.h``: ``*_AGG_TOTAL``): they never reset, so every step down is a dip.
@@ -62,7 +74,10 @@ def note_counter_dips(
     sids = series.filter(pl.col("field_id").is_in(counters)).select("sid", "field_id", "field")
     if sids.height == 0:
         return
-    d = samples.join(sids, on="sid", how="inner").sort(["sid", "timestamp"])
+    # file order: where the clock stepped back the values are in the order they were read
+    d = samples.join(sids, on="sid", how="inner").sort(
+        ["sid", "line", "timestamp"], nulls_last=True
+    )
     if d.height < 2:
         return
     prev = pl.col("value").shift(1).over("sid")
@@ -129,3 +144,50 @@ def _note_step(bad: pl.DataFrame, src: str, log: QualityLog, check: str, what: s
         n_samples=bad.height,
         first_line=first["line"],
     )
+
+
+def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
+    """Flag time that goes back, or jumps far forward, between consecutive samples of one series in
+    file order (check ``clock_step``, ``flagged``; a warning naming the file and the first line).
+
+    Back: any sample older than the one read before it in the same series (the clock was stepped
+    back; or lines of two files interleaved). Forward: a gap more than :data:`JUMP_FACTOR` times the
+    series' median interval and at least :data:`JUMP_MIN_S` (a clock stepped forward, or the exporter
+    was down: either way the time across it is not the samples' time). Counter increases are taken in
+    file order in a series whose time goes back (:func:`trainperf.dcgm.derived.counter_increase`).
+
+    Args:
+        samples: ``sid``, ``timestamp`` (epoch us), ``value``, ``line``.
+        src: the file, for the message.
+        log: the reading's quality log.
+    """
+    if samples.height < 2 or samples["line"].null_count() == samples.height:
+        return
+    d = samples.select("sid", "timestamp", "line").sort(["sid", "line"], nulls_last=True)
+    step = pl.col("timestamp").cast(pl.Int64).diff().over("sid")
+    d = d.with_columns(_step=step)
+    med = d.group_by("sid").agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
+    d = d.join(med, on="sid", how="left")
+    back = d.filter(pl.col("_step") < 0)
+    jump = d.filter(
+        (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
+    )
+    for bad, what in (
+        (back, "time goes back from the previous sample of the series (a clock stepped back)"),
+        (jump, f"a gap over {JUMP_FACTOR:g}x the series' median interval and {JUMP_MIN_S:g} s "
+         "(a clock stepped forward, or the exporter down)"),
+    ):  # fmt: skip
+        if bad.height == 0:
+            continue
+        first = bad.sort("line", nulls_last=True).row(0, named=True)
+        log.add(
+            src,
+            "clock_step",
+            "flagged",
+            f"{bad.height} sample(s) where {what}: e.g. {abs(first['_step']) / 1e6:.0f} s "
+            f"{'back' if first['_step'] < 0 else 'forward'}; times across it are not the samples' "
+            "times (counter increases are taken in file order)",
+            n_series=bad["sid"].n_unique(),
+            n_samples=bad.height,
+            first_line=first["line"],
+        )

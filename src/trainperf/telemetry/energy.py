@@ -122,7 +122,11 @@ def cumulative_energy(
     for (host, gpu), g in f.group_by(["hostname", "gpu"], maintain_order=True):
         has_counter = g.filter(pl.col("field_id") == ENERGY_FIELD).height >= 2
         fid = ENERGY_FIELD if has_counter else POWER_FIELD
-        s = g.filter(pl.col("field_id") == fid).sort("timestamp")
+        s = g.filter(pl.col("field_id") == fid)
+        # a counter whose time goes back in file order (a clock stepped back, the reader's check
+        # clock_step) is taken in file order, where its values are right (trainperf.dcgm.counter_increase)
+        if fid != ENERGY_FIELD or not bool((s["timestamp"].dt.epoch("us").diff() < 0).any()):
+            s = s.sort("timestamp")
         if s.height < 2:
             continue
         s = s.with_columns((pl.col("timestamp").dt.epoch("us") / 1e6).alias("t_s"))
