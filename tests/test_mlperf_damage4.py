@@ -89,13 +89,17 @@ def test_clock_step_back_inside_a_log_is_flagged(results_tree):
 
 
 def test_small_rank_skew_is_not_a_clock_step(results_tree):
-    # an eval line written 20 s before the previous line's time (rank skew, below the 60 s
-    # tolerance of mlperf_limits.csv) changes nothing: success, 10 min
+    # a log written by several ranks (run_start logged twice, 300 ms apart): an eval line written
+    # 20 s before the previous line's time (rank skew, below the 60 s tolerance of
+    # mlperf_limits.csv) changes nothing: success, 10 min (from the earlier run_start)
     lines = gpt3_run(minutes=10.0, n_evals=3)
     obj = json.loads(lines[8].split(" ", 1)[1])
     prev = json.loads(lines[7].split(" ", 1)[1])["time_ms"]
     obj["time_ms"] = prev - 20_000
     lines[8] = ":::MLLOG " + json.dumps(obj)
+    start = json.loads(lines[6].split(" ", 1)[1])
+    start["time_ms"] += 300
+    lines.insert(7, ":::MLLOG " + json.dumps(start))
     results_tree.add("sysA", "gpt3", 0, lines)
     r, _ = load(results_tree.root)
     row = r.runs.row(0, named=True)

@@ -58,7 +58,7 @@ import polars as pl
 from trainperf import flops
 from trainperf.dcgm.fields import FIELDS, FP_BLANK, INT_BLANK_CMP, DcgmWarning
 from trainperf.dcgm.ids import check_entity_ids
-from trainperf.dcgm.monotonic import note_counter_dips
+from trainperf.dcgm.monotonic import note_clock_steps, note_counter_dips
 from trainperf.dcgm.series import Reading
 from trainperf.quality import QualityLog
 from trainperf.tables import read_table
@@ -935,6 +935,7 @@ def finish(
         _note_mig(series, samples, source, log)
     if samples.height and checks:
         note_counter_dips(series, samples, source, log)
+        note_clock_steps(samples, source, log)
     series = series.drop("_is_int", "_is_double")
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
 

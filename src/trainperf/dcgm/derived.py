@@ -11,7 +11,7 @@ import polars as pl
 
 from trainperf.dcgm.fields import FIELDS, METRIC_REQUIREMENTS, SERIES_KEY
 from trainperf.dcgm.fields import resolve_ids as _resolve_ids
-from trainperf.dcgm.monotonic import LIFETIME_FIELDS
+from trainperf.dcgm.monotonic import LIFETIME_FIELDS, glitch_expr, reset_expr
 from trainperf.dcgm.series import epoch_us as _epoch_us
 from trainperf.dcgm.series import interval_us as _interval_us
 
@@ -120,8 +120,18 @@ def _reset_or_dip(fid: int) -> tuple[pl.Expr, pl.Expr]:
     down = pl.col("value") < prev
     if fid in LIFETIME_FIELDS:
         return pl.lit(False), down.fill_null(False)
-    reset = down & (pl.col("value") < prev / 2)
+    reset = down & reset_expr(pl.col("value"), prev)
     return reset.fill_null(False), (down & ~reset).fill_null(False)
+
+
+def _in_time_or_input_order(d: pl.DataFrame) -> pl.DataFrame:
+    """``d`` sorted per series by time, except a series whose time goes back in input order (the
+    clock stepped back: the reader's order is the file's, check ``clock_step``): that series keeps
+    its input order, where the counter's value sequence is right though its timestamps are not."""
+    d = d.with_row_index("_ord")
+    back = (pl.col("timestamp").dt.epoch("us").diff() < 0).any().over(SERIES_KEY)
+    d = d.with_columns(pl.when(back.fill_null(False)).then(pl.col("_ord")).otherwise(0).alias("_k"))
+    return d.sort([*SERIES_KEY, "_k", "timestamp"], nulls_last=True).drop("_ord", "_k")
 
 
 def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
@@ -138,6 +148,13 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
       reset, so a dip and the climb back add nothing;
     * the lifetime ``*_AGG_TOTAL`` ECC counts (:data:`LIFETIME_FIELDS`) never reset: every step down
       is a dip;
+    * a step down to under half whose next sample is back at or above the value before it is a
+      one-sample glitch, not a reset (:func:`trainperf.dcgm.monotonic.glitch_expr`; the reader flags
+      it, check ``counter_glitch``): the sample is taken as the value before it, so it adds nothing;
+    * samples are taken in time order, except in a series whose time goes back in the frame's order
+      (a clock stepped back; the reader's frame is in file order and flags it, check
+      ``clock_step``): there the frame's order (the file's), where the counter's values are in the
+      order they were read;
     * device-level fields are first made one series per physical GPU
       (:func:`device_rows_per_gpu`: MIG instance rows are copies).
 
@@ -156,7 +173,18 @@ def counter_increase(frame: pl.DataFrame, field: int | str) -> pl.DataFrame:
             f"{info.name} ({fid}) is a {info.kind} in {info.unit}, not a counter: never difference it"
         )
     d = device_rows_per_gpu(frame.filter(pl.col("field_id") == fid))
-    d = d.sort([*SERIES_KEY, "timestamp"], nulls_last=True)
+    d = _in_time_or_input_order(d)
+    if fid not in LIFETIME_FIELDS:
+        # a one-sample drop back above the old level at the next sample is a glitch, not a reset:
+        # the sample is taken as the value before it (trainperf.dcgm.monotonic, check counter_glitch)
+        prev = pl.col("value").shift(1).over(SERIES_KEY)
+        nxt = pl.col("value").shift(-1).over(SERIES_KEY)
+        d = d.with_columns(
+            pl.when(glitch_expr(pl.col("value"), prev, nxt))
+            .then(prev)
+            .otherwise(pl.col("value"))
+            .alias("value")
+        )
     reset, _ = _reset_or_dip(fid)
     d = d.with_columns(reset.cast(pl.UInt32).cum_sum().over(SERIES_KEY).alias("_seg"))
     seg = [*SERIES_KEY, "_seg"]

@@ -10,6 +10,15 @@ than half the previous value is a reset; any smaller step down is a dip; the lif
 ``*_AGG_TOTAL`` ECC counts never reset. :func:`note_counter_dips` flags the dips (check
 ``counter_dip``, a warning naming the file and the first line); the increases of
 :func:`~trainperf.dcgm.derived.counter_increase` count neither the dip nor the climb back.
+
+A step down to under half (a reset's shape) whose *next* sample is back at or above the value before
+the step is a glitch, not a reset (one corrupted or zero sample: ``100000000, 100080000, 0,
+100240000`` mJ): a counter that had really restarted near zero cannot be back at its old level one
+scrape later. The glitch sample is taken as the value before it (it adds nothing, the climb after it
+counts normally) and flagged ``counter_glitch``. A real reset (a restart near zero, climbing from
+there) is counted as Prometheus ``increase()`` does (from zero) and flagged ``counter_reset``. One rule
+(:func:`glitch_expr`, :func:`reset_expr`) serves :func:`~trainperf.dcgm.derived.counter_increase`,
+this check and :func:`trainperf.telemetry.energy.cumulative_energy`.
 """
 
 from __future__ import annotations
@@ -19,11 +28,35 @@ import polars as pl
 from trainperf.dcgm.fields import FIELDS
 from trainperf.quality import QualityLog
 
-__all__ = ["LIFETIME_FIELDS", "note_counter_dips"]
+__all__ = [
+    "LIFETIME_FIELDS",
+    "glitch_expr",
+    "note_clock_steps",
+    "note_counter_dips",
+    "reset_expr",
+]
+
+#: A gap between consecutive samples of one series (file order) longer than this many times the
+#: series' median sample interval, and than :data:`JUMP_MIN_S`, is flagged ``clock_step`` (product
+#: choice: a scrape interval is steady; such a gap is the clock stepped forward or the exporter down)
+JUMP_FACTOR = 100.0
+JUMP_MIN_S = 600.0
 
 #: Counters kept across driver reloads and reboots (the InfoROM's aggregate ECC counts,
 #: ``dcgm_fields.h``: ``*_AGG_TOTAL``): they never reset, so every step down is a dip.
 LIFETIME_FIELDS: frozenset[int] = frozenset({312, 313})
+
+
+def reset_expr(value: pl.Expr, prev: pl.Expr) -> pl.Expr:
+    """True where a sample is a counter reset's shape: a step down to less than half the previous
+    value (null where there is no previous sample)."""
+    return value < prev / 2
+
+
+def glitch_expr(value: pl.Expr, prev: pl.Expr, nxt: pl.Expr) -> pl.Expr:
+    """True where a sample steps down like a reset but the next sample is back at or above the value
+    before it (module docstring): a one-sample glitch, never a reset. False at a series' ends."""
+    return (reset_expr(value, prev) & (nxt >= prev)).fill_null(False)
 
 
 def note_counter_dips(
@@ -41,13 +74,44 @@ def note_counter_dips(
     sids = series.filter(pl.col("field_id").is_in(counters)).select("sid", "field_id", "field")
     if sids.height == 0:
         return
-    d = samples.join(sids, on="sid", how="inner").sort(["sid", "timestamp"])
+    # file order: where the clock stepped back the values are in the order they were read
+    d = samples.join(sids, on="sid", how="inner").sort(
+        ["sid", "line", "timestamp"], nulls_last=True
+    )
     if d.height < 2:
         return
     prev = pl.col("value").shift(1).over("sid")
+    nxt = pl.col("value").shift(-1).over("sid")
     lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
-    dip = (pl.col("value") < prev) & (lifetime | (pl.col("value") >= prev / 2))
-    bad = d.with_columns(_prev=prev).filter(dip.fill_null(False))
+    glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
+    d = d.with_columns(_prev=prev, _glitch=glitch)
+    _note_step(
+        d.filter(pl.col("_glitch")),
+        src,
+        log,
+        "counter_glitch",
+        "one-sample drop(s) of a cumulative counter to under half, back at or above the old "
+        "level at the next sample: a glitch, not a reset; the sample is taken as the value "
+        "before it (nothing counted for it)",
+    )
+    # the glitch samples are taken as the value before them before the reset/dip rules
+    d = d.with_columns(
+        pl.when(pl.col("_glitch")).then(pl.col("_prev")).otherwise(pl.col("value")).alias("value")
+    ).with_columns(_prev=prev)
+    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
+    _note_step(
+        d.filter(reset),
+        src,
+        log,
+        "counter_reset",
+        "reset(s) of a cumulative counter (a step down to under half, climbing from there: "
+        "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
+        "growth between the sample before and the restart is lost",
+    )
+    dip = (pl.col("value") < pl.col("_prev")) & (
+        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
+    )
+    bad = d.filter(dip.fill_null(False))
     if bad.height == 0:
         return
     first = bad.sort("line", nulls_last=True).row(0, named=True)
@@ -63,3 +127,67 @@ def note_counter_dips(
         n_samples=bad.height,
         first_line=first["line"],
     )
+
+
+def _note_step(bad: pl.DataFrame, src: str, log: QualityLog, check: str, what: str) -> None:
+    """One ``flagged`` row of ``check`` for the samples of ``bad`` (``_prev``, ``value``, ``line``)."""
+    if bad.height == 0:
+        return
+    first = bad.sort("line", nulls_last=True).row(0, named=True)
+    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    log.add(
+        src,
+        check,
+        "flagged",
+        f"{bad.height} {what} ({fields}; e.g. {first['_prev']:g} then {first['value']:g})",
+        n_series=bad["sid"].n_unique(),
+        n_samples=bad.height,
+        first_line=first["line"],
+    )
+
+
+def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
+    """Flag time that goes back, or jumps far forward, between consecutive samples of one series in
+    file order (check ``clock_step``, ``flagged``; a warning naming the file and the first line).
+
+    Back: any sample older than the one read before it in the same series (the clock was stepped
+    back; or lines of two files interleaved). Forward: a gap more than :data:`JUMP_FACTOR` times the
+    series' median interval and at least :data:`JUMP_MIN_S` (a clock stepped forward, or the exporter
+    was down: either way the time across it is not the samples' time). Counter increases are taken in
+    file order in a series whose time goes back (:func:`trainperf.dcgm.derived.counter_increase`).
+
+    Args:
+        samples: ``sid``, ``timestamp`` (epoch us), ``value``, ``line``.
+        src: the file, for the message.
+        log: the reading's quality log.
+    """
+    if samples.height < 2 or samples["line"].null_count() == samples.height:
+        return
+    d = samples.select("sid", "timestamp", "line").sort(["sid", "line"], nulls_last=True)
+    step = pl.col("timestamp").cast(pl.Int64).diff().over("sid")
+    d = d.with_columns(_step=step)
+    med = d.group_by("sid").agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
+    d = d.join(med, on="sid", how="left")
+    back = d.filter(pl.col("_step") < 0)
+    jump = d.filter(
+        (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
+    )
+    for bad, what in (
+        (back, "time goes back from the previous sample of the series (a clock stepped back)"),
+        (jump, f"a gap over {JUMP_FACTOR:g}x the series' median interval and {JUMP_MIN_S:g} s "
+         "(a clock stepped forward, or the exporter down)"),
+    ):  # fmt: skip
+        if bad.height == 0:
+            continue
+        first = bad.sort("line", nulls_last=True).row(0, named=True)
+        log.add(
+            src,
+            "clock_step",
+            "flagged",
+            f"{bad.height} sample(s) where {what}: e.g. {abs(first['_step']) / 1e6:.0f} s "
+            f"{'back' if first['_step'] < 0 else 'forward'}; times across it are not the samples' "
+            "times (counter increases are taken in file order)",
+            n_series=bad["sid"].n_unique(),
+            n_samples=bad.height,
+            first_line=first["line"],
+        )

@@ -39,7 +39,12 @@ from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_lo
 from trainperf.mlperf.progress import apply_train_samples
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.mlperf.scores import score_runs
-from trainperf.mlperf.timeline import clock_stepped_back, duplicate_files, mark_duplicate
+from trainperf.mlperf.timeline import (
+    clock_stepped_back,
+    duplicate_files,
+    mark_duplicate,
+    unknown_stop_status,
+)
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
@@ -528,6 +533,8 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
             "run_stop metadata is damaged: the run's status is unknown; status damaged",
             lines[last],
         )
+    elif not relaunch and unknown_stop_status(meta, checks, lines[last]):
+        row["status"] = "damaged"
     if row["status"] == "success" and final_conflict:
         row["status"] = "damaged"  # the outcome rests on an evaluation logged with two values
     elif row["status"] == "success" and row.get("eval_target_met") is False:
@@ -554,7 +561,9 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         if not relaunch:
             row["status"] = "damaged"
         return row
-    if start_rows and clock_stepped_back(times, lines, min(start_rows), last, checks):
+    if start_rows and clock_stepped_back(
+        times, lines, min(start_rows), last, checks, len(attempt) > 1 or len(stops) > 1
+    ):
         if not relaunch:
             row["status"] = "damaged"
         return row
@@ -663,9 +672,8 @@ def load_results(path: str | Path, progress: bool = False) -> Results:
         pl.col("run_stop").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
     )
     events = pl.concat(frames) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
-    return Results(
-        runs=runs, events=events, scores=score_runs(runs), warnings=sink, quality=log.frame()
-    )
+    scores = score_runs(runs, log)  # before log.frame(): bad scaling.json rows go to the log
+    return Results(runs=runs, events=events, scores=scores, warnings=sink, quality=log.frame())
 
 
 def quality_summary(results: Results) -> pl.DataFrame:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -319,22 +320,43 @@ def olympic_average(times: list[float], dropped: int, max_dropped: int) -> float
     return summarizer_function("_compute_olympic_average")(sorted(times), dropped, max_dropped)
 
 
+#: The range a ``scaling.json`` factor must fall in (exclusive): product choice. The review committee
+#: scales a score by a small factor (training_policies results_guidelines: "scaling.json" added during
+#: review); a factor of 0, a negative one or one of 1000 and more is a damaged file, not a ruling.
+SCALING_RANGE = (0.0, 1000.0)
+
+
 def scaling_factor(folder: str | Path) -> float:
-    """The ``scaling.json`` factor of a benchmark folder (1.0 without one), as the summarizer reads it.
+    """The ``scaling.json`` factor of a benchmark folder (1.0 without one).
+
+    The rule is the summarizer's (``_get_scaling_factor``: the file's ``scaling_factor`` multiplies the
+    score), but the file is read here with :mod:`json` rather than by the summarizer's
+    ``_read_json_file``, whose failure on a truncated file is an internal ``TypeError`` rather than the
+    reason; every bad case gives one clear reason.
 
     Raises:
-        ValueError: ``scaling.json`` exists but is not readable JSON with a numeric ``scaling_factor``.
+        ValueError: ``scaling.json`` exists but is not a file, not UTF-8 JSON, not an object, has no
+            ``scaling_factor``, one that is not a number (a bool or a string such as ``"1.5"``), or one
+            outside :data:`SCALING_RANGE`. The message starts with the file's path.
     """
     path = Path(folder) / "scaling.json"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return 1.0
+    if not path.is_file():
+        raise ValueError(f"{path}: not a readable file")
     try:
-        factor = summarizer_function("_get_scaling_factor")(str(folder))
-        factor = float(factor)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise ValueError(
-            f"{path}: unreadable scaling factor ({type(exc).__name__}: {exc})"
-        ) from exc
-    if not (factor > 0 and factor < float("inf")):
-        raise ValueError(f"{path}: scaling_factor {factor} is not a positive finite number")
+        doc = json.loads(path.read_bytes().decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise ValueError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(doc, dict) or "scaling_factor" not in doc:
+        raise ValueError(f"{path}: no scaling_factor (not a JSON object with that key)")
+    factor = doc["scaling_factor"]
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        raise ValueError(f"{path}: scaling_factor {factor!r} is not a number")
+    factor = float(factor)
+    lo, hi = SCALING_RANGE
+    if not (math.isfinite(factor) and lo < factor < hi):
+        raise ValueError(f"{path}: scaling_factor {factor:g} is outside ({lo:g}, {hi:g})")
     return factor

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import polars as pl
 
 from trainperf.mlperf.rules import olympic_average, required_runs, scaling_factor
+from trainperf.quality import QualityLog
 
 __all__ = ["SCORE_SCHEMA", "score_runs"]
 
@@ -52,7 +54,7 @@ def _distinct_runs(sub: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return keep, sub.height - keep.height
 
 
-def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
+def score_runs(runs: pl.DataFrame, log: QualityLog | None = None) -> pl.DataFrame:
     """Score each (round, submitter, system, benchmark) as the MLPerf Training rules do.
 
     Rule (MLPerf Training rules, "Benchmark Results", mlcommons/training_policies training_rules.adoc;
@@ -64,10 +66,14 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
     (1; 4 for unet3d) gives no score. A result file that is a byte copy of another (status
     ``duplicate``) is not a run: ``n_runs`` and the runs the rules require count distinct runs. The
     ``scaling.json`` factor of a results folder, when present,
-    multiplies the score; an unreadable one gives no score.
+    multiplies the score; an unreadable one, or a factor outside
+    :data:`~trainperf.mlperf.rules.SCALING_RANGE`, gives no score, a ``bad_scaling`` row
+    (``excluded``) and a warning naming the file; a score that is not finite is no score either.
 
     Args:
         runs: the ``runs`` frame of :func:`~trainperf.mlperf.loader.load_results`.
+        log: the load's quality log (an :class:`~trainperf.mlperf.checks.MLPerfLogWarning` log):
+            ``bad_scaling`` rows go here; without one they are only in the note.
 
     Returns:
         :data:`SCORE_SCHEMA`, one row per group: round, submitter, system, benchmark (String), n_accelerators
@@ -93,6 +99,11 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
         except ValueError as exc:
             factor = None
             notes.append(f"{exc}: no score")
+            if log is not None:
+                where = str(exc).split(": ", 1)
+                log.add(
+                    where[0], "bad_scaling", "excluded", f"{where[-1]}: no score for this benchmark"
+                )
         if dropped > max_dropped:
             notes.append(
                 f"{dropped} runs did not succeed (at most {max_dropped} may be dropped): no score"
@@ -103,6 +114,9 @@ def score_runs(runs: pl.DataFrame) -> pl.DataFrame:
                 notes.append("too few successful runs for an olympic mean")
             else:
                 score = avg * factor
+                if not math.isfinite(score):
+                    score = None
+                    notes.append(f"score {avg:g} x {factor:g} is not a finite number: no score")
                 if dropped:
                     notes.append(f"{dropped} failed run counted as the dropped slowest")
         if req is not None and sub.height < req:

@@ -8,8 +8,10 @@ result file that is a byte copy of another of its folder.
   start and its stop, is the clock stepped back (NTP correcting a fast clock): the run's
   ``run_stop - run_start`` is then shorter than the time it trained by an unknown amount. The run is
   flagged, status ``damaged``, no time to train.
+  In a log one rank writes (run_start and run_stop once) the tolerance is 1 s; a forward jump far
+  beyond the run's own cadence is flagged ``clock_jump`` (:func:`clock_stepped_back`).
 * ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
-  with the same bytes are one run written twice, not two runs. The first in name order is the run;
+  with the same bytes (CRLF read as LF) are one run written twice, not two runs. The first in name order is the run;
   each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
   out (:func:`trainperf.mlperf.scores.score_runs`), so the runs the rules require are counted over
   distinct runs.
@@ -24,33 +26,85 @@ import polars as pl
 
 from trainperf.mlperf.checks import FileChecks, display_path, limits
 
-__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate"]
+__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate", "unknown_stop_status"]
+
+#: The run_stop statuses mlperf-logging writes (``mlperf_logging/mllog/constants.py``: ``SUCCESS``,
+#: ``ABORTED``).
+STOP_STATUSES = frozenset({"success", "aborted"})
+
+
+def unknown_stop_status(meta: dict, checks: FileChecks, line: int | None) -> bool:
+    """Whether run_stop's ``metadata.status`` is not one of :data:`STOP_STATUSES` after decoding
+    (``"succ\ufffdss"`` from bytes that are not UTF-8, a typo, a number): the run's outcome is
+    unknown, neither a success nor a failure the log reports. Adds an ``outcome_unknown`` row
+    (``flagged``) naming the line; the caller makes the run ``damaged``.
+    """
+    status = meta.get("status")
+    if isinstance(status, str) and status in STOP_STATUSES:
+        return False
+    checks.add(
+        "outcome_unknown",
+        "flagged",
+        f"run_stop status {status!r} is not one mlperf-logging writes (success, aborted): the "
+        "run's outcome is unknown; status damaged",
+        line,
+    )
+    return True
+
+
+#: Steps back a log with one stream (run_start and run_stop logged once: one rank writes it) may show
+#: without being a clock step, ms: product choice, one process writes its lines in time order; 1 s
+#: leaves room for threads of that process flushing out of order. A log written by several ranks
+#: (run_start or run_stop logged more than once) keeps ``duplicate_tolerance_ms`` (rank skew).
+SINGLE_STREAM_TOLERANCE_MS = 1000.0
+#: A forward jump is a gap between consecutive events more than this many times the next largest gap
+#: of the run (product choice: the eval and block cadence of a run repeats, so its largest gaps come
+#: in sets; one gap 10x all others is no cadence) ...
+JUMP_FACTOR = 10.0
+#: ... and at least this long, ms (product choice: NTP steps and time-zone slips are minutes to hours;
+#: a one-off slow block of seconds is not a clock step) ...
+JUMP_MIN_MS = 300_000.0
+#: ... with at least this many gaps between run_start and run_stop to judge the cadence by.
+JUMP_MIN_GAPS = 4
 
 
 def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,
-                       checks: FileChecks) -> bool:  # fmt: skip
-    """Whether the clock stepped back between event rows ``first`` and ``last`` (file order).
+                       checks: FileChecks, multi_rank: bool = True) -> bool:  # fmt: skip
+    """Whether the clock stepped back, or jumped forward, between event rows ``first`` and ``last``
+    (file order).
+
+    Back: a time more than the tolerance below the previous event's (``duplicate_tolerance_ms``,
+    60 s, when ``multi_rank``: rank skew; else :data:`SINGLE_STREAM_TOLERANCE_MS`), check
+    ``clock_step_back``.
+
+    Forward (check ``clock_jump``): a gap between consecutive events that is more than
+    :data:`JUMP_FACTOR` times the next largest gap of the run, longer than all the other gaps together
+    (more than half of ``run_stop - run_start``) and at least :data:`JUMP_MIN_MS`, judged where the run
+    has at least :data:`JUMP_MIN_GAPS` gaps. The threshold rests on the run's own gaps: a long
+    evaluation recurs at every eval, so it is never alone; initialisation (however long) is before
+    run_start, outside the window.
 
     Args:
         times: ``time_ms`` of every event (Float64, null where excluded).
         lines: 1-based line of every event.
         first, last: the rows of the run's start and stop.
-        checks: the file's checks; a ``clock_step_back`` row (``flagged``) is added naming the
-            first line whose time is more than the tolerance below the previous event's.
+        checks: the file's checks; a ``clock_step_back`` or ``clock_jump`` row (``flagged``) is
+            added naming the first line concerned.
+        multi_rank: whether several ranks write the log (their lines interleave with skew).
 
     Returns:
-        True when a step back was found.
+        True when a step back or a forward jump was found (the time to train is not usable).
     """
     if last <= first:
         return False
-    tol = limits()["duplicate_tolerance_ms"]
+    tol = limits()["duplicate_tolerance_ms"] if multi_rank else SINGLE_STREAM_TOLERANCE_MS
     t = times.slice(first, last - first + 1)
     prev = t.forward_fill().shift(1)
     step = t - prev
     back = (step < -tol).fill_null(False)
     n = int(back.sum())
     if n == 0:
-        return False
+        return _jumped_forward(step, lines, first, checks)
     i = int(back.arg_max())
     size_min = -float(step[i]) / 60_000.0
     checks.add(
@@ -65,22 +119,56 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     return True
 
 
+def _jumped_forward(step: pl.Series, lines: pl.Series, first: int, checks: FileChecks) -> bool:
+    """The ``clock_jump`` check of :func:`clock_stepped_back` on the gaps ``step`` (ms)."""
+    gaps = step.filter(step > 0)
+    if gaps.len() < JUMP_MIN_GAPS:
+        return False
+    top = gaps.sort(descending=True)
+    g1, g2 = float(top[0]), float(top[1])
+    rest = float(gaps.sum()) - g1
+    if not (g1 >= JUMP_MIN_MS and g1 > JUMP_FACTOR * g2 and g1 > rest):
+        return False
+    i = int((step == g1).fill_null(False).arg_max())
+    checks.add(
+        "clock_jump",
+        "flagged",
+        f"time jumps forward {g1 / 60_000.0:.2f} min between two consecutive events, more than "
+        f"{JUMP_FACTOR:g}x the next largest gap of the run ({g2 / 1000.0:.1f} s) and longer than all "
+        f"its other gaps together ({rest / 60_000.0:.2f} min): the clock was stepped forward; the "
+        "time to train is not usable; status damaged",
+        int(lines[first + i]),
+    )
+    return True
+
+
 def _digest(path: Path) -> str | None:
+    """SHA-256 of a file's bytes with CRLF line ends read as LF (the reader treats them alike, so a
+    CRLF copy of a result file is the same run); None when it cannot be read."""
     h = hashlib.sha256()
+    carry = b""
     try:
         with open(path, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+                chunk = carry + chunk
+                # a CR at a chunk's end may be the first half of a CRLF: keep it for the next chunk
+                carry = b"\r" if chunk.endswith(b"\r") else b""
+                if carry:
+                    chunk = chunk[:-1]
+                h.update(chunk.replace(b"\r\n", b"\n"))
     except OSError:
         return None
+    h.update(carry)
     return h.hexdigest()
 
 
 def duplicate_files(files: list[Path]) -> dict[int, Path]:
-    """Result files that are byte copies of an earlier file of the same folder.
+    """Result files that are copies of an earlier file of the same folder (the same bytes once CRLF
+    line ends are read as LF, as the reader reads them).
 
-    Files are compared by size first and by SHA-256 only where two of one folder have the same
-    size (an unreadable file is never a copy: its own read reports it).
+    Files of one folder are compared by SHA-256 of their LF-normalised bytes (:func:`_digest`) where
+    the folder has two or more non-empty files (sizes differ between a file and its CRLF copy, so size
+    cannot pre-filter); an unreadable file is never a copy: its own read reports it.
 
     Args:
         files: the result files, in load order.
@@ -88,16 +176,16 @@ def duplicate_files(files: list[Path]) -> dict[int, Path]:
     Returns:
         index of each copy in ``files`` -> the earlier file it copies.
     """
-    by_size: dict[tuple[Path, int], list[int]] = {}
+    by_dir: dict[Path, list[int]] = {}
     for i, f in enumerate(files):
         try:
             size = f.stat().st_size
         except OSError:
             continue
         if size:
-            by_size.setdefault((f.parent, size), []).append(i)
+            by_dir.setdefault(f.parent, []).append(i)
     out: dict[int, Path] = {}
-    for group in by_size.values():
+    for group in by_dir.values():
         if len(group) < 2:
             continue
         first_of: dict[str, int] = {}

@@ -53,6 +53,10 @@ MIN_READINGS = 60
 #: The window may miss the timed run by one reading interval (1 s) without a flag.
 _WINDOW_SLACK_MS = 1000.0
 _J_PER_KWH = 3.6e6
+#: A node file whose mean power is under this, W, is flagged ``implausible_power``: product choice, a
+#: training node (CPUs, memory, NICs, fans, and its accelerators) draws hundreds of W idle; a mean
+#: under 50 W is readings logged in kW (a kW/W slip) or of another device.
+MIN_NODE_MEAN_W = 50.0
 
 FILE_ENERGY_SCHEMA: dict[str, pl.DataType] = {
     "benchmark_dir": pl.String(),
@@ -311,6 +315,17 @@ def file_energy(
     window_j = eff * float((inside["power_w"] * dt).sum()) / 1000.0
     row["mean_power_w"] = window_j * 1000.0 / window
     row["energy_j"] = window_j * time_to_train_ms / window
+    if row["mean_power_w"] < MIN_NODE_MEAN_W:
+        issues.append(
+            Issue(
+                "implausible_power",
+                "flagged",
+                int(inside["line"][0]),
+                inside.height,
+                f"mean node power {row['mean_power_w']:.3g} W, under {MIN_NODE_MEAN_W:g} W: no "
+                "training node draws so little (readings in kW logged as W?); energy kept as logged",
+            )
+        )
     if run_start_ms is not None and run_stop_ms is not None:
         in_run = inside.filter(pl.col("time_ms").is_between(run_start_ms, run_stop_ms)).height
         if in_run == 0:
@@ -347,7 +362,16 @@ def _ms(value) -> float | None:
     return None if value is None else value.timestamp() * 1000.0
 
 
-def _run_rows(folder: Path, runs: pl.DataFrame, issues: dict, files: list[dict]) -> list[dict]:
+def _run_rows(
+    folder: Path,
+    runs: pl.DataFrame,
+    issues: dict,
+    files: list[dict],
+    interconnect: dict[str, bool] | None = None,
+) -> list[dict]:
+    """The run rows of one folder; ``interconnect`` gets, per result name, whether a switch file of
+    the run logs ``interconnect_power_est`` (its energy counts the interconnect)."""
+    interconnect = {} if interconnect is None else interconnect
     out = []
     for run in runs.iter_rows(named=True):
         name = Path(run["result_file"]).stem
@@ -377,8 +401,11 @@ def _run_rows(folder: Path, runs: pl.DataFrame, issues: dict, files: list[dict])
                     ),
                 )
             )
+        interconnect[name] = False
         for path in [*nodes, *sws]:
             log = read_power_log(path)
+            if log.kind == "switch" and log.interconnect_power_est_w is not None:
+                interconnect[name] = True
             if ttt is None:
                 row, found = {"kind": log.kind}, log.issues
             else:
@@ -464,6 +491,38 @@ def _olympic(
     return (None if avg is None else avg * factor), kept["result_file"].to_list(), []
 
 
+def _across_runs(folder: Path, runs: pl.DataFrame, ic: dict[str, bool], qlog: QualityLog) -> None:
+    """Checks across the runs of one folder: ``interconnect_inconsistent`` (some runs' switch files log
+    ``interconnect_power_est``, others' do not: their energies count the interconnect differently)
+    and ``orphan_power_log`` (a ``power/<name>`` folder with no result file ``<name>.txt``)."""
+    with_ic = sorted(n for n, v in ic.items() if v)
+    without = sorted(n for n, v in ic.items() if not v)
+    if with_ic and without:
+        qlog.add(
+            str(folder / "power"),
+            "interconnect_inconsistent",
+            "flagged",
+            f"interconnect_power_est in the switch files of {len(with_ic)} run(s) "
+            f"({', '.join(with_ic[:3])}) but not of {len(without)} ({', '.join(without[:3])}): "
+            "those runs' energies leave the interconnect out, so the runs are not comparable",
+            n_series=len(without),
+        )
+    pdir = folder / "power"
+    if not pdir.is_dir():
+        return
+    stems = {Path(f).stem for f in runs["result_file"].drop_nulls().to_list()}
+    orphans = sorted(d.name for d in pdir.iterdir() if d.is_dir() and d.name not in stems)
+    if orphans:
+        qlog.add(
+            str(pdir / orphans[0]),
+            "orphan_power_log",
+            "flagged",
+            f"{len(orphans)} power folder(s) with no result file ({', '.join(orphans[:3])}): "
+            "not counted (no run to give a time to train)",
+            n_series=len(orphans),
+        )
+
+
 def _folder(folder: Path, runs: pl.DataFrame | None, qlog: QualityLog, files: list[dict]):
     if runs is None:
         with warnings.catch_warnings():
@@ -477,7 +536,9 @@ def _folder(folder: Path, runs: pl.DataFrame | None, qlog: QualityLog, files: li
             )
         )
     issues: dict[tuple[str, str], list[tuple[Path, Issue]]] = defaultdict(list)
-    rows = [{**r, "in_score": None} for r in _run_rows(folder, runs, issues, files)]
+    ic: dict[str, bool] = {}
+    rows = [{**r, "in_score": None} for r in _run_rows(folder, runs, issues, files, ic)]
+    _across_runs(folder, runs, ic, qlog)
     run_rows = (
         pl.DataFrame(rows, schema=RUN_ENERGY_SCHEMA)
         if rows

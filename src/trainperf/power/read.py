@@ -144,6 +144,7 @@ def read_power_log(path: str | Path) -> PowerLog:
     lines: list[int] = []
     log = PowerLog(path, _kind(path), pl.DataFrame(schema=READING_SCHEMA))
     effs: list[tuple[int, float]] = []
+    bad_effs: list[tuple[int, object]] = []
     starts: list[tuple[int, float]] = []
     stops: list[tuple[int, float]] = []
     try:
@@ -186,9 +187,7 @@ def read_power_log(path: str | Path) -> PowerLog:
         elif key == "conversion_eff":
             e = _number(value)
             if e is None or not 0 < e <= 1:
-                found.hit(
-                    "conversion_eff", "excluded", lineno, f"conversion_eff {value!r} not in (0, 1]"
-                )
+                bad_effs.append((lineno, value))  # flagged below, naming the value used instead
             else:
                 effs.append((lineno, e))
         elif key == "interconnect_power_est" and log.interconnect_power_est_w is None:
@@ -212,6 +211,18 @@ def read_power_log(path: str | Path) -> PowerLog:
         log.start_line, log.start_ms = starts[-1]
     if stops:
         log.stop_line, log.stop_ms = stops[-1]
+    for lineno, value in bad_effs:
+        used = (
+            f"the last valid one, {effs[-1][1]:g}, is used"
+            if effs
+            else "1.0 is used (DC power assumed: no valid conversion_eff in the file)"
+        )
+        found.hit(
+            "conversion_eff",
+            "excluded",
+            lineno,
+            f"conversion_eff {value!r} not in (0, 1]: ignored; {used}",
+        )
     if effs:
         log.conversion_eff = effs[-1][1]
         if len({e for _, e in effs}) > 1:
@@ -221,7 +232,7 @@ def read_power_log(path: str | Path) -> PowerLog:
                 effs[1][0],
                 "conversion_eff logged with different values, the last taken",
             )
-    elif log.kind == "node" or log.interconnect_power_est_w is not None:
+    elif not bad_effs and (log.kind == "node" or log.interconnect_power_est_w is not None):
         found.hit(
             "conversion_eff", "flagged", 1, "no conversion_eff logged: 1.0 taken (DC power assumed)"
         )

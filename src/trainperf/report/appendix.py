@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from trainperf.atomic import write_text_atomic
+from trainperf.markup import md_code, md_text
 from trainperf.report.absent import is_stand_in_cell
 from trainperf.report.outdir import unlink_owned
 
@@ -73,8 +74,15 @@ def _shown_value(node: ast.expr) -> str | None:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
-        return f"`{value}`" if value else "(empty)"
-    return str(value).replace("|", "\\|")
+        # a config's text (a description, a name) is untrusted: a code span that no backtick in it
+        # closes and no shortcode forms in (trainperf.markup); pandoc keeps a "|" in it in the cell
+        code = md_code(value)
+        if code.startswith("` ") and not code.startswith("``"):
+            code = f"`{code[2:-2]}`"  # no backtick inside: the padding spaces are not needed
+        return code or "(empty)"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return md_text(value)  # a list or dict of texts: every punctuation character escaped
 
 
 def parameters_markdown(source: str) -> str | None:

@@ -475,6 +475,20 @@ _MESSAGES = {
         "flagged",
         "a state that is not a Slurm job state (https://slurm.schedmd.com/job_state_codes.html)",
     ),
+    # a job record without one of the objects every sacct --json job has (slurmrestd
+    # v0.0.39+ job schema): the job is kept, the values that object gives left empty (unknown)
+    "missing_time": (
+        "flagged",
+        "job record(s) without a time object: elapsed, start, end and the time limit left empty (unknown)",
+    ),
+    "missing_state": (
+        "flagged",
+        "job record(s) without a state: state left empty (unknown)",
+    ),
+    "missing_tres": (
+        "flagged",
+        "job record(s) without tres: the allocated GPUs and CPUs left empty (unknown)",
+    ),
     "bad_record": ("excluded", "records that are not of the sacct --json shape, left out"),
 }
 
@@ -615,7 +629,7 @@ def _json_job_row(job: Any) -> dict[str, Any]:
     elapsed = _int(t.get("elapsed"))
     n_nodes = _int(job.get("allocation_nodes"))
     start = _epoch(t.get("start"))
-    flags: list[str] = []
+    flags: list[str] = [f"missing_{k}" for k in ("time", "state", "tres") if job.get(k) is None]
     node_text, nodes = _job_nodes(job, n_nodes, start is not None, flags)
     cpus = alloc_t.get("cpu")
     row = {

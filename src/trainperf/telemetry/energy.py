@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from trainperf.dcgm.monotonic import glitch_expr, reset_expr
 from trainperf.quality import QualityLog, empty_quality
 
 __all__ = [
@@ -133,14 +134,33 @@ def cumulative_energy(
     for (host, gpu), g in f.group_by(["hostname", "gpu"], maintain_order=True):
         has_counter = g.filter(pl.col("field_id") == ENERGY_FIELD).height >= 2
         fid = ENERGY_FIELD if has_counter else POWER_FIELD
-        s = g.filter(pl.col("field_id") == fid).sort("timestamp")
+        s = g.filter(pl.col("field_id") == fid)
+        # a counter whose time goes back in file order (a clock stepped back, the reader's check
+        # clock_step) is taken in file order, where its values are right (trainperf.dcgm.counter_increase)
+        if fid != ENERGY_FIELD or not bool((s["timestamp"].dt.epoch("us").diff() < 0).any()):
+            s = s.sort("timestamp")
         if s.height < 2:
             continue
         s = s.with_columns((pl.col("timestamp").dt.epoch("us") / 1e6).alias("t_s"))
         where = f"{source} (host {host}, GPU {gpu})"
         if fid == ENERGY_FIELD:
             prev = pl.col("value").shift(1)
-            reset = (pl.col("value") < prev / 2).fill_null(False)
+            # the rule of trainperf.dcgm.counter_increase: a one-sample glitch is taken as the value
+            # before it; a reset counts from zero (trainperf.dcgm.monotonic)
+            glitch = glitch_expr(pl.col("value"), prev, pl.col("value").shift(-1))
+            n_glitch = int(s.select(glitch.sum()).item())
+            s = s.with_columns(pl.when(glitch).then(prev).otherwise(pl.col("value")).alias("value"))
+            if n_glitch:
+                log.add(
+                    where,
+                    "counter_glitch",
+                    "flagged",
+                    f"energy counter dropped to under half for {n_glitch} single sample(s) and was back at or above the old level at the next: a glitch, not a reset; nothing counted for it",
+                    n_series=1,
+                    n_gpus=1,
+                    n_samples=n_glitch,
+                )
+            reset = reset_expr(pl.col("value"), prev).fill_null(False)
             s = s.with_columns(reset.cast(pl.UInt32).cum_sum().alias("_seg"))
             s = s.with_columns(pl.col("value").cum_max().over("_seg").alias("_top"))
             first = (pl.col("_seg") != pl.col("_seg").shift(1)).fill_null(False)
@@ -155,7 +175,7 @@ def cumulative_energy(
                 log.add(
                     where,
                     "counter_reset",
-                    "corrected",
+                    "flagged",
                     f"energy counter reset {n_reset} time(s) (step down to under half): counted from zero again; the energy between the samples around each reset is lost",
                     n_series=1,
                     n_gpus=1,
