@@ -35,7 +35,11 @@ def browser():
         "playwright.sync_api", reason="playwright not installed (dev extra)"
     )
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        # Quarto 1.10's pages load ES module scripts (site_libs/.../tabsets.js), which Chromium
+        # refuses from file:// without this flag (origin null, CORS); a reader's browser gets them
+        # over http from `trainperf serve`, as the README says (search needs http too)
+        args = ["--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"]
+        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
         yield b
         b.close()
 
