@@ -554,7 +554,7 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         if not relaunch:
             row["status"] = "damaged"
         return row
-    if start_rows and clock_stepped_back(times, lines, min(start_rows), last, checks):
+    if start_rows and clock_stepped_back(times, lines, min(start_rows), last, checks, cols["key"]):
         if not relaunch:
             row["status"] = "damaged"
         return row

@@ -8,6 +8,15 @@ result file that is a byte copy of another of its folder.
   start and its stop, is the clock stepped back (NTP correcting a fast clock): the run's
   ``run_stop - run_start`` is then shorter than the time it trained by an unknown amount. The run is
   flagged, status ``damaged``, no time to train.
+
+  Checkpoints evaluated after the clock stopped are not a step back (MLPerf Training rules,
+  ``training_rules.adoc`` "Quality": an implementation may "evaluate [timestamped checkpoints]
+  after the clock has been stopped, and update the clock stopped time to the timestamp of the
+  first passing checkpoint"; Stable Diffusion: "evaluation is done offline, the time is not
+  counted"): such a log ends with its ``eval_*`` events, logged after training with later times,
+  then ``run_stop`` with the (earlier) checkpoint time (:func:`offline_eval_tail`). There the
+  step check covers run_start up to the last training event, and run_stop's time must not be
+  later than that event's (plus the tolerance).
 * ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
   with the same bytes are one run written twice, not two runs. The first in name order is the run;
   each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
@@ -24,12 +33,49 @@ import polars as pl
 
 from trainperf.mlperf.checks import FileChecks, display_path, limits
 
-__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate"]
+__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate", "offline_eval_tail"]
+
+
+_OFFLINE_TAIL_KEYS = ("run_stop",)  # besides eval_*: rank copies of run_stop in the tail
+
+
+def offline_eval_tail(keys, times, stop: int, start: int = 0) -> int | None:
+    """The last training event before an offline-evaluation tail that ends at run_stop ``stop``.
+
+    The tail is the events just before row ``stop`` (file order) whose keys start with ``eval_``
+    (or are run_stop: rank copies); it is an offline evaluation when it holds an ``eval_`` event
+    timed after run_stop, and the event before it is training progress (neither run_start nor
+    anything before row ``start``, the run's start: a log with no training event between start
+    and stop shows nothing that the evaluations came after training).
+
+    Args:
+        keys: event keys in file order (a list or a String Series).
+        times: ``time_ms`` of every event, file order (None where excluded).
+        stop: row of the run_stop.
+        start: row of the run's run_start (the tail's training event must come after it).
+
+    Returns:
+        The row of the last training event, or None when there is no offline tail.
+    """
+    j, later = stop - 1, False
+    t_stop = times[stop]
+    while j > start and (keys[j].startswith("eval_") or keys[j] in _OFFLINE_TAIL_KEYS):
+        t = times[j]
+        if keys[j].startswith("eval_") and t is not None and t_stop is not None and t > t_stop:
+            later = True
+        j -= 1
+    if not later or j <= start or keys[j] == "run_start":
+        return None
+    return j
 
 
 def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,
-                       checks: FileChecks) -> bool:  # fmt: skip
+                       checks: FileChecks, keys: pl.Series | None = None) -> bool:  # fmt: skip
     """Whether the clock stepped back between event rows ``first`` and ``last`` (file order).
+
+    Where ``keys`` are given and the run ends with an offline evaluation
+    (:func:`offline_eval_tail`), the steps are checked from ``first`` to the last training event
+    only, and run_stop's time must be within the tolerance of, or before, that event's time.
 
     Args:
         times: ``time_ms`` of every event (Float64, null where excluded).
@@ -37,6 +83,7 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
         first, last: the rows of the run's start and stop.
         checks: the file's checks; a ``clock_step_back`` row (``flagged``) is added naming the
             first line whose time is more than the tolerance below the previous event's.
+        keys: event keys (String), to recognise an offline-evaluation tail.
 
     Returns:
         True when a step back was found.
@@ -44,6 +91,11 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     if last <= first:
         return False
     tol = limits()["duplicate_tolerance_ms"]
+    if keys is not None:
+        train_end = offline_eval_tail(keys, times, last, first)
+        if train_end is not None and times[train_end] is not None:
+            if times[last] <= times[train_end] + tol:
+                last = train_end
     t = times.slice(first, last - first + 1)
     prev = t.forward_fill().shift(1)
     step = t - prev
