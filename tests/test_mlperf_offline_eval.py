@@ -84,19 +84,27 @@ def test_clock_step_back_during_training_before_an_offline_evaluation_is_flagged
     assert q["first_line"] == 17 and "5.00 min" in q["detail"]
 
 
-def test_run_stop_after_the_end_of_training_behind_an_offline_evaluation_is_a_step_back(
-    results_tree,
-):
-    # run_stop stamped 200 min after run_start: after every training event (20 min) but below
-    # the evaluations logged before it (last at 240 min). Not a checkpoint time (none after
-    # 20 min), so the tail is no offline evaluation: run_stop falls 240 - 200 = 40 min below the
-    # CLIP line before it, a step back (flagged at run_stop's line 35 = 6 + 20 + 8 + 1)
-    results_tree.add("sysA", "stable_diffusion", 0, sd_run(stop_min=200.0))
+def test_an_eval_logged_with_its_own_later_time_is_no_step_back(results_tree):
+    # xFusion's v3.1 bert shape: the final eval_accuracy is logged with the time the evaluation
+    # ended (12 min after run_start), then block_stop, epoch_stop and run_stop with the training
+    # clock (10 min, 10 min, 10 min + 6 ms): 2 min below the eval, but not below the previous
+    # training event (block_start at 0). Time to train (10 x 60,000 + 6) ms = 10.0001 min.
+    lines = [
+        mllog("submission_benchmark", "bert", T0 - 5000),
+        mllog("global_batch_size", 4096, T0 - 4000),
+        mllog("seed", 1, T0 - 4000),
+        mllog("run_start", None, T0, event_type="INTERVAL_START"),
+        mllog("block_start", None, T0 + 1, {"first_epoch_num": 1}, "INTERVAL_START"),
+        mllog("eval_accuracy", 0.725, T0 + 12 * MIN, {"epoch_num": 3_000_000}),
+        mllog("block_stop", None, T0 + 10 * MIN, {"first_epoch_num": 1}, "INTERVAL_END"),
+        mllog("epoch_stop", None, T0 + 10 * MIN, {"epoch_num": 3_000_000}, "INTERVAL_END"),
+        mllog("run_stop", None, T0 + 10 * MIN + 6, {"status": "success"}, "INTERVAL_END"),
+    ]
+    results_tree.add("sysA", "bert", 0, lines)
     r, _ = load(results_tree.root)
     row = r.runs.row(0, named=True)
-    assert row["status"] == "damaged" and row["time_to_train_min"] is None
-    q = r.quality.filter(r.quality["check"] == "clock_step_back").row(0, named=True)
-    assert q["first_line"] == 35 and "40.00 min" in q["detail"]
+    assert row["status"] == "success" and "clock_step_back" not in row["quality"]
+    assert row["time_to_train_min"] == pytest.approx((10 * 60_000 + 6) / 60_000)
 
 
 def test_few_long_epochs_do_not_put_run_stop_out_of_order(results_tree):

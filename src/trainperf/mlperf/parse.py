@@ -702,7 +702,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     for row, key in enumerate(py["key"]):
         if key in KEPT_KEYS:
             kept.setdefault(key, []).append((row, objects[row].value, objects[row].metadata))
-    _order_check(py["time_ms"], py["line"], checks, lim, py["key"])
+    _order_check(py["time_ms"], py["line"], checks, lim, py["key"], py["value"])
     if py["repeated"]:
         lines, keys, rank = py["line"], py["key"], _rank_keys()
         first: dict[int, int] = {}
@@ -894,7 +894,8 @@ def _order_check_frame(events: pl.DataFrame, checks: FileChecks, lim: dict) -> p
     if ts.diff().abs().max() <= lim["order_tolerance_ms"] / k:
         return events
     times = events["time_ms"].to_list()
-    _order_check(times, events["line"].to_list(), checks, lim, events["key"].to_list())
+    keys, values = events["key"].to_list(), events["value"].to_list()
+    _order_check(times, events["line"].to_list(), checks, lim, keys, values)
     return events.with_columns(pl.Series("time_ms", times, dtype=pl.Float64))
 
 
@@ -954,7 +955,7 @@ def _report_repeats(hit: list[int], checks: FileChecks) -> None:
     found.n, found.counted = n, True
 
 
-def _offline_exempt(times: list, keys: list, tol: float) -> list[int]:
+def _offline_exempt(times: list, keys: list, values: list, tol: float) -> list[int]:
     """Rows the order check leaves alone: each run_stop that follows an offline evaluation
     (:func:`trainperf.mlperf.timeline.offline_eval_tail`) with a time not later than its last
     training event's plus ``tol``, and the evaluation events between them (timed later, and in
@@ -963,14 +964,14 @@ def _offline_exempt(times: list, keys: list, tol: float) -> list[int]:
     for r in [i for i, k in enumerate(keys) if k == "run_stop"]:
         if times[r] is None:
             continue
-        end = offline_eval_tail(keys, times, r)
+        end = offline_eval_tail(keys, values, r)
         if end is not None and times[end] is not None and times[r] <= times[end] + tol:
             out.extend(range(end + 1, r + 1))
     return out
 
 
 def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict,
-                 keys: list | None = None) -> None:  # fmt: skip
+                 keys: list | None = None, values: list | None = None) -> None:  # fmt: skip
     """Exclude (set to None) times far from the median of their file-order neighbours.
 
     MLLOG lines are written in time order, so in a file the median of an event's neighbourhood is
@@ -997,7 +998,9 @@ def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict,
     # |t_i - median| <= k * (largest step) within a window: no step above tol / k, nothing to find.
     if max(map(abs, map(operator.sub, ts[1:], ts[:-1]))) <= tol / k:
         return
-    exempt = _offline_exempt(times, keys, tol) if keys is not None and "run_stop" in keys else []
+    exempt = []
+    if keys is not None and "run_stop" in keys:
+        exempt = _offline_exempt(times, keys, values, tol)
     if exempt:
         work = list(times)
         for r in exempt:

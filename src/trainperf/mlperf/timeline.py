@@ -16,7 +16,9 @@ result file that is a byte copy of another of its folder.
   counted"): such a log ends with its ``eval_*`` events, logged after training with later times,
   then ``run_stop`` with the (earlier) checkpoint time (:func:`offline_eval_tail`). There the
   step check covers run_start up to the last training event, and run_stop's time must not be
-  later than that event's (plus the tolerance).
+  later than that event's (plus the tolerance). A step back from an ``eval_*`` event to a
+  training event is not one either (the evaluation logged its own time). What stays unseen: a
+  step back between the last training event and a run_stop that follows evaluations.
 * ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
   with the same bytes are one run written twice, not two runs. The first in name order is the run;
   each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
@@ -36,46 +38,61 @@ from trainperf.mlperf.checks import FileChecks, display_path, limits
 __all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate", "offline_eval_tail"]
 
 
-_OFFLINE_TAIL_KEYS = ("run_stop",)  # besides eval_*: rank copies of run_stop in the tail
+_VALIDATION_BLOCK = '"validation_step"'  # block_start/block_stop value of an evaluation's steps
 
 
-def offline_eval_tail(keys, times, stop: int, start: int = 0) -> int | None:
-    """The last training event before an offline-evaluation tail that ends at run_stop ``stop``.
+def _evaluation(key: str, value) -> bool:
+    """Whether an event belongs to an evaluation: an ``eval_*`` key, or a block of validation
+    steps (Intel-HabanaLabs' v3.1 stable_diffusion logs)."""
+    return key.startswith("eval_") or (
+        value == _VALIDATION_BLOCK and key in ("block_start", "block_stop")
+    )
 
-    The tail is the events just before row ``stop`` (file order) whose keys start with ``eval_``
-    (or are run_stop: rank copies); it is an offline evaluation when it holds an ``eval_`` event
-    timed after run_stop, and the event before it is training progress (neither run_start nor
-    anything before row ``start``, the run's start: a log with no training event between start
-    and stop shows nothing that the evaluations came after training).
+
+def offline_eval_tail(keys, values, stop: int, start: int = 0) -> int | None:
+    """The last training event before an evaluation logged after training, ending at run_stop.
+
+    The tail is the events just before row ``stop`` (file order) that belong to an evaluation
+    (``eval_*`` keys, blocks of ``"validation_step"``) or are rank copies of run_stop; it is an
+    offline evaluation when it holds an ``eval_*`` event and the event before it is training
+    progress after row ``start`` (not run_start itself: a log with no training event between start
+    and stop does not show that its evaluations came after training). Its times are the
+    evaluation's own or its checkpoints' (MLPerf Training rules, "Quality").
 
     Args:
         keys: event keys in file order (a list or a String Series).
-        times: ``time_ms`` of every event, file order (None where excluded).
+        values: the events' values as JSON text, same order.
         stop: row of the run_stop.
         start: row of the run's run_start (the tail's training event must come after it).
 
     Returns:
         The row of the last training event, or None when there is no offline tail.
     """
-    j, later = stop - 1, False
-    t_stop = times[stop]
-    while j > start and (keys[j].startswith("eval_") or keys[j] in _OFFLINE_TAIL_KEYS):
-        t = times[j]
-        if keys[j].startswith("eval_") and t is not None and t_stop is not None and t > t_stop:
-            later = True
+    j, evals = stop - 1, False
+    while j > start:
+        k = keys[j]
+        if k.startswith("eval_"):
+            evals = True
+        elif k != "run_stop" and not _evaluation(k, values[j]):
+            break
         j -= 1
-    if not later or j <= start or keys[j] == "run_start":
+    if not evals or j <= start or keys[j] == "run_start":
         return None
     return j
 
 
 def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,
-                       checks: FileChecks, keys: pl.Series | None = None) -> bool:  # fmt: skip
+                       checks: FileChecks, keys: pl.Series | None = None,
+                       values: pl.Series | None = None) -> bool:  # fmt: skip
     """Whether the clock stepped back between event rows ``first`` and ``last`` (file order).
 
-    Where ``keys`` are given and the run ends with an offline evaluation
-    (:func:`offline_eval_tail`), the steps are checked from ``first`` to the last training event
-    only, and run_stop's time must be within the tolerance of, or before, that event's time.
+    Where ``keys`` and ``values`` are given: when the run ends with an evaluation logged after
+    training (:func:`offline_eval_tail`), the steps are checked from ``first`` to the last
+    training event only, provided run_stop's time is not after that event's (plus the
+    tolerance); and a training event is compared with the previous training event, not with an
+    ``eval_*`` event before it (an evaluation may log its own later time, training resuming with
+    the training clock: xFusion's v3.1 bert logs). An evaluation event is compared with the event
+    before it, whatever it is.
 
     Args:
         times: ``time_ms`` of every event (Float64, null where excluded).
@@ -83,7 +100,8 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
         first, last: the rows of the run's start and stop.
         checks: the file's checks; a ``clock_step_back`` row (``flagged``) is added naming the
             first line whose time is more than the tolerance below the previous event's.
-        keys: event keys (String), to recognise an offline-evaluation tail.
+        keys: event keys (String).
+        values: event values as JSON text (String).
 
     Returns:
         True when a step back was found.
@@ -91,13 +109,19 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     if last <= first:
         return False
     tol = limits()["duplicate_tolerance_ms"]
-    if keys is not None:
-        train_end = offline_eval_tail(keys, times, last, first)
+    is_eval = None
+    if keys is not None and values is not None:
+        train_end = offline_eval_tail(keys, values, last, first)
         if train_end is not None and times[train_end] is not None:
             if times[last] <= times[train_end] + tol:
                 last = train_end
+        is_eval = keys.slice(first, last - first + 1).str.starts_with("eval_")
     t = times.slice(first, last - first + 1)
     prev = t.forward_fill().shift(1)
+    if is_eval is not None and is_eval.any():
+        train = pl.select(pl.when(~is_eval).then(t)).to_series()
+        prev_train = train.forward_fill().shift(1).fill_null(prev)
+        prev = pl.select(pl.when(is_eval).then(prev).otherwise(prev_train)).to_series()
     step = t - prev
     back = (step < -tol).fill_null(False)
     n = int(back.sum())
