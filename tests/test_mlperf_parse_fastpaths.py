@@ -60,7 +60,12 @@ def test_no_lone_surrogate_reads_as_the_reference(tmp_path, key):
 @pytest.mark.parametrize(
     "prefixes",
     [
-        ["0: ", "1: ", "0: ", "12: "],  # srun --label on every line (issue 36: 43 % of v5.1's lines)
+        [
+            "0: ",
+            "1: ",
+            "0: ",
+            "12: ",
+        ],  # srun --label on every line (issue 36: 43 % of v5.1's lines)
         ["0: ", "", "0: ", "1: "],  # one line without a prefix
         ["0: ", "0:\r", "0: ", "0: "],  # a carriage return in a prefix: cut there by the reference
         ["[1,0]<stdout>: ", " ", "x ", "0: "],

@@ -794,9 +794,7 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
         keep = [True] * n
         for i in dropped:
             keep[i] = False
-        line, times, evs, prefixes = (
-            list(compress(c, keep)) for c in (line, times, evs, prefixes)
-        )
+        line, times, evs, prefixes = (list(compress(c, keep)) for c in (line, times, evs, prefixes))
     field = operator.attrgetter
     out: dict[str, list] = {
         "line": line,
