@@ -42,9 +42,30 @@ _ENV = (
 )
 
 
+def _checkouts_text(value: str) -> str:
+    """TRAINPERF_MLPERF_CHECKOUTS as the reader supplies it: the checkouts' names, not this
+    machine's paths (``<checkouts of training_results_v3.1..v5.1, colon-separated>``)."""
+    names = sorted(
+        {Path(p).name for p in value.split(os.pathsep) if p},
+        key=lambda n: tuple(int(x) for x in n.rsplit("v", 1)[-1].split(".") if x.isdigit()),
+    )
+    if not names:
+        return "<checkouts of training_results_vX.Y, colon-separated>"
+    last = names[-1].rsplit("_", 1)[-1]
+    span = names[0] if len(names) == 1 else f"{names[0]}..{last}"
+    return f"<checkouts of {span}, colon-separated>"
+
+
 def _command(name: str, quick: bool) -> str:
-    # quoted as a shell reads it ("TRAINPERF_BENCH_SIZES='1 64'"), so the line runs as printed
-    env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in _ENV if os.environ.get(k))
+    # quoted as a shell reads it ("TRAINPERF_BENCH_SIZES='1 64'"), so the line runs as printed;
+    # the checkouts' paths are this machine's: named by what they hold instead
+    env = " ".join(
+        f"{k}={_checkouts_text(os.environ[k])}"
+        if k == "TRAINPERF_MLPERF_CHECKOUTS"
+        else f"{k}={shlex.quote(os.environ[k])}"
+        for k in _ENV
+        if os.environ.get(k)
+    )
     return f"{env + ' ' if env else ''}.venv/bin/python benchmarks/run_all.py --only {name}" + (
         " --quick" if quick else ""
     )

@@ -55,3 +55,28 @@ def test_no_lone_surrogate_reads_as_the_reference(tmp_path, key):
     assert_frame_equal(new.frame(), ref.frame(), check_exact=True)
     assert new.frame()["file"].to_list() == [str(p)] * 3
     assert list(new.checks.found) == list(ref.checks.found)
+
+
+@pytest.mark.parametrize(
+    "prefixes",
+    [
+        [
+            "0: ",
+            "1: ",
+            "0: ",
+            "12: ",
+        ],  # srun --label on every line (issue 36: 43 % of v5.1's lines)
+        ["0: ", "", "0: ", "1: "],  # one line without a prefix
+        ["0: ", "0:\r", "0: ", "0: "],  # a carriage return in a prefix: cut there by the reference
+        ["[1,0]<stdout>: ", " ", "x ", "0: "],
+    ],
+)
+def test_prefixed_lines_read_as_the_reference(tmp_path, prefixes):
+    # the same event repeated by rank (one template), a second key, and an exact repeat of a line
+    # (line 4 = line 1 when the prefixes agree): events, prefixes and checks as the reference
+    body = [line(T0, "a"), line(T0 + 1, "b"), line(T0 + 1, "b"), line(T0, "a")]
+    p = _write(tmp_path, [pre + b for pre, b in zip(prefixes, body, strict=True)])
+    new, ref = parse.read_log(p), old.read_log(p)
+    assert_frame_equal(new.frame(), ref.frame(), check_exact=True)
+    assert new.frame()["prefix"].to_list() == [x.rsplit("\r", 1)[-1].strip() for x in prefixes]
+    assert list(new.checks.found) == list(ref.checks.found)

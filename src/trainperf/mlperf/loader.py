@@ -561,9 +561,10 @@ def _timed_row(path: Path, parsed: ParsedLog, sys_cache: dict, checks: FileCheck
         if not relaunch:
             row["status"] = "damaged"
         return row
-    if start_rows and clock_stepped_back(
-        times, lines, min(start_rows), last, checks, len(attempt) > 1 or len(stops) > 1
-    ):
+    stepped = clock_stepped_back(times, lines, min(start_rows), last, checks,
+                                 len(attempt) > 1 or len(stops) > 1, cols["key"],
+                                 cols["value"]) if start_rows else False  # fmt: skip
+    if stepped:
         if not relaunch:
             row["status"] = "damaged"
         return row

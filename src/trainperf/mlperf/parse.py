@@ -31,6 +31,7 @@ from trainperf.mlperf.checks import (
     limits,
     read_result_bytes,
 )
+from trainperf.mlperf.timeline import offline_eval_tail
 from trainperf.quality import QualityLog
 from trainperf.tables import package_table
 
@@ -701,7 +702,7 @@ def _read_small(src: str, data: bytes, checks: FileChecks, memo: Memo) -> Parsed
     for row, key in enumerate(py["key"]):
         if key in KEPT_KEYS:
             kept.setdefault(key, []).append((row, objects[row].value, objects[row].metadata))
-    _order_check(py["time_ms"], py["line"], checks, lim)
+    _order_check(py["time_ms"], py["line"], checks, lim, py["key"], py["value"])
     if py["repeated"]:
         lines, keys, rank = py["line"], py["key"], _rank_keys()
         first: dict[int, int] = {}
@@ -725,7 +726,8 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
                   hi: float) -> dict | None:  # fmt: skip
     """:func:`_per_line` of a file whose every MLLOG line is as mllog writes it, in C-level passes.
 
-    Taken only when each line of ``work`` (all kind 0) starts with the token and the head, holds
+    Taken only when each line of ``work`` (all kind 0) starts with the token and the head (or
+    every line has a prefix before them and no carriage return: srun's rank labels), holds
     no second token (``n_tokens``, the file's count, equals the lines'), and its time digits are an
     integer :data:`_DIGIT_LINES` accepts, in the plausible range: then :func:`_per_line` would take
     every line by its head, as a template (the text from the comma after the digits) and a time
@@ -741,9 +743,18 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     n = len(work)
     if n == 0 or n_tokens != n:
         return None
-    raws = list(map(operator.itemgetter(2), work))
+    lines_raw = raws = list(map(operator.itemgetter(2), work))
+    prefixes: list[str] | None = None
     if sum(map(str.startswith, raws, repeat(_LINE_HEAD, n))) != n:
-        return None
+        # every line "<prefix> :::MLLOG {...}" (srun --label's "0: ": 43 % of v5.1's lines): the
+        # per-line path takes the text before the token, stripped, as the prefix (no carriage
+        # return in the line: it would cut the prefix there and strip the segment) and the rest
+        # as an mllog-written line
+        pos = list(map(str.find, raws, repeat(_LINE_HEAD, n)))
+        if min(pos) < 0 or any(map(operator.contains, raws, repeat("\r", n))):
+            return None
+        prefixes = [r[:p].strip() for r, p in zip(raws, pos, strict=True)]
+        raws = list(map(operator.getitem, raws, map(slice, pos, repeat(None, n))))
     ends = list(map(str.find, raws, repeat(",", n), repeat(_LINE_HEAD_LEN, n)))
     if min(ends) <= _LINE_HEAD_LEN:
         return None
@@ -770,22 +781,24 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
                 head[tpls[i]] = ev
         evs[i] = ev
     repeated: list[int] = []
-    if len(set(raws)) < n:  # an exact repeat of a line: which, in line order
+    if len(set(lines_raw)) < n:  # an exact repeat of a line: which, in line order
         seen: set[str] = set()
         for lineno, _, raw in work:
             if raw in seen:
                 repeated.append(lineno)
             seen.add(raw)
     line = list(map(operator.itemgetter(0), work))
+    if prefixes is None:
+        prefixes = [""] * n
     if dropped:
         keep = [True] * n
         for i in dropped:
             keep[i] = False
-        line, times, evs = (list(compress(c, keep)) for c in (line, times, evs))
+        line, times, evs, prefixes = (list(compress(c, keep)) for c in (line, times, evs, prefixes))
     field = operator.attrgetter
     out: dict[str, list] = {
         "line": line,
-        "prefix": [""] * len(line),
+        "prefix": prefixes,
         "time_ms": times,
         "event_type": list(map(field("event_type"), evs)),
         "key": list(map(field("key"), evs)),
@@ -893,7 +906,8 @@ def _order_check_frame(events: pl.DataFrame, checks: FileChecks, lim: dict) -> p
     if ts.diff().abs().max() <= lim["order_tolerance_ms"] / k:
         return events
     times = events["time_ms"].to_list()
-    _order_check(times, events["line"].to_list(), checks, lim)
+    keys, values = events["key"].to_list(), events["value"].to_list()
+    _order_check(times, events["line"].to_list(), checks, lim, keys, values)
     return events.with_columns(pl.Series("time_ms", times, dtype=pl.Float64))
 
 
@@ -953,17 +967,38 @@ def _report_repeats(hit: list[int], checks: FileChecks) -> None:
     found.n, found.counted = n, True
 
 
-def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict) -> None:
+def _offline_exempt(times: list, keys: list, values: list, tol: float) -> list[int]:
+    """Rows the order check leaves alone: each run_stop that follows an offline evaluation
+    (:func:`trainperf.mlperf.timeline.offline_eval_tail`) with a time not later than its last
+    training event's plus ``tol``, and the evaluation events between them (timed later, and in
+    any order: the rules let checkpoints be evaluated "in order, out of order")."""
+    out: list[int] = []
+    for r in [i for i, k in enumerate(keys) if k == "run_stop"]:
+        if times[r] is None:
+            continue
+        end = offline_eval_tail(keys, values, r)
+        if end is not None and times[end] is not None and times[r] <= times[end] + tol:
+            out.extend(range(end + 1, r + 1))
+    return out
+
+
+def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict,
+                 keys: list | None = None, values: list | None = None) -> None:  # fmt: skip
     """Exclude (set to None) times far from the median of their file-order neighbours.
 
     MLLOG lines are written in time order, so in a file the median of an event's neighbourhood is
     its own time up to rank skew: for ``n >= 2k + 1`` valid times, an interior event is compared
-    with the median of the ``2h + 1`` times centred on it (``h = min(k, distance to an end)``), the
-    first and last with the median of their ``k`` nearest. A time further than ``order_tolerance_ms``
-    (1 h) is damage (a ``2**32`` ms wrap is 49.7 days). Files with fewer times are not checked.
+    with the median of the ``2h + 1`` times centred on it (``h = min(k, distance to an end)``).
+    The first and last have neighbours on one side only, whose median lags a time-ordered end by
+    half the window (hours in a log of few, long epochs): the last is damage when it is more than
+    the tolerance below the median of its ``k`` nearest or above the largest of them, the first
+    likewise mirrored. A time further than ``order_tolerance_ms`` (1 h) is damage (a ``2**32`` ms
+    wrap is 49.7 days). Files with fewer times are not checked. A run_stop logged after an offline
+    evaluation of checkpoints, and that evaluation's events, are left out (:func:`_offline_exempt`).
     """
     k = int(lim["order_window"])
     tol = lim["order_tolerance_ms"]
+    work = times
     if None in times:
         idx = [i for i, t in enumerate(times) if t is not None]
         ts = [times[i] for i in idx]
@@ -975,15 +1010,33 @@ def _order_check(times: list, lines: list[int], checks: FileChecks, lim: dict) -
     # |t_i - median| <= k * (largest step) within a window: no step above tol / k, nothing to find.
     if max(map(abs, map(operator.sub, ts[1:], ts[:-1]))) <= tol / k:
         return
-    ts = list(ts)  # times is changed below
+    exempt = []
+    if keys is not None and "run_stop" in keys:
+        exempt = _offline_exempt(times, keys, values, tol)
+    if exempt:
+        work = list(times)
+        for r in exempt:
+            work[r] = None
+        idx = [i for i, t in enumerate(work) if t is not None]
+        n = len(idx)
+        if n < 2 * k + 1:
+            return
+    ts = [work[i] for i in idx]  # times is changed below
     med = pl.Series(ts, dtype=pl.Float64).rolling_median(2 * k + 1, center=True).to_list()
     med[0] = statistics.median(ts[1 : k + 1])
     med[-1] = statistics.median(ts[-k - 1 : -1])
     for j in list(range(1, k)) + list(range(n - k, n - 1)):
         h = min(j, n - 1 - j)
         med[j] = statistics.median(ts[j - h : j + h + 1])
+    lo_first, hi_last = min(ts[1 : k + 1]), max(ts[-k - 1 : -1])
     for j, (t, m) in enumerate(zip(ts, med, strict=True)):
-        if abs(t - m) > tol:
+        if j == 0:
+            bad = t > m + tol or t < lo_first - tol
+        elif j == n - 1:
+            bad = t < m - tol or t > hi_last + tol
+        else:
+            bad = abs(t - m) > tol
+        if bad:
             row = idx[j]
             times[row] = None
             checks.add(

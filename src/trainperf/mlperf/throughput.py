@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cache
 
 import polars as pl
 
@@ -52,9 +53,13 @@ def step_times(events: pl.DataFrame) -> pl.DataFrame:
         polars frame: file (String), step (Int64, the metadata ``step``), time_ms (Float64),
         step_time_s (Float64, seconds). Empty when the log has no step timing.
     """
-    ts = events.filter(pl.col("key") == "tracked_stats").unique(
-        subset=["file", "value", "metadata"], keep="first", maintain_order=True
-    )
+    # a value without the text "train_step_timing" holds neither key (the value column is the
+    # json.dumps of the decoded value, in which a key's ASCII letters stand as they are): most
+    # tracked_stats (throughput, init timings) are left out before any Python decode (issue 36)
+    ts = events.filter(
+        (pl.col("key") == "tracked_stats")
+        & pl.col("value").str.contains("train_step_timing", literal=True)
+    ).unique(subset=["file", "value", "metadata"], keep="first", maintain_order=True)
     rows = []
     for f, v, m, t in ts.select("file", "value", "metadata", "time_ms").iter_rows():
         val = json.loads(v)
@@ -423,6 +428,13 @@ def _peak_label(precision: str, tflops: float) -> str:
     return f"{precision.upper()} dense {tflops:g} TFLOP/s"
 
 
+@cache
+def _accelerators() -> pl.DataFrame:
+    """The bundled accelerator table, read once per process (issue 36: read per run it was 2 % of
+    a round's record build)."""
+    return fl.load_accelerators()
+
+
 def _throughput_row(r: dict, step_s, block, recompute, causal, own, config_precision) -> dict:
     """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens or
     samples, s); ``own``: (precision, evidence) from the log; ``config_precision``)."""
@@ -470,12 +482,12 @@ def _throughput_row(r: dict, step_s, block, recompute, causal, own, config_preci
         notes.append(f"no model for {r['benchmark']!r}: FLOP figures not computed")
     elif r["accelerator_model"]:
         try:
-            fl.peak_flops(r["accelerator_model"], "bf16")
+            fl.peak_flops(r["accelerator_model"], "bf16", _accelerators())
         except ValueError as exc:
             notes.append(str(exc))
         for p in _PRECISIONS:
             try:
-                peaks[p] = fl.peak_flops(r["accelerator_model"], p)
+                peaks[p] = fl.peak_flops(r["accelerator_model"], p, _accelerators())
             except ValueError:
                 pass
     else:

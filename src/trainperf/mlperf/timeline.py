@@ -10,6 +10,16 @@ result file that is a byte copy of another of its folder.
   flagged, status ``damaged``, no time to train.
   In a log one rank writes (run_start and run_stop once) the tolerance is 1 s; a forward jump far
   beyond the run's own cadence is flagged ``clock_jump`` (:func:`clock_stepped_back`).
+  Checkpoints evaluated after the clock stopped are not a step back (MLPerf Training rules,
+  ``training_rules.adoc`` "Quality": an implementation may "evaluate [timestamped checkpoints]
+  after the clock has been stopped, and update the clock stopped time to the timestamp of the
+  first passing checkpoint"; Stable Diffusion: "evaluation is done offline, the time is not
+  counted"): such a log ends with its ``eval_*`` events, logged after training with later times,
+  then ``run_stop`` with the (earlier) checkpoint time (:func:`offline_eval_tail`). There the
+  step check covers run_start up to the last training event, and run_stop's time must not be
+  later than that event's (plus the tolerance). A step back from an ``eval_*`` event to a
+  training event is not one either (the evaluation logged its own time). What stays unseen: a
+  step back between the last training event and a run_stop that follows evaluations.
 * ``duplicate_file`` (:func:`duplicate_files`, :func:`mark_duplicate`): two ``result_*.txt`` of one benchmark folder
   with the same bytes (CRLF read as LF) are one run written twice, not two runs. The first in name order is the run;
   each copy gets status ``duplicate`` and a flag naming the file it copies, and scoring leaves it
@@ -26,7 +36,13 @@ import polars as pl
 
 from trainperf.mlperf.checks import FileChecks, display_path, limits
 
-__all__ = ["clock_stepped_back", "duplicate_files", "mark_duplicate", "unknown_stop_status"]
+__all__ = [
+    "clock_stepped_back",
+    "duplicate_files",
+    "mark_duplicate",
+    "offline_eval_tail",
+    "unknown_stop_status",
+]
 
 #: The run_stop statuses mlperf-logging writes (``mlperf_logging/mllog/constants.py``: ``SUCCESS``,
 #: ``ABORTED``).
@@ -68,8 +84,52 @@ JUMP_MIN_MS = 300_000.0
 JUMP_MIN_GAPS = 4
 
 
+_VALIDATION_BLOCK = '"validation_step"'  # block_start/block_stop value of an evaluation's steps
+
+
+def _evaluation(key: str, value) -> bool:
+    """Whether an event belongs to an evaluation: an ``eval_*`` key, or a block of validation
+    steps (Intel-HabanaLabs' v3.1 stable_diffusion logs)."""
+    return key.startswith("eval_") or (
+        value == _VALIDATION_BLOCK and key in ("block_start", "block_stop")
+    )
+
+
+def offline_eval_tail(keys, values, stop: int, start: int = 0) -> int | None:
+    """The last training event before an evaluation logged after training, ending at run_stop.
+
+    The tail is the events just before row ``stop`` (file order) that belong to an evaluation
+    (``eval_*`` keys, blocks of ``"validation_step"``) or are rank copies of run_stop; it is an
+    offline evaluation when it holds an ``eval_*`` event and the event before it is training
+    progress after row ``start`` (not run_start itself: a log with no training event between start
+    and stop does not show that its evaluations came after training). Its times are the
+    evaluation's own or its checkpoints' (MLPerf Training rules, "Quality").
+
+    Args:
+        keys: event keys in file order (a list or a String Series).
+        values: the events' values as JSON text, same order.
+        stop: row of the run_stop.
+        start: row of the run's run_start (the tail's training event must come after it).
+
+    Returns:
+        The row of the last training event, or None when there is no offline tail.
+    """
+    j, evals = stop - 1, False
+    while j > start:
+        k = keys[j]
+        if k.startswith("eval_"):
+            evals = True
+        elif k != "run_stop" and not _evaluation(k, values[j]):
+            break
+        j -= 1
+    if not evals or j <= start or keys[j] == "run_start":
+        return None
+    return j
+
+
 def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int,
-                       checks: FileChecks, multi_rank: bool = True) -> bool:  # fmt: skip
+                       checks: FileChecks, multi_rank: bool = True, keys: pl.Series | None = None,
+                       values: pl.Series | None = None) -> bool:  # fmt: skip
     """Whether the clock stepped back, or jumped forward, between event rows ``first`` and ``last``
     (file order).
 
@@ -84,6 +144,14 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     evaluation recurs at every eval, so it is never alone; initialisation (however long) is before
     run_start, outside the window.
 
+    Where ``keys`` and ``values`` are given: when the run ends with an evaluation logged after
+    training (:func:`offline_eval_tail`), the steps are checked from ``first`` to the last
+    training event only, provided run_stop's time is not after that event's (plus the
+    tolerance); and a training event is compared with the previous training event, not with an
+    ``eval_*`` event before it (an evaluation may log its own later time, training resuming with
+    the training clock: xFusion's v3.1 bert logs). An evaluation event is compared with the event
+    before it, whatever it is.
+
     Args:
         times: ``time_ms`` of every event (Float64, null where excluded).
         lines: 1-based line of every event.
@@ -91,6 +159,7 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
         checks: the file's checks; a ``clock_step_back`` or ``clock_jump`` row (``flagged``) is
             added naming the first line concerned.
         multi_rank: whether several ranks write the log (their lines interleave with skew).
+        keys: event keys (String); values: event values as JSON text (String).
 
     Returns:
         True when a step back or a forward jump was found (the time to train is not usable).
@@ -98,8 +167,19 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     if last <= first:
         return False
     tol = limits()["duplicate_tolerance_ms"] if multi_rank else SINGLE_STREAM_TOLERANCE_MS
+    is_eval = None
+    if keys is not None and values is not None:
+        train_end = offline_eval_tail(keys, values, last, first)
+        if train_end is not None and times[train_end] is not None:
+            if times[last] <= times[train_end] + tol:
+                last = train_end
+        is_eval = keys.slice(first, last - first + 1).str.starts_with("eval_")
     t = times.slice(first, last - first + 1)
     prev = t.forward_fill().shift(1)
+    if is_eval is not None and is_eval.any():
+        train = pl.select(pl.when(~is_eval).then(t)).to_series()
+        prev_train = train.forward_fill().shift(1).fill_null(prev)
+        prev = pl.select(pl.when(is_eval).then(prev).otherwise(prev_train)).to_series()
     step = t - prev
     back = (step < -tol).fill_null(False)
     n = int(back.sum())
