@@ -184,7 +184,9 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
     back = (step < -tol).fill_null(False)
     n = int(back.sum())
     if n == 0:
-        return _jumped_forward(step, lines, first, checks)
+        # forward: the gaps between consecutive events in file order (an evaluation's own later
+        # time counts here as any event's: a jump is a gap, whoever logged it)
+        return _jumped_forward(t - t.forward_fill().shift(1), lines, first, checks)
     i = int(back.arg_max())
     size_min = -float(step[i]) / 60_000.0
     checks.add(
