@@ -92,7 +92,9 @@ def test_clock_stepped_forward_mid_log_is_flagged(results_tree):
     results_tree.add("sysA", "gpt3", 0, lines)
     r, msgs = load(results_tree.root)
     row = r.runs.row(0, named=True)
-    assert row["status"] == "damaged" and row["time_to_train_min"] is None
+    # flagged, the time kept: the same rule fires on real logs the summarizer scores (BERT, DLRM
+    # runs of v3.1-v5.1 with one long gap), so it cannot decide a run is damaged
+    assert row["status"] == "success" and row["time_to_train_min"] == pytest.approx(70.0)
     q = r.quality.filter(r.quality["check"] == "clock_jump").row(0, named=True)
     assert q["first_line"] == 10 and q["action"] == "flagged"
     assert "62.00 min" in q["detail"]

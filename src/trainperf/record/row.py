@@ -184,17 +184,21 @@ def _fill(row: dict, rf: ResultFolder) -> None:
     gbs = ok["global_batch_size"].drop_nulls()
     row["global_batch_size"] = int(gbs[0]) if gbs.len() else None
     basis = "step" if thr.height and thr["tokens_per_s_per_gpu_step"].drop_nulls().len() else "e2e"
-    med = {c: _median(thr[c].to_list()) if thr.height else None for c in thr.columns if
-           c.startswith(("tokens_", "model_tflops", "mfu_"))}  # fmt: skip
+    med = {c: _median(thr[c].drop_nulls().to_list()) if thr.height else None for c in thr.columns
+           if c.startswith(("tokens_", "model_tflops", "mfu_")) and thr[c].dtype.is_numeric()}  # fmt: skip
     row["tokens_per_s_per_gpu_e2e"] = med.get("tokens_per_s_per_gpu_e2e")
     row["tokens_per_s_per_gpu"] = med.get(f"tokens_per_s_per_gpu_{basis}")
     row["throughput_basis"] = basis if row["tokens_per_s_per_gpu"] is not None else None
     row["model_tflops_per_gpu"] = med.get(f"model_tflops_per_gpu_{basis}")
     row["mfu_bf16_dense"] = med.get(f"mfu_bf16_dense_{basis}")
     row["mfu_fp8_dense"] = med.get(f"mfu_fp8_dense_{basis}")
-    row["precision"] = precision_in_system(desc)
-    if row["precision"]:
+    # the logs' own precision first (issue 37: MLLOG key, framework config dump), else the JSON's
+    logged = thr["precision"].drop_nulls().unique().to_list() if "precision" in thr.columns else []
+    row["precision"] = logged[0] if len(logged) == 1 else precision_in_system(desc)
+    if row["precision"] in ("bf16", "fp8"):
         row["mfu"] = row[f"mfu_{row['precision']}_dense"]
+    elif row["precision"] == "fp4" and thr.height and "mfu_fp4_dense_step" in thr.columns:
+        row["mfu"] = med.get(f"mfu_fp4_dense_{basis}")
     checks = set(res.quality["check"].to_list())
     if sys_check:
         checks.add(sys_check)
