@@ -405,7 +405,8 @@ def test_preview_pages_name_no_build_path_and_show_the_references(main_job):
             entry = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", body)).strip()
             first = seen.setdefault(key, (page.name, entry))
             assert entry == first[1], (key, first[0], first[1][:40], page.name, entry[:40])
-    assert seen["mlperf-training-v41-oracle"][1].startswith("MLCommons. 2024d."), seen
+    # six MLCommons works of 2024 since the power rules and Dell's power result (issue 42)
+    assert seen["mlperf-training-v41-oracle"][1].startswith("MLCommons. 2024f."), seen
     # the links citing a work on the references page reach its entry there
     for name in ("index.html", "mlperf_results.html"):
         html = (site / name).read_text(encoding="utf-8")
