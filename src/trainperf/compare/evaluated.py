@@ -605,7 +605,11 @@ def cluster_comparison(
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     shas = evaluated_shas(mlperf) if record is not None else {}
     if like_for_like:
-        return record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
+        frame = record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
+        # the evaluated systems' JSON on both paths (the like-for-like one returned before it)
+        if mlperf is not None:
+            frame = with_system_json(frame, mlperf, list(COMPARISON_SCHEMA))
+        return frame
     frame = log_comparison(pl.concat(sides), ref, reference_round)
     if record is not None:
         frame = with_record_rank(frame, record, shas)
