@@ -285,6 +285,25 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
     assert "memory_model_state_gpt3_175b" not in chapter
 
 
+
+def test_a_flux_book_gets_no_memory_row_and_one_sentence_not_a_failed_notebook(tmp_path):
+    # issue 36 trial item 1: Flux.1 has no LLM memory preset; the notebook failed with KeyError
+    vals = _memory_notebook(tmp_path, ["flux1", "llama31_8b"], "B200")
+    prose = vals["memory_prose"].replace("\\", "")
+    assert "Flux.1 has no model-state row" in prose and "Llama 3.1 8B" in prose
+    assert vals["has_rows"] is True and vals["has_unmodelled"] is True
+    assert "shown_flux1" not in vals and vals["n_benchmarks"] == 1
+    (tmp_path / "only").mkdir()
+    vals = _memory_notebook(tmp_path / "only", ["flux1"], "B200")
+    assert vals["has_rows"] is False and vals["has_nodes"] is False
+    assert vals["memory_prose"].replace("\\", "").startswith("Flux.1 has no model-state row")
+    # the chapter keeps one sentence: no table, figure or appendix reference
+    chapter = _conditional_content((ROOT / "chapters" / "_memory.qmd").read_text(),
+                                   {"values": {"memory_model": vals}})  # fmt: skip
+    assert "tbl-memory" not in chapter and "memory_model_state" not in chapter
+    assert "values.memory_model.memory_prose" in chapter
+
+
 # --------------------------------------------------------------------------- what the rules fix
 
 
