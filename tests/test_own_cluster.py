@@ -285,7 +285,6 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
     assert "memory_model_state_gpt3_175b" not in chapter
 
 
-
 def test_a_flux_book_gets_no_memory_row_and_one_sentence_not_a_failed_notebook(tmp_path):
     # issue 36 trial item 1: Flux.1 has no LLM memory preset; the notebook failed with KeyError
     vals = _memory_notebook(tmp_path, ["flux1", "llama31_8b"], "B200")
