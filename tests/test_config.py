@@ -175,6 +175,21 @@ def test_the_demo_is_a_config_with_the_synthetic_inputs_marked():
     assert "slurm_jobs" not in plan.overrides  # the notebook's synthetic default
     assert "reliability" not in plan.overrides  # the same synthetic default
     assert plan.overrides["eos_comparison"]["evaluated"] == "SAKURAONE"
+    # the demo pins the Eos logs: Eos is named and its own tables are shown
+    assert plan.overrides["eos_comparison"]["reference"] == "Eos"
+    assert plan.overrides["eos_comparison"]["reference_logs"] is True
+    assert plan.overrides["cluster"]["reference"] == "Eos" and cfg.inputs()["reference_logs"]
+
+
+def test_a_config_without_reference_names_no_eos(tmp_path):
+    # issue 36 trial item 3/4: the MLPerf record is the reference; the default name Eos must not
+    # reach the comparison's headers or the cluster table's column
+    cfg = parse_config({**BASE, "mlperf": str(_copy_n96(tmp_path))}, tmp_path)
+    assert not cfg.reference.pinned and cfg.inputs()["reference_logs"] is False
+    plan = report_overrides(cfg)
+    assert plan.overrides["eos_comparison"]["reference"] == "the reference"
+    assert plan.overrides["eos_comparison"]["reference_logs"] is False
+    assert plan.overrides["cluster"]["reference"] == "the reference"
 
 
 def test_a_config_without_telemetry_or_sacct_executes_neither_notebook(tmp_path):

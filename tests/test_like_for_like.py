@@ -161,6 +161,11 @@ def test_real_logs_like_for_like_without_a_pinned_reference(user_logs):
     assert r["record_rank"] >= 1 and r["record_peers"] >= r["record_rank"]
     words = comparison_summary(c)
     assert "published result v4.1 NVIDIA eos_n8_ngc24.09_nemo" in words and "ranks" in words
+    # the systems JSON of the user's folder on the like-for-like path too (issue 36, trial item 2):
+    # eos_n8_ngc24.09_nemo.json names 2x Xeon Platinum 8480C hosts and 8 GPUs per NVLink domain
+    assert r["evaluated_system_json"].endswith("eos_n8_ngc24.09_nemo.json")
+    assert "8480C" in r["evaluated_host_processors"]
+    assert r["evaluated_scaleup_domain"] == 8
 
 
 def test_a_pinned_reference_keeps_eos_and_adds_the_rank(user_logs):

@@ -175,7 +175,7 @@ def _throughput_table(folder: Path) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         thr = mlperf.runs_with_throughput(mlperf.load_results(folder))
-    ns = {"pl": pl, "thr": thr, "mfu_cols": ["bf16", "fp8"]}
+    ns = {"pl": pl, "thr": thr, "mfu_cols": ["bf16", "fp8"], "reference_logs": True}
     src = _cell("eos_comparison.ipynb", "tbl-eos-throughput")
     tree = ast.parse(src)
     last = tree.body.pop()  # the show_table(...) expression: its value is the table
@@ -283,6 +283,24 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
                                    {"values": {"memory_model": vals}})  # fmt: skip
     assert "GPT-3" not in chapter and "memory_model_state_llama2_70b.svg" in chapter
     assert "memory_model_state_gpt3_175b" not in chapter
+
+
+def test_a_flux_book_gets_no_memory_row_and_one_sentence_not_a_failed_notebook(tmp_path):
+    # issue 36 trial item 1: Flux.1 has no LLM memory preset; the notebook failed with KeyError
+    vals = _memory_notebook(tmp_path, ["flux1", "llama31_8b"], "B200")
+    prose = vals["memory_prose"].replace("\\", "")
+    assert "Flux.1 has no model-state row" in prose and "Llama 3.1 8B" in prose
+    assert vals["has_rows"] is True and vals["has_unmodelled"] is True
+    assert "shown_flux1" not in vals and vals["n_benchmarks"] == 1
+    (tmp_path / "only").mkdir()
+    vals = _memory_notebook(tmp_path / "only", ["flux1"], "B200")
+    assert vals["has_rows"] is False and vals["has_nodes"] is False
+    assert vals["memory_prose"].replace("\\", "").startswith("Flux.1 has no model-state row")
+    # the chapter keeps one sentence: no table, figure or appendix reference
+    chapter = _conditional_content((ROOT / "chapters" / "_memory.qmd").read_text(),
+                                   {"values": {"memory_model": vals}})  # fmt: skip
+    assert "tbl-memory" not in chapter and "memory_model_state" not in chapter
+    assert "values.memory_model.memory_prose" in chapter
 
 
 # --------------------------------------------------------------------------- what the rules fix
@@ -594,7 +612,8 @@ def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
     # there) and says where they are compared
     nb = json.loads((out / "notebooks" / "eos_comparison.ipynb").read_text())
     shown = json.dumps([c.get("outputs", []) for c in nb["cells"]])
-    assert "The published rows of Copycat are compared with Eos" in shown
+    # no `reference:`: the record is the reference, named as such (issue 36 trial item 3)
+    assert "The published rows of Copycat are compared with the reference" in shown
     assert "Paper" not in shown and "paper_ratio" not in shown
     values = yaml.safe_load((out / "values.yml").read_text())["values"]["eos_comparison"]
     assert "talk_ratio" not in values and not [k for k in values if k.startswith("paper_")]

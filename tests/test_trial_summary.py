@@ -38,12 +38,26 @@ def test_the_summary_gives_tokens_per_gpu_and_mfu_precision_first_e2e_labelled()
     got = compare.throughput_summary(pl.DataFrame(rows, schema=compare.COMPARISON_SCHEMA))
     assert got == (
         "From its logs, Lab 7 trains GPT-3 175B at 1,536 GPUs at 542 tokens/s per GPU, "
-        "MFU 29.5 % of the FP8 dense peak (58.9 % of BF16); "
+        "MFU 29.5 % of the FP8 dense peak; "
         "Llama 2 70B LoRA at 64 GPUs at 3,210 tokens/s per GPU (e2e), "
-        "MFU (e2e) 40.4 % of the BF16 dense peak (20.2 % of FP8); "
+        "MFU (e2e) 40.4 % of the BF16 dense peak; "
         "Llama 3.1 405B at 1,024 GPUs at 693 tokens/s per GPU (e2e), MFU (e2e) 36.4 % of the "
         "FP8 dense peak or 72.8 % of the BF16 dense peak (precision unknown: neither the logs nor the "
         "config name it)."
+    )
+
+
+def test_flux_gives_images_per_gpu_not_no_throughput():
+    # Nebius v5.1 Flux.1 at 32 B200s: 1,050.8 model TFLOP/s per GPU, FP8 MFU 23.35 %; Flux.1-schnell
+    # is 20.420 TFLOP per image (mlcommons/training text_to_image/README.md, the catalogue's source)
+    # -> 1050.82e12 / 20.420235e12 = 51.46 images/s per GPU
+    rows = [_row(benchmark="flux1", n_gpus=32, evaluated_source="logs",
+                 evaluated_model_tflops_per_gpu=1050.82142798343, evaluated_throughput_basis="step",
+                 evaluated_precision="fp8", evaluated_mfu_fp8=0.2335, evaluated_mfu_bf16=0.4670)]  # fmt: skip
+    got = compare.throughput_summary(pl.DataFrame(rows, schema=compare.COMPARISON_SCHEMA))
+    assert got == (
+        "From its logs, Lab 7 trains Flux.1 at 32 GPUs at 51.5 samples (images)/s per GPU, "
+        "MFU 23.4 % of the FP8 dense peak."
     )
 
 

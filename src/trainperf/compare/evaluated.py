@@ -27,7 +27,7 @@ from trainperf.compare.record_comparison import (
 from trainperf.compare.record_words import is_record_comparison, record_summary
 from trainperf.compare.schema import COMPARISON_SCHEMA, SIDE_SCHEMA, evaluated_columns
 from trainperf.compare.system_json import with_system_json
-from trainperf.flops import peak_flops
+from trainperf.flops import benchmark_model, peak_flops
 from trainperf.mlperf import (
     load_results,
     precision_from_log,
@@ -605,7 +605,11 @@ def cluster_comparison(
         return pl.DataFrame(schema=COMPARISON_SCHEMA)
     shas = evaluated_shas(mlperf) if record is not None else {}
     if like_for_like:
-        return record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
+        frame = record_comparison(pl.concat(sides), accelerator, record, shas, reference_record)
+        # the evaluated systems' JSON on both paths (the like-for-like one returned before it)
+        if mlperf is not None:
+            frame = with_system_json(frame, mlperf, list(COMPARISON_SCHEMA))
+        return frame
     frame = log_comparison(pl.concat(sides), ref, reference_round)
     if record is not None:
         frame = with_record_rank(frame, record, shas)
@@ -756,13 +760,12 @@ def own_scaling_summary(comparison: pl.DataFrame) -> str:
 
 
 def _mfu_clause(r: dict, e2e: str) -> str:
-    """``MFU 40.1 % of the FP8 dense peak (80.2 % of BF16)``: the run's own precision first."""
+    """``MFU 40.1 % of the FP8 dense peak``: the run's own precision only where the logs or the config
+    name it; both precisions, named, where neither does."""
     own = (r.get("evaluated_precision") or "").lower()
     pct = {p: r.get(f"evaluated_mfu_{p}") for p in ("fp8", "bf16")}
-    if own in pct and pct[own] is not None:
-        other = "bf16" if own == "fp8" else "fp8"
-        rest = f" ({100 * pct[other]:.1f} % of {other.upper()})" if pct[other] is not None else ""
-        return f"MFU{e2e} {100 * pct[own]:.1f} % of the {own.upper()} dense peak{rest}"
+    if own in pct and pct[own] is not None:  # the run's own precision only, where known
+        return f"MFU{e2e} {100 * pct[own]:.1f} % of the {own.upper()} dense peak"
     given = [
         f"{100 * v:.1f} % of the {p.upper()} dense peak" for p, v in pct.items() if v is not None
     ]
@@ -776,8 +779,8 @@ def throughput_summary(comparison: pl.DataFrame) -> str:
 
     One clause per row of ``comparison`` (:func:`log_comparison`) whose evaluated side has
     ``evaluated_tokens_per_s_per_gpu``: tokens/s per GPU and MFU against the dense peak of the
-    precision the run used (``evaluated_precision``) first, the other precision in brackets; both,
-    named, where the logs name no precision; ``e2e`` where the numbers come from the end-to-end
+    precision the run used (``evaluated_precision``) only; both, named, where the logs name no
+    precision; samples (images)/s per GPU for a benchmark counted in samples (Flux.1); ``e2e`` where the numbers come from the end-to-end
     columns (``evaluated_throughput_basis``, e.g. LoRA: :func:`trainperf.mlperf.runs_with_throughput`).
     Rows with logs but no throughput are named as such; with no row from logs (published rows
     only) the sentence says that throughput needs the logs. "" for an empty frame.
@@ -788,7 +791,7 @@ def throughput_summary(comparison: pl.DataFrame) -> str:
     ...     "evaluated_throughput_basis": ["step"], "evaluated_precision": ["fp8"],
     ...     "evaluated_mfu_fp8": [0.2948], "evaluated_mfu_bf16": [0.5896]})
     >>> throughput_summary(c)
-    'From its logs, Lab trains GPT-3 175B at 1,536 GPUs at 542 tokens/s per GPU, MFU 29.5 % of the FP8 dense peak (59.0 % of BF16).'
+    'From its logs, Lab trains GPT-3 175B at 1,536 GPUs at 542 tokens/s per GPU, MFU 29.5 % of the FP8 dense peak.'
     """
     if not comparison.height:
         return ""
@@ -804,9 +807,18 @@ def throughput_summary(comparison: pl.DataFrame) -> str:
     for r in logs:
         at = f"{benchmark_name(r['benchmark'])} at {_gpus(r['n_gpus'])}"
         tps = r.get("evaluated_tokens_per_s_per_gpu")
-        if tps is None:
-            parts.append(f"{at} with no throughput in its logs")
-            continue
         e2e = " (e2e)" if r.get("evaluated_throughput_basis") == "e2e" else ""
+        if tps is None:
+            # a benchmark counted in samples (Flux.1: images): model TFLOP/s over the model's FLOPs
+            # per sample (the benchmark catalogue, trainperf.flops.benchmark_model)
+            model = benchmark_model(r["benchmark"])
+            tflops = r.get("evaluated_model_tflops_per_gpu")
+            if model is None or tflops is None or not model.flops_per_sample:
+                parts.append(f"{at} with no throughput in its logs")
+                continue
+            sps = tflops * 1e12 / model.flops_per_sample
+            unit = f"samples ({model.sample_unit}s)" if model.sample_unit else "samples"
+            parts.append(f"{at} at {sps:,.1f} {unit}/s per GPU{e2e}, {_mfu_clause(r, e2e)}")
+            continue
         parts.append(f"{at} at {tps:,.0f} tokens/s per GPU{e2e}, {_mfu_clause(r, e2e)}")
     return f"From its logs, {name} trains " + "; ".join(parts) + "."

@@ -43,12 +43,17 @@ class ReportInputs:
 def report_overrides(cfg: ClusterConfig) -> ReportInputs:
     """The notebook parameters a config sets (the user's ``-p`` overrides still come last)."""
     ref = cfg.reference
+    # a pinned folder of logs (the demo's Eos) is named; the MLPerf record as the reference (the
+    # default, or pinned results of it) is "the reference": no Eos column, header or table
+    ref_logs = ref.pinned and not ref.from_record
+    ref_name = ref.name if ref_logs else "the reference"
     ov: dict[str, dict] = {
         # the runs chapter shows the evaluated system's own logs, else the reference's
         "mlperf_runs": {"mlperf_path": cfg.mlperf or ref.mlperf},
         "eos_comparison": {
             "evaluated": cfg.name,
-            "reference": ref.name,
+            "reference": ref_name,
+            "reference_logs": ref_logs,
             "accelerator": cfg.accelerator,
             "mlperf_path": ref.mlperf,
             "published_given": cfg.published is not None,
@@ -63,7 +68,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
         },
         "cluster": {
             "evaluated": cfg.name,
-            "reference": ref.name,
+            "reference": ref_name,
             "accelerator": cfg.accelerator,
             "gpus_per_node": cfg.gpus_per_node,
             "nodes": cfg.nodes or 0,

@@ -244,6 +244,9 @@ class ClusterConfig:
             "sacct_synthetic": self.sacct_synthetic,
             "sacct_real": bool(self.sacct) and not self.sacct_synthetic,
             "nodes": self.nodes is not None,
+            # the reference is a pinned folder of logs (the demo's Eos): its own tables (its runs,
+            # its scaling) are shown; otherwise the MLPerf record is, and no Eos-only table
+            "reference_logs": self.reference.pinned and not self.reference.from_record,
         }
 
 

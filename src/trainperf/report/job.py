@@ -91,7 +91,7 @@ NOTEBOOKS: list[NotebookSpec] = [
     NotebookSpec("mlperf_runs", "MLPerf Training runs and scores", {"mlperf_path": "data/mlperf"}),
     NotebookSpec(
         "eos_comparison",
-        "Per-GPU comparison with NVIDIA Eos",
+        "Per-GPU comparison with the published MLPerf results",
         {
             "mlperf_path": "data/mlperf",
             "published_path": "data/reference/published_results.csv",
@@ -940,7 +940,10 @@ def input_phrases(cfg, root: Path) -> dict[str, str]:
         else ""
     )
     reference = (
-        f"Those of the reference, {ref}, are copies of the MLCommons `training_results` "
+        "The reference results are rows of the MLPerf record bundled with trainperf "
+        "(`data/reference/mlperf_record.csv`), each with its repository, commit and log checksums."
+        if not cfg.reference.pinned or cfg.reference.from_record
+        else f"Those of the reference, {ref}, are copies of the MLCommons `training_results` "
         "repositories bundled with trainperf, each file with its commit and checksum."
         if bundled
         else f"Those of the reference, {ref}, are read from the folder the config names "
