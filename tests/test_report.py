@@ -214,7 +214,9 @@ def test_full_detail_csv_next_to_the_executed_notebook(main_job):
         for c in nb["cells"]:
             src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
             m = re.search(r"^#\| label: (tbl-[\w-]+)", src, re.M)
-            if c["cell_type"] == "code" and m:
+            # a cell that shows a sentence instead of an empty table (``else Markdown(``) may
+            # write no CSV: one GPU's trace has no collectives
+            if c["cell_type"] == "code" and m and "else Markdown(" not in src:
                 assert any(s == m.group(1) or s.startswith(m.group(1) + "-") for s in stems), (
                     m.group(1)
                 )
