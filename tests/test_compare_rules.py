@@ -30,11 +30,12 @@ from trainperf.config import parse_config, report_overrides
 from trainperf.errors import ConfigError
 from trainperf.flops import memory
 from trainperf.mlperf import load_results
-from trainperf.report import charts, cli, job
+from trainperf.report import book_build, charts, cli, job
+from trainperf.report.book_words import logs_flags
 from trainperf.report.charts.eos import KIND_LABELS
 from trainperf.report.charts.theme import _log_encoding, log_ticks
 from trainperf.report.compare_cli import config_comparison
-from trainperf.report.job import _comparison_line, logs_flags
+from trainperf.report.job import _comparison_line
 
 EOS_N32 = MLPERF / "v4.1" / "NVIDIA"
 N32_SYSTEM = "eos_n32_ngc24.09_nemo"
@@ -341,7 +342,7 @@ def test_quarto_renders_a_staged_book_for_any_out(tmp_path, monkeypatch):
         def inputs():  # the config's given-input flags (config.schema.Config.inputs)
             return {"mlperf": True}
 
-    got = job._build_book(ROOT, out, figures, Cfg, {}, None, lambda _: None)
+    got = book_build.build_book(ROOT, out, figures, Cfg, {}, None, lambda _: None)
     stage = out / "quarto"
     assert got["quarto"] is True and got["site"] == str(stage / "_book" / "index.html")
     (line,) = (tmp_path / "quarto.log").read_text().splitlines()

@@ -285,7 +285,7 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
     # the notebooks without input were not executed, and say why
     assert [ln for ln in lines if "not executed: input not given" in ln] == [
         "[4/10] notebooks/telemetry.ipynb not executed: input not given",
-        # the project's own H200 capture and trace: not this cluster's (job.bundled_measurements_absent)
+        # the project's own H200 capture and trace: not this cluster's (book_words.bundled_measurements_absent)
         "[5/10] notebooks/telemetry_capture.ipynb not executed: input not given",
         # no power log or energy telemetry of this cluster given
         "[6/10] notebooks/energy.ipynb not executed: input not given",

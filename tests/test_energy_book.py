@@ -13,7 +13,8 @@ from helpers import ROOT
 
 from trainperf.config import load_config
 from trainperf.config.plan import report_overrides
-from trainperf.report import charts, job
+from trainperf.report import book_words, charts, job
+from trainperf.report import demo as demo_mod
 from trainperf.report.charts import export, fonts, i18n
 
 REFERENCE = ROOT / "data" / "reference" / "mlperf_power_runs.csv"
@@ -115,7 +116,7 @@ def test_the_job_shows_energy_in_the_demo_and_one_sentence_otherwise():
     cfg = load_config(ROOT / "configs" / "sakuraone.yaml")
     assert report_overrides(cfg).overrides["energy"] == {"accelerator": "H100 SXM"}
     # a user's book: the page is one sentence unless a power result or captures are passed with -p
-    sentence = job.bundled_measurements_absent(cfg)["energy"]
+    sentence = book_words.bundled_measurements_absent(cfg)["energy"]
     assert sentence.startswith("No MLPerf power log or GPU energy telemetry of SAKURAONE was given")
-    assert job.demo_overrides(cfg, demo=False)["energy"] == {"capture_paths": []}
-    assert "energy" not in job.demo_overrides(cfg, demo=True)
+    assert demo_mod.demo_overrides(cfg, demo=False)["energy"] == {"capture_paths": []}
+    assert "energy" not in demo_mod.demo_overrides(cfg, demo=True)

@@ -26,7 +26,8 @@ from helpers import MLPERF, ROOT
 from trainperf import compare, flops, jobs, mlperf
 from trainperf.config import load_config, report_overrides
 from trainperf.errors import ConfigError
-from trainperf.report import charts, cli, job, parts
+from trainperf.report import book_build, book_words, charts, cli, job, parts
+from trainperf.report import demo as demo_mod
 from trainperf.report import job as report
 from trainperf.report.charts.fonts import LANGS_ENV
 from trainperf.report.preview.book import book_structure
@@ -627,7 +628,7 @@ def test_the_users_own_published_rows_get_no_case_study_prose(users_book):
 def test_only_the_bundled_case_study_is_the_demo(tmp_path):
 
     demo = load_config(ROOT / "configs" / "sakuraone.yaml")
-    assert job.is_demo(demo, ROOT) is True
+    assert demo_mod.is_demo(demo, ROOT) is True
     # the same rows under another name, another cluster's rows under the demo's name, no rows
     rows = tmp_path / "rows.csv"
     shutil.copyfile(ROOT / "data" / "reference" / "published_results.csv", rows)
@@ -635,16 +636,16 @@ def test_only_the_bundled_case_study_is_the_demo(tmp_path):
     for name, path in (("Copycat", rows), ("SAKURAONE", _own_rows(tmp_path))):
         other.write_text(yaml.safe_dump({"name": name, "accelerator": "H100 SXM",
                                          "gpus_per_node": 8, "published": {"path": str(path)}}))  # fmt: skip
-        assert job.is_demo(load_config(other), ROOT) is False, name
+        assert demo_mod.is_demo(load_config(other), ROOT) is False, name
     other.write_text(yaml.safe_dump({"name": "SAKURAONE", "accelerator": "H100 SXM",
                                      "gpus_per_node": 8}))  # fmt: skip
-    assert job.is_demo(load_config(other), ROOT) is False
-    assert job.demo_overrides(demo, True) == {"eos_comparison": {"case_study": True}}
+    assert demo_mod.is_demo(load_config(other), ROOT) is False
+    assert demo_mod.demo_overrides(demo, True) == {"eos_comparison": {"case_study": True}}
 
 
 def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
 
-    bib = job.book_bibliography(ROOT, tmp_path / "refs.bib", demo=False)
+    bib = demo_mod.book_bibliography(ROOT, tmp_path / "refs.bib", demo=False)
     text = bib.read_text()
     # references.bib: the paper, the white paper and the talk name SAKURAONE; the 14 others stay
     whole = (ROOT / "references.bib").read_text()
@@ -654,7 +655,9 @@ def test_a_users_bibliography_lists_none_of_the_case_studys_works(tmp_path):
     for key in ("konishi2026sakuraone", "konishi2025whitepaper", "tsubouchi2025talk"):
         assert key in whole and key not in text
     assert "narayanan2021megatron" in text and not _demo_terms(text)
-    assert job.book_bibliography(ROOT, tmp_path / "x.bib", demo=True) == ROOT / "references.bib"
+    assert (
+        demo_mod.book_bibliography(ROOT, tmp_path / "x.bib", demo=True) == ROOT / "references.bib"
+    )
 
 
 def test_the_quarto_project_of_a_users_book_has_the_filtered_bibliography(tmp_path, monkeypatch):
@@ -664,13 +667,15 @@ def test_the_quarto_project_of_a_users_book_has_the_filtered_bibliography(tmp_pa
     fake = tmp_path / "quarto"
     fake.write_text("#!/bin/sh\nmkdir -p _book && echo '<html></html>' > _book/index.html\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(job, "quarto_available", lambda: str(fake))
+    monkeypatch.setattr(book_build, "quarto_available", lambda: str(fake))
     cfg = load_config(ROOT / "configs" / "sakuraone.yaml")
     out, figures = tmp_path / "out", tmp_path / "fig"
     out.mkdir()
     figures.mkdir()
     for demo in (False, True):
-        book = job._build_book(ROOT, out, figures, cfg, {"inputs": {"demo": demo}}, None, print)
+        book = book_build.build_book(
+            ROOT, out, figures, cfg, {"inputs": {"demo": demo}}, None, print
+        )
         assert book["quarto"] is True
         staged = (out / "quarto" / "references.bib").read_text()
         # the case study's paper only in the demo's book; the other works in both
@@ -698,12 +703,12 @@ def test_the_demos_book_keeps_its_case_study(main_job):
 def test_the_books_benchmarks_are_those_of_its_logs():
 
     only_405b = {"logs_gpt3": False, "logs_llama2_70b_lora": False, "logs_llama31_405b": True}
-    assert job.benchmarks_studied(only_405b) == "Llama 3.1 405B pre-training"
+    assert book_words.benchmarks_studied(only_405b) == "Llama 3.1 405B pre-training"
     both = {"logs_gpt3": True, "logs_llama2_70b_lora": True, "logs_llama31_405b": False}
-    assert job.benchmarks_studied(both) == (
+    assert book_words.benchmarks_studied(both) == (
         "GPT-3 175B pre-training and Llama 2 70B LoRA fine-tuning"
     )
-    assert job.benchmarks_studied({}) == "no benchmark"
+    assert book_words.benchmarks_studied({}) == "no benchmark"
     text = (ROOT / "index.qmd").read_text()
     about = text[text.index("## About this book") :]
     kept = _conditional_content(about, {"values": {"inputs": {"demo": False, **only_405b}}})
@@ -725,11 +730,14 @@ def test_the_synthetic_telemetry_names_the_log_it_follows(tmp_path):
     default = (
         MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n64_ngc24.09_nemo" / "gpt3" / "result_0.txt"
     )
-    assert job.telemetry_log_phrase(cfg(default), ROOT) == "NVIDIA's real Eos MLPerf v4.1 GPT-3 log"
+    assert (
+        book_words.telemetry_log_phrase(cfg(default), ROOT)
+        == "NVIDIA's real Eos MLPerf v4.1 GPT-3 log"
+    )
     own = tmp_path / "lab_64" / "gpt3" / "result_3.txt"
     own.parent.mkdir(parents=True)
     shutil.copyfile(default, own)
-    phrase = job.telemetry_log_phrase(cfg(own), ROOT)
+    phrase = book_words.telemetry_log_phrase(cfg(own), ROOT)
     # an inline code span (trainperf.markup.md_code pads it; Markdown strips one space each side)
     assert phrase == (
         "the MLPerf log ` lab_64/gpt3/result_3.txt ` that the config names (`telemetry.mlperf_log`)"

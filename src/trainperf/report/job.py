@@ -32,12 +32,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import itertools
 import json
 import os
-import re
-import shutil
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -55,20 +51,32 @@ from trainperf.config import (
     report_overrides,
 )
 from trainperf.errors import ConfigError
-from trainperf.markup import md_code, md_text
 from trainperf.report import batch
 from trainperf.report.appendix import write_appendix_notebooks
-from trainperf.report.charts.fonts import figure_languages
+from trainperf.report.book_build import (
+    build_book,
+    figure_setup,
+    quarto_available,
+    site_figures,
+)
+from trainperf.report.book_words import (
+    DEFAULT_TELEMETRY_LOG,
+    benchmarks_studied,
+    bundled_measurements_absent,
+    input_phrases,
+    logs_flags,
+    telemetry_log_phrase,
+)
 from trainperf.report.compare_cli import config_comparison
+from trainperf.report.demo import demo_overrides, is_demo
 from trainperf.report.execution import ReportJob, rel_path, write_table_csvs
 from trainperf.report.notebooks import (
     NotebookSpec,
     check_cell_options,
 )
 from trainperf.report.outdir import claim_out, record_files, unlink_owned
-from trainperf.report.preview import build_preview_site, network_loads
 from trainperf.report.schedule import default_jobs
-from trainperf.report.staging import book_title, stage_book
+from trainperf.report.staging import stage_book  # noqa: F401  (public: trainperf.report.job.stage_book)
 from trainperf.report.values import merge_values
 
 __all__ = [
@@ -83,8 +91,6 @@ __all__ = [
     "site_figures",
     "write_table_csvs",
 ]
-
-QUARTO_INSTALL_HINT = "install Quarto from https://quarto.org/docs/get-started/ or `conda install -c conda-forge quarto`"
 
 
 NOTEBOOKS: list[NotebookSpec] = [
@@ -108,7 +114,7 @@ NOTEBOOKS: list[NotebookSpec] = [
         "GPU telemetry aligned with the MLPerf run",
         # scratch_dir is set by run_report to <out>/scratch/telemetry (the synthetic default data)
         {
-            "mlperf_log": "data/mlperf/v4.1/NVIDIA/results/eos_n64_ngc24.09_nemo/gpt3/result_0.txt",
+            "mlperf_log": DEFAULT_TELEMETRY_LOG,
             "scratch_dir": "",
         },
     ),
@@ -166,11 +172,6 @@ INPUT_PATH_SUFFIXES = ("_path", "_paths", "_log", "_dir", "_source")
 def is_input_path_parameter(name: str) -> bool:
     """Whether a notebook parameter names an input path (see :data:`INPUT_PATH_SUFFIXES`)."""
     return name.endswith(INPUT_PATH_SUFFIXES) and name not in OUTPUT_PARAMETERS
-
-
-def quarto_available() -> str | None:
-    """Return the path of the ``quarto`` binary on PATH, or None."""
-    return shutil.which("quarto")
 
 
 @dataclass
@@ -400,14 +401,6 @@ def _option_documents(root: Path, specs: list[NotebookSpec]) -> list[Path]:
     return [d for d in docs if d.is_file()]
 
 
-def site_figures(figures: Path, language: str) -> Path:
-    """The figure folder the preview site shows for the config's ``language``: the notebooks export
-    every figure in English to ``figures/`` and in Japanese to ``figures/ja/``
-    (:data:`trainperf.report.charts.FIGURE_LANGS`); the prose stays English."""
-    ja = figures / "ja"
-    return ja if language == "ja" and ja.is_dir() else figures
-
-
 def _config(config, root: Path):
     """The cluster config to run with (see :func:`run_report`)."""
 
@@ -590,7 +583,7 @@ def run_report(
         progress,
         force,
         fail_fast,
-        *_figure_setup(out, log),
+        *figure_setup(out, log),
         is_input_path_parameter,
     )
     job.run(plan, absent, default_jobs() if jobs is None else max(1, int(jobs)))
@@ -609,7 +602,7 @@ def run_report(
     write_appendix_notebooks(
         out / "notebooks", out / "appendix", root=root, out=out, figures=figures, named=cache
     )
-    book = _build_book(root, out, figures, cfg, values, use_quarto, log)
+    book = build_book(root, out, figures, cfg, values, use_quarto, log)
     summary = ReportSummary(
         notebooks=[str(p) for _, p in job.executed],
         tables=[rel_path(p, root) for p in job.tables],
@@ -716,32 +709,6 @@ def _plan_with_config(
     return plan, absent
 
 
-def bundled_measurements_absent(cfg) -> dict[str, str]:
-    """``{notebook: sentence}`` for the project's own single-GPU capture and profiler trace
-    (``data/telemetry/``, ``data/traces/``: an H200 of the project, not the user's cluster): left
-    out of a user's book (not executed, so none of their figures is exported) unless the user
-    passes a capture of their own (``-p telemetry_capture.capture_dir=...``,
-    ``-p trace.capture_dir=...``); the demo's book shows them. The energy chapter likewise, unless a
-    power result or captures are passed (``-p energy.power_dir=...``, ``-p energy.capture_paths=...``)."""
-    what = {
-        "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
-        "trace": ("profiler trace", "trace.capture_dir"),
-    }
-    out = {
-        nb: (
-            f"No {kind} of {md_text(cfg.name)} was given, so this page shows none: the one bundled "
-            f"with trainperf was measured on another machine (pass your own with `-p {param}=...`)."
-        )
-        for nb, (kind, param) in what.items()
-    }
-    out["energy"] = (
-        f"No MLPerf power log or GPU energy telemetry of {md_text(cfg.name)} was given, so this page "
-        "shows no energy to train (pass a power result with `-p energy.power_dir=...` or telemetry "
-        "captures with `-p energy.capture_paths=...`)."
-    )
-    return out
-
-
 def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     """``<out>/comparison.csv``: the evaluated system against the reference (atomically); a
     comparison across MLPerf rounds is said in one ``warning:`` line each."""
@@ -753,133 +720,6 @@ def _write_comparison(root: Path, out: Path, cfg, log) -> pl.DataFrame:
     for line in round_warnings(comparison):
         log(f"warning: {line}")
     return comparison
-
-
-#: The benchmarks whose prose a chapter shows only where their logs are read (``values.inputs.logs_*``).
-PROSE_BENCHMARKS = ("gpt3", "llama2_70b_lora", "llama31_405b")
-
-
-def logs_flags(cfg, comparison: pl.DataFrame) -> dict[str, bool]:
-    """``{"logs_gpt3": ..., ...}``: whether the book's MLPerf chapter shows logs of that benchmark:
-    the evaluated system's own logs where the config gives them (the benchmarks of its rows in
-    ``comparison``), else the reference's bundled logs, which have all three."""
-    if cfg.mlperf is None:
-        return {f"logs_{b}": True for b in PROSE_BENCHMARKS}
-    own = set(comparison.filter(pl.col("evaluated_source") == "logs")["benchmark"].to_list())
-    return {f"logs_{b}": b in own for b in PROSE_BENCHMARKS}
-
-
-#: How the book names each benchmark in its opening sentence (the MLPerf Training task names).
-BENCHMARK_PHRASES = {
-    "gpt3": "GPT-3 175B pre-training",
-    "llama31_405b": "Llama 3.1 405B pre-training",
-    "llama2_70b_lora": "Llama 2 70B LoRA fine-tuning",
-    "llama31_8b": "Llama 3.1 8B pre-training",
-    "flux1": "FLUX.1 text-to-image training",
-    "stable_diffusion": "Stable Diffusion v2 text-to-image training",
-    "dlrm_dcnv2": "DLRM-dcnv2 recommendation training",
-    "rgat": "R-GAT graph neural network training",
-    "retinanet": "RetinaNet object detection training",
-    "bert": "BERT-large pre-training",
-}
-
-
-def benchmarks_studied(flags: dict[str, bool], others: tuple[str, ...] = ()) -> str:
-    """The benchmarks the book's MLPerf chapter shows (:func:`logs_flags`), as prose in
-    :data:`PROSE_BENCHMARKS` order: ``"Llama 3.1 405B pre-training"``, ``"GPT-3 175B pre-training
-    and Llama 2 70B LoRA fine-tuning"``; ``"no benchmark"`` where none."""
-    names = [BENCHMARK_PHRASES[b] for b in PROSE_BENCHMARKS if flags.get(f"logs_{b}")]
-    # the other benchmarks of the cluster's own logs (``others``: their MLPerf ids), by name
-    names += [BENCHMARK_PHRASES.get(b, md_text(b)) for b in others if b not in PROSE_BENCHMARKS]
-    if not names:
-        return "no benchmark"
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def telemetry_log_phrase(cfg, root: Path) -> str:
-    """The MLPerf log whose phases the synthetic telemetry follows, as the book names it: the
-    bundled default (:data:`NOTEBOOKS`' ``telemetry.mlperf_log``) as NVIDIA's Eos log, any other
-    as the log the config names (its last three path parts, never an absolute path). Empty
-    without telemetry."""
-    if cfg.telemetry is None:
-        return ""
-    spec = next(s for s in NOTEBOOKS if s.name == "telemetry")
-    log = Path(cfg.telemetry.mlperf_log)
-    try:
-        if log.resolve() == (root / spec.parameters["mlperf_log"]).resolve():
-            return "NVIDIA's real Eos MLPerf v4.1 GPT-3 log"
-    except OSError:
-        pass
-    shown = "/".join(log.parts[-3:])
-    return f"the MLPerf log {md_code(shown)} that the config names (`telemetry.mlperf_log`)"
-
-
-def _demo_config(root: Path):
-    """The bundled demo's config (of this checkout, else of the installed package), or None."""
-    for base in (root, project_root()):
-        path = base / DEMO_CONFIG
-        if path.is_file():
-            try:
-                return load_config(path)
-            except ConfigError:
-                return None
-    return None
-
-
-_BIB_ENTRY = re.compile(r"^@\w+\s*\{", re.MULTILINE)
-
-
-def book_bibliography(root: Path, dest: Path, demo: bool) -> Path:
-    """The BibTeX file of a book: the project's ``references.bib`` for the demo; for any other
-    config a copy at ``dest`` without the entries that name the demo's case study (its paper,
-    white paper and talk: the references page lists every entry, ``nocite: @*``).
-
-    Returns:
-        The file to render with (``root / "references.bib"`` or ``dest``, written atomically).
-    """
-    bib = root / "references.bib"
-    demo_cfg = None if demo else _demo_config(root)
-    if demo or demo_cfg is None or not bib.is_file():
-        return bib
-    text = bib.read_text(encoding="utf-8")
-    starts = [m.start() for m in _BIB_ENTRY.finditer(text)] + [len(text)]
-    head, entries = text[: starts[0]], [text[a:b] for a, b in itertools.pairwise(starts)]
-    name = demo_cfg.name.casefold()
-    kept = [e for e in entries if name not in e.casefold()]
-    write_text_atomic(head + "".join(kept), dest)
-    return dest
-
-
-def is_demo(cfg, root: Path) -> bool:
-    """Whether ``cfg`` is the bundled demo's case study: the config's ``name`` and its
-    ``published:`` rows (byte for byte) are those of :data:`~trainperf.config.DEMO_CONFIG`.
-
-    Only then does the book carry the case study's own material (its paper's table, its talk's
-    quoted ratio, the prose about its transcribed rows, its name beside the synthetic data it
-    calibrated): ``values.inputs.demo``, tested by the chapters with ``when-meta``. Any other
-    config, one with published rows of its own included, gets none of it. A demo config that
-    cannot be read (an installed package without ``configs/``) makes every config a user's."""
-    demo = _demo_config(root) if cfg.published is not None else None
-    if demo is None or demo.published is None or cfg.name != demo.name:
-        return False
-    try:
-        return Path(cfg.published.path).read_bytes() == Path(demo.published.path).read_bytes()
-    except OSError:
-        return False
-
-
-def demo_overrides(cfg, demo: bool) -> dict[str, dict]:
-    """Notebook parameters that keep the case study's material out of a user's book:
-    ``eos_comparison.case_study`` (its paper's comparison and its talk's ratio) and, where the
-    Slurm history is the synthetic one, the label of the published shares the generator is
-    calibrated to (named only in the demo's book), and the energy chapter's GPU captures (the
-    project's own, shown only in the demo's book)."""
-    ov: dict[str, dict] = {"eos_comparison": {"case_study": demo}}
-    if cfg.sacct_synthetic and not demo:
-        ov["slurm_jobs"] = {"marginals_label": "Calibration target (published shares)"}
-    if not demo:  # the project's own H200 captures are no telemetry of the user's cluster
-        ov["energy"] = {"capture_paths": []}
-    return ov
 
 
 def _reset_values(
@@ -910,110 +750,3 @@ def _reset_values(
     values["config"].update(input_phrases(cfg, root or project_root()))
     for name, vals in values.items():
         write_text_atomic(json.dumps(vals, indent=2), out / "values" / f"{name}.json")
-
-
-def input_phrases(cfg, root: Path) -> dict[str, str]:
-    """The opening page's words for what a user's book is made of (``values.config.*``, Markdown):
-    ``inputs_given``, the inputs the config names (``"MLPerf Training result logs, DCGM
-    telemetry"``; synthetic ones said so), and ``reference_logs``, one or two sentences on where
-    the MLPerf logs come from: the config's own folder for the cluster's (never its path), the
-    MLCommons copies bundled with trainperf for the reference where it is the bundled one."""
-    given = []
-    if cfg.mlperf:
-        given.append("MLPerf Training result logs")
-    if cfg.published is not None:
-        given.append("published results")
-    if cfg.telemetry is not None:
-        given.append("DCGM telemetry" + (" (synthetic)" if cfg.telemetry.synthetic else ""))
-    if cfg.sacct:
-        given.append("Slurm accounting" + (" (synthetic)" if cfg.sacct_synthetic else ""))
-    name = md_text(cfg.name)
-    ref = md_text(cfg.reference.name)
-    try:
-        bundled = Path(cfg.reference.mlperf).resolve() == (root / "data" / "mlperf").resolve()
-    except OSError:
-        bundled = False
-    own = (
-        f"The MLPerf logs of {name} are read from the folder the config names (`mlperf:`), "
-        "and never modified. "
-        if cfg.mlperf
-        else ""
-    )
-    reference = (
-        "The reference results are rows of the MLPerf record bundled with trainperf "
-        "(`data/reference/mlperf_record.csv`), each with its repository, commit and log checksums."
-        if not cfg.reference.pinned or cfg.reference.from_record
-        else f"Those of the reference, {ref}, are copies of the MLCommons `training_results` "
-        "repositories bundled with trainperf, each file with its commit and checksum."
-        if bundled
-        else f"Those of the reference, {ref}, are read from the folder the config names "
-        "(`reference.mlperf`)."
-    )
-    return {
-        "inputs_given": ", ".join(given) if given else "no input of its own",
-        "reference_logs": own + reference,
-    }
-
-
-def _figure_setup(out: Path, log) -> tuple[list[str], Path]:
-    """Figure languages (Japanese needs a CJK font; without one, said once and English only) and
-    the export log of this run."""
-
-    figure_langs, _, font_note = figure_languages(warn=False)
-    if font_note:
-        log(font_note)
-    figure_log = out / "figures.jsonl"
-    figure_log.parent.mkdir(parents=True, exist_ok=True)
-    figure_log.unlink(missing_ok=True)
-    return list(figure_langs), figure_log
-
-
-def _build_book(
-    root: Path, out: Path, figures: Path, cfg, values: dict, use_quarto: bool | None, log
-) -> dict:
-    """``quarto render`` of the run's staged project (:func:`stage_book`) when Quarto is there,
-    for any ``out``, else the pandoc preview site. Returns the summary's ``quarto``, ``site`` and
-    ``problems``."""
-    quarto = (
-        quarto_available() if use_quarto is None else (quarto_available() if use_quarto else None)
-    )
-    demo = (values.get("inputs") or {}).get("demo") is True
-    if quarto:
-        stage = stage_book(
-            root, out, figures, cfg.name, {**cfg.inputs(), **(values.get("inputs") or {})}, values
-        )
-        book_bibliography(root, stage / "references.bib", demo)  # the copy, without the demo's
-        log(f"rendering the book with quarto render in {rel_path(stage, root)}")
-        subprocess.run([quarto, "render"], cwd=stage, check=True)
-        book = stage / "_book"
-        if out.resolve() == (root / "_output").resolve():
-            # the default run: the book where `make report` has always put it
-            shutil.rmtree(root / "_book", ignore_errors=True)
-            shutil.copytree(book, root / "_book", symlinks=False)
-            book = root / "_book"
-        problems = []
-        for page, urls in network_loads(book).items():
-            line = f"{rel_path(book, root)}/{page} loads from the network: {', '.join(urls[:3])}"
-            problems.append(line)
-            log(f"warning: {line}")
-        return {"quarto": True, "site": str(book / "index.html"), "problems": problems}
-    note = (
-        "This is the preview site, built with pandoc because Quarto was not found on PATH; "
-        f"{QUARTO_INSTALL_HINT}, then run the same `trainperf report` command again for the book."
-    )
-    index, problems = build_preview_site(
-        root,
-        out / "notebooks",
-        site_figures(figures, cfg.language),
-        values,
-        out / "site",
-        note=note if use_quarto is None else "",
-        log=log,
-        title=book_title(cfg.name),
-        bibliography=book_bibliography(root, out / "scratch" / "references.bib", demo),
-    )
-    if use_quarto is None:
-        log(
-            f"Quarto not found on PATH: skipped `quarto render`; preview site at {rel_path(index, root)}; {QUARTO_INSTALL_HINT}"
-        )
-    return {"quarto": False, "site": str(index), "problems": problems}
