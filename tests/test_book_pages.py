@@ -28,6 +28,7 @@ from trainperf.config import load_config
 from trainperf.report import parts
 from trainperf.report.job import stage_book
 from trainperf.report.preview import build_preview_site
+from trainperf.report.preview.site import _shown_parts
 
 
 def _config(tmp_path: Path, telemetry: str, sacct: str) -> Path:
@@ -87,6 +88,40 @@ def test_the_staged_book_names_its_part_after_the_inputs_provenance(
     assert [e.get("chapters") for e in staged["book"]["chapters"] if isinstance(e, dict)] == [
         e.get("chapters") for e in source["book"]["chapters"] if isinstance(e, dict)
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "want"),
+    [
+        (
+            {"telemetry": True, "sacct": True},
+            ["chapters/telemetry_cluster.qmd", "chapters/operations.qmd"],
+        ),
+        ({"telemetry": True, "sacct": False}, ["chapters/telemetry_cluster.qmd"]),
+        ({"telemetry": False, "sacct": True}, ["chapters/operations.qmd"]),
+        ({"telemetry": False, "sacct": False}, None),  # no chapter left: no part
+    ],
+)
+def test_a_chapter_of_an_input_not_given_is_not_in_the_book(tmp_path, given, want):
+    # issue 38: a book with neither telemetry nor accounting held a part of two chapters that
+    # each said only that their input was not given
+    source = yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["book"]["chapters"]
+    inputs = {"demo": False, "telemetry_synthetic": False, "sacct_synthetic": False, **given}
+    shown = parts.shown_chapters(source, inputs)
+    groups = {e["part"]: e["chapters"] for e in shown if isinstance(e, dict)}
+    assert groups.get(parts.GENERATED_PART) == want
+    flat = [c for e in shown for c in (e["chapters"] if isinstance(e, dict) else [e])]
+    for chapter, key in parts.INPUT_CHAPTERS.items():
+        assert (chapter in flat) == given[key], chapter
+    # the findings chapters stay whatever is given (they say in one sentence what is missing)
+    assert "chapters/telemetry.qmd" in flat and "chapters/summary.qmd" in flat
+    # the preview site's pages are the same chapters, each part title on its first shown chapter
+    pages, opens = _shown_parts(ROOT, inputs)
+    assert {str(p.relative_to(ROOT)) for p in pages} == set(flat)
+    if want:
+        assert opens[ROOT / want[0]] == parts.GENERATED_PART
+    else:
+        assert parts.GENERATED_PART not in opens.values()
 
 
 def test_the_preview_sidebar_names_the_part_after_the_inputs_provenance(tmp_path):

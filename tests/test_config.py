@@ -296,23 +296,25 @@ def test_a_config_with_only_mlperf_builds_the_book_without_anything_synthetic(
     site = Path(summary.site).parent
     # the book carries the cluster's name in its title, and no demo material
     assert "Copycat: LLM training performance" in (site / "index.html").read_text()
-    tel = (site / "telemetry_cluster.html").read_text()
-    ops = (site / "operations.html").read_text()
+    # no chapter of the cluster telemetry or the accounting, neither given (issue 38)
+    assert (
+        not (site / "telemetry_cluster.html").exists() and not (site / "operations.html").exists()
+    )
     # the key results and the introduction speak of the user's cluster: no demo callout, no Eos
     # time from the runs chapter's values (those are the user's logs here)
     for page in ("index.html", "introduction.html"):
         text = (site / page).read_text()
         assert "SAKURAONE" not in text and "Copycat" in text or page == "introduction.html", page
         assert "Even that takes NVIDIA" not in text, page
-    # said in the book's words; the config keys are the README's (issue 39: no tool manual in prose)
-    assert "No telemetry was given for Copycat, so this chapter" in re.sub(r"\s+", " ", tel)
-    assert "No Slurm accounting was given for Copycat, so this chapter" in re.sub(r"\s+", " ", ops)
+    # the chapter of the single-GPU telemetry says in the book's words that none was given
+    tel = (site / "telemetry.html").read_text()
+    assert "was given" in re.sub(r"\s+", " ", tel) or "were given" in re.sub(r"\s+", " ", tel)
     # nothing synthetic anywhere: no marker, no generated store, no figure from generated data
     texts = [p.read_text(errors="replace") for p in site.rglob("*.html")]
     texts += [p.read_text() for p in (out / "notebooks").glob("*.ipynb")]
     texts.append((out / "values.yml").read_text())
     assert not [t for t in texts if "SYNTHETIC" in t]
-    assert "data are synthetic" not in tel and "data are synthetic" not in ops
+    assert "data are synthetic" not in tel
     assert not (out / "scratch" / "telemetry").exists()
     assert not list(figures.glob("telemetry_*")) and not list(figures.glob("slurm_*"))
     assert not list(figures.glob("reliability_*"))

@@ -6,6 +6,7 @@ test (the power law through two points: T(n) = T_lo (n/lo)^b, b = ln(T_hi/T_lo) 
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import warnings
@@ -166,6 +167,24 @@ def test_real_logs_like_for_like_without_a_pinned_reference(user_logs):
     assert r["evaluated_system_json"].endswith("eos_n8_ngc24.09_nemo.json")
     assert "8480C" in r["evaluated_host_processors"]
     assert r["evaluated_scaleup_domain"] == 8
+    # and the reference's own system description beside it: the record's copy of that result's
+    # systems JSON (its host_interconnect and accelerator_interconnect columns)
+    assert r["reference_host_networking"] == best["host_interconnect"]
+    assert r["reference_accelerator_interconnect"] == best["accelerator_interconnect"]
+    assert best["host_interconnect"] and best["accelerator_interconnect"]
+
+
+def test_a_pinned_reference_of_logs_shows_its_systems_json(user_logs):
+    # the reference's systems/<result>.json in its folder of logs, read here by hand
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = cluster_comparison("Lab", 8, "H100 SXM", str(MLPERF), mlperf=str(user_logs),
+                               record=read_record(), like_for_like=False)  # fmt: skip
+    r = c.row(0, named=True)
+    [path] = list(MLPERF.glob(f"*/NVIDIA/systems/{r['reference_result']}.json"))
+    desc = json.loads(path.read_text())
+    assert r["reference_accelerator_interconnect"] == desc["accelerator_interconnect"]
+    assert desc["host_networking"] in r["reference_host_networking"]
 
 
 def test_a_pinned_reference_keeps_eos_and_adds_the_rank(user_logs):

@@ -108,6 +108,48 @@ def test_appendix_copies_name_no_path_of_the_build_machine(tmp_path):
     assert "None" not in src and "False" not in src and str(tmp_path) not in src
 
 
+def test_appendix_shows_the_runs_values_not_the_notebooks_defaults(tmp_path):
+    # issue 38: a user's book compared with the MLPerf record showed the comparison notebook's
+    # default `reference = "Eos"` (the demo's) above the run's own value
+    defaults = (
+        "# Parameters (papermill injects overrides after this cell)\n"
+        'reference = "Eos"  # reference system name\nmfu_precision = "both"\ntalk_ratio = 1.28'
+    )
+    nb = {
+        "cells": [
+            {"cell_type": "code", "id": "d", "metadata": {"tags": ["parameters"]},
+             "source": defaults, "outputs": []},
+            {"cell_type": "code", "id": "i", "metadata": {"tags": ["injected-parameters"]},
+             "source": 'reference = "the reference"\ntalk_ratio = None\nextra = 2', "outputs": []},
+            {"cell_type": "code", "id": "c", "metadata": {}, "source": "x = 1", "outputs": []},
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(tmp_path / "nb", tmp_path / "appendix")
+    cells = json.loads(copy.read_text())["cells"]
+    # one table instead of the two cells; the code that follows stays
+    assert [c["cell_type"] for c in cells] == ["markdown", "code"]
+    table = "".join(cells[0]["source"])
+    assert "Eos" not in table and "1.28" not in table
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    # the notebook's order; the run's value where it set one, the default where it did not
+    assert rows == [
+        "| `reference` | `the reference` |",
+        "| `mfu_precision` | `both` |",
+        "| `talk_ratio` | not given |",
+        "| `extra` | 2 |",
+    ]
+    # a defaults cell that is not plain assignments is kept as code, the run's table as before
+    nb["cells"][0]["source"] = "import os\nreference = os.environ['R']"
+    (tmp_path / "nb" / "x.ipynb").write_text(json.dumps(nb))
+    [copy] = appendix.write_appendix_notebooks(tmp_path / "nb", tmp_path / "appendix")
+    cells = json.loads(copy.read_text())["cells"]
+    assert [c["cell_type"] for c in cells] == ["code", "markdown", "code"]
+    assert "| `mfu_precision` |" not in "".join(cells[1]["source"])
+
+
 def test_an_empty_table_says_so_and_a_note_heads_every_table():
     empty = display.table(pl.DataFrame({"a": []}, schema={"a": pl.Int64}), {"a": "A"})
     assert empty.markdown == display.EMPTY  # not a header with nothing under it

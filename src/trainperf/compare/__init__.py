@@ -17,6 +17,8 @@ This module only re-exports; the logic lives in:
   a quoted ratio;
 * :mod:`~trainperf.compare.paper`: the SAKURAONE paper's table (the demo's case study);
 * :mod:`~trainperf.compare.scaling`: strong-scaling efficiency of one system across node counts;
+* :mod:`~trainperf.compare.comparison_words`: the comparison in sentences (summary, scaling,
+  throughput, round warnings).
 * :mod:`~trainperf.compare.system_json`: each evaluated result's own systems JSON in the comparison.
 """
 
@@ -30,20 +32,22 @@ from trainperf.compare.checks import (
     consistency_checks,
     ratio_candidates,
 )
+from trainperf.compare.comparison_words import (
+    comparison_summary,
+    own_scaling_summary,
+    round_warnings,
+    throughput_summary,
+)
 from trainperf.compare.evaluated import (
     COMPARISON_SCHEMA,
     SIDE_SCHEMA,
     ComparisonWarning,
     cluster_comparison,
-    comparison_summary,
     log_comparison,
-    own_scaling_summary,
     reference_round_for,
     reference_side,
-    round_warnings,
     side_from_published,
     side_from_results,
-    throughput_summary,
 )
 from trainperf.compare.paper import (
     PAPER_SCHEMA,

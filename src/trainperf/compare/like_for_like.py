@@ -92,6 +92,9 @@ def _ref_cols(r: dict, kind: str) -> dict[str, Any]:
         "reference_throughput_basis": r["throughput_basis"],
         "reference_precision": r["precision"],
         "reference_mfu": r["mfu"],
+        # the reference's own system description (the record's copy of its systems JSON)
+        "reference_host_networking": r.get("host_interconnect"),
+        "reference_accelerator_interconnect": r.get("accelerator_interconnect"),
     }
 
 

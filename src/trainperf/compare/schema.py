@@ -101,6 +101,8 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
     "evaluated_host_networking": pl.String,
     "evaluated_accelerator_interconnect": pl.String,
     "evaluated_scaleup_domain": pl.Int64,
+    "reference_host_networking": pl.String,
+    "reference_accelerator_interconnect": pl.String,
 }
 """Columns of :func:`log_comparison` (``comparison.csv``), one row per evaluated result.
 
@@ -154,7 +156,11 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
   ``host_processor_model_name``; ``host_networking`` and its topology;
   ``accelerator_interconnect``; the GPUs of one NVLink/xGMI domain from the accelerator table),
   filled by :func:`cluster_comparison` from the evaluated logs' folder; null for published rows
-  and where the file does not say."""
+  and where the file does not say.
+* ``reference_host_networking``, ``reference_accelerator_interconnect`` (String): the same two of
+  the reference result's system description, beside the evaluated side's: from the record's
+  ``host_interconnect`` and ``accelerator_interconnect`` (like for like), else from the
+  ``systems/<result>.json`` in the reference's folder of logs; null where it does not say."""
 
 
 def evaluated_columns(a: dict) -> dict:

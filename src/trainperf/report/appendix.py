@@ -85,10 +85,9 @@ def _shown_value(node: ast.expr) -> str | None:
     return md_text(value)  # a list or dict of texts: every punctuation character escaped
 
 
-def parameters_markdown(source: str) -> str | None:
-    """The parameters papermill injected (``name = literal`` lines) as a Markdown table, so that an
-    appendix page shows ``not given`` and ``no`` rather than Python's ``None`` and ``False``; None
-    where a line is not such an assignment (the cell is then kept as code)."""
+def _assignments(source: str) -> list[tuple[str, str]] | None:
+    """``[(name, shown value)]`` of a cell of ``name = literal`` lines (comments allowed), in
+    order; None where a statement is no such assignment."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -104,12 +103,38 @@ def parameters_markdown(source: str) -> str | None:
         shown = _shown_value(stmt.value)
         if shown is None:
             return None
-        rows.append(f"| `{stmt.targets[0].id}` | {shown} |")
-    if not rows:
+        rows.append((stmt.targets[0].id, shown))
+    return rows
+
+
+def parameters_markdown(source: str, defaults: str | None = None) -> str | None:
+    """The parameters of a run as one Markdown table, so that an appendix page shows ``not
+    given`` and ``no`` rather than Python's ``None`` and ``False``.
+
+    Args:
+        source: the cell papermill injected (``name = literal`` lines).
+        defaults: the notebook's own parameters cell (its defaults, the same form); where given,
+            the table holds every parameter, in the notebook's order, each with the value this run
+            used (injected, else the default), so that no default of the demo's (a reference
+            system's name, a bundled path) is shown beside the value that replaced it.
+
+    Returns:
+        The table, or None where a line of ``source`` (or of ``defaults``) is not such an
+        assignment (the cells are then kept as code).
+    """
+    injected = _assignments(source)
+    if not injected:
         return None
+    rows = dict(injected)
+    if defaults is not None:
+        declared = _assignments(defaults)
+        if declared is None:
+            return None
+        rows = {name: rows.get(name, shown) for name, shown in declared} | rows
+    lines = [f"| `{name}` | {shown} |" for name, shown in rows.items()]
     return (
-        "**Parameters of this run**, set by `trainperf report`:\n\n| Parameter | Value |\n|---|---|\n"
-        + "\n".join(rows)
+        "**Parameters of this run**, set by `trainperf report` (the notebook's default where "
+        "the run set none):\n\n| Parameter | Value |\n|---|---|\n" + "\n".join(lines)
     )
 
 
@@ -159,6 +184,20 @@ def write_appendix_notebooks(
         # a stand-in page (trainperf.report.absent) shows its title and sentence once: the cells
         # kept only so that the chapters' embeds resolve are left out of its own page
         nb["cells"] = [c for c in nb.get("cells", []) if not is_stand_in_cell(c)]
+        # the notebook's defaults cell ("parameters" tag): merged into the run's table below and
+        # left out, where both cells are plain assignments
+        defaults = next(
+            (c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])),
+            None,
+        )
+        defaults_text = None
+        if defaults is not None:
+            defaults_text = defaults.get("source", "")
+            defaults_text = (
+                defaults_text if isinstance(defaults_text, str) else "".join(defaults_text)
+            )
+            defaults_text = _relative_paths(defaults_text, prefixes)
+        merged = False
         for cell in nb.get("cells", []):
             if cell.get("cell_type") != "code":
                 continue
@@ -167,7 +206,10 @@ def write_appendix_notebooks(
             new = _relabel(text)
             if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
                 new = _relative_paths(new, prefixes)
-                table = parameters_markdown(new)
+                table = parameters_markdown(new, defaults_text)
+                merged = table is not None and defaults_text is not None
+                if table is None:
+                    table = parameters_markdown(new)
                 if table is not None:  # shown as a table, not as Python
                     cell.clear()
                     cell.update(
@@ -188,6 +230,8 @@ def write_appendix_notebooks(
                     raw = out.get("text", "")
                     raw = raw if isinstance(raw, str) else "".join(raw)
                     out["text"] = _relative_paths(_plain_warnings(raw), prefixes)
+        if merged:
+            nb["cells"] = [c for c in nb["cells"] if c is not defaults]
         target = dst / nb_path.name
         write_text_atomic(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", target)
         written.append(target)

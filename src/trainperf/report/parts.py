@@ -16,6 +16,7 @@ from pathlib import Path
 __all__ = [
     "CASE_STUDY_PART",
     "GENERATED_PART",
+    "INPUT_CHAPTERS",
     "absent_notebooks",
     "part_title",
     "shown_appendices",
@@ -68,17 +69,35 @@ def with_part_titles(chapters: list, inputs: Mapping[str, bool] | None) -> list:
 CASE_STUDY_PART = "Case study: SAKURAONE against NVIDIA Eos"
 
 
+#: The chapters of the telemetry and operations part, each shown only where its input is given
+#: (``values.inputs``): a book without cluster telemetry or accounting has no chapter, and no part,
+#: that says only that it was not given (the introduction lists the inputs the book has).
+INPUT_CHAPTERS = {
+    "chapters/telemetry_cluster.qmd": "telemetry",
+    "chapters/operations.qmd": "sacct",
+}
+
+
 def shown_chapters(chapters: list, inputs: Mapping[str, bool] | None) -> list:
-    """``book.chapters`` of ``_quarto.yml`` without the :data:`CASE_STUDY_PART` unless ``inputs``
-    says the book is the demo's (``inputs["demo"] is True``); ``inputs`` None: all of them."""
+    """``book.chapters`` of ``_quarto.yml`` as a run's book shows them: without the
+    :data:`CASE_STUDY_PART` unless ``inputs`` says the book is the demo's (``inputs["demo"] is
+    True``), without a chapter of :data:`INPUT_CHAPTERS` whose input ``inputs`` marks as not
+    given (false), and without a part left with no chapter. ``inputs`` None: all of them."""
     if inputs is None:
         return list(chapters or [])
     demo = inputs.get("demo") is True
-    return [
-        e
-        for e in chapters or []
-        if demo or not (isinstance(e, dict) and e.get("part") == CASE_STUDY_PART)
-    ]
+    dropped = {c for c, key in INPUT_CHAPTERS.items() if key in inputs and not inputs[key]}
+    out = []
+    for e in chapters or []:
+        if isinstance(e, dict) and "part" in e:
+            if e.get("part") == CASE_STUDY_PART and not demo:
+                continue
+            kept = [c for c in e.get("chapters") or [] if str(c) not in dropped]
+            if kept:
+                out.append({**e, "chapters": kept})
+        elif str(e) not in dropped:
+            out.append(e)
+    return out
 
 
 def absent_notebooks(notebooks_dir: Path) -> set[str]:

@@ -17,10 +17,10 @@ import yaml
 from trainperf.atomic import dir_mode
 from trainperf.report.outdir import carry_kept
 from trainperf.report.parts import (
-    CASE_STUDY_PART,
     absent_notebooks,
     part_title,
     shown_appendices,
+    shown_chapters,
 )
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import chapter_markdown, csv_outputs, notebook_markdown
@@ -268,13 +268,18 @@ class _Found(NamedTuple):
     markdown: str
 
 
-def _part_chapters(root: Path, title: str) -> set[Path]:
-    """The chapter files of the part ``title`` of ``root/_quarto.yml``."""
+def _shown_parts(root: Path, inputs) -> tuple[set[Path], dict[Path, str]]:
+    """The chapter files a run's book shows (:func:`trainperf.report.parts.shown_chapters` of
+    ``root/_quarto.yml``, as the staged Quarto project) and the part title each part's first
+    shown chapter opens."""
     cfg = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8")) or {}
-    for entry in (cfg.get("book") or {}).get("chapters") or []:
-        if isinstance(entry, dict) and entry.get("part") == title:
-            return {root / str(c) for c in entry.get("chapters") or []}
-    return set()
+    shown, opens = set(), {}
+    for entry in shown_chapters((cfg.get("book") or {}).get("chapters") or [], inputs):
+        files = (entry.get("chapters") or []) if isinstance(entry, dict) else [entry]
+        shown |= {root / str(c) for c in files}
+        if isinstance(entry, dict) and entry.get("part") and files:
+            opens[root / str(files[0])] = str(entry["part"])
+    return shown, opens
 
 
 def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[str]) -> list[Page]:
@@ -284,14 +289,10 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
     part_of: dict[Path, str] = {}  # chapter -> the title of the part it opens
     found: list[_Found] = []
     inputs = (values or {}).get("inputs")
-    # the case study's part only in the demo's book; no appendix of an input not given
-    # (trainperf.report.parts, as the staged Quarto project)
-    case_study = _part_chapters(root, CASE_STUDY_PART)
-    chapters = [
-        c
-        for c in structure.chapters
-        if inputs is None or inputs.get("demo") is True or c not in case_study
-    ]
+    # the case study's part only in the demo's book, no chapter or appendix of an input not
+    # given (trainperf.report.parts, as the staged Quarto project)
+    shown, opens = _shown_parts(root, inputs)
+    chapters = [c for c in structure.chapters if c in shown]
     appendices = shown_appendices(structure.appendices, absent_notebooks(notebooks_dir))
     for qmd in chapters:
         try:
@@ -301,9 +302,7 @@ def _read_pages(root: Path, notebooks_dir: Path, values: dict, problems: list[st
             continue
         found.append(_Found("index" if not found else qmd.stem, qmd, False, {}, md))
         # the part's title as the inputs' provenance supports it (trainperf.report.parts)
-        part_of[qmd] = part_title(
-            (structure.parts or {}).get(qmd, ""), (values or {}).get("inputs")
-        )
+        part_of[qmd] = part_title(opens.get(qmd, ""), (values or {}).get("inputs"))
     for nb_ref in appendices:
         # an appendix page is the copy in <out>/<folder>/ (``_output/appendix/x.ipynb``: labels of
         # its own, trainperf.report.appendix), else the executed notebook itself
