@@ -116,6 +116,10 @@ def test_a_chapter_of_an_input_not_given_is_not_in_the_book(tmp_path, given, wan
     # the findings chapters stay whatever is given (they say in one sentence what is missing)
     assert "chapters/telemetry.qmd" in flat and "chapters/summary.qmd" in flat
     # the preview site's pages are the same chapters, each part title on its first shown chapter
+    # the part is named after what it holds
+    title = parts.part_title(parts.GENERATED_PART, inputs)
+    assert title == {(True, True): "Cluster telemetry and operations", (True, False): "Cluster telemetry",
+                     (False, True): "Operations", (False, False): title}[given["telemetry"], given["sacct"]]  # fmt: skip
     pages, opens = _shown_parts(ROOT, inputs)
     assert {str(p.relative_to(ROOT)) for p in pages} == set(flat)
     if want:

@@ -33,8 +33,8 @@ def part_title(title: str, inputs: Mapping[str, bool] | None) -> str:
 
     Only :data:`GENERATED_PART` depends on the inputs: kept when the telemetry and the Slurm
     history are both synthetic (or not known: ``inputs`` None or empty); else it names what is
-    measured and what, if anything, is generated. A missing input counts as not generated (its
-    chapter says it was not given).
+    measured and what, if anything, is generated; where one of the two is not given (``inputs``
+    marks it false), the part holds the other's chapter only and is named after it alone.
 
     Args:
         title: a ``part:`` title of ``_quarto.yml``.
@@ -44,6 +44,11 @@ def part_title(title: str, inputs: Mapping[str, bool] | None) -> str:
         return title
     telemetry = bool(inputs.get("telemetry_synthetic"))
     sacct = bool(inputs.get("sacct_synthetic"))
+    # one of the two not given: the part holds the other's chapter only (shown_chapters)
+    if "telemetry" in inputs and not inputs["telemetry"]:
+        return "Operations on generated data" if sacct else "Operations"
+    if "sacct" in inputs and not inputs["sacct"]:
+        return "Cluster telemetry on generated data" if telemetry else "Cluster telemetry"
     if telemetry and sacct:
         return GENERATED_PART
     if telemetry:
