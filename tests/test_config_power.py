@@ -77,7 +77,7 @@ def test_measured_telemetry_reaches_the_energy_chapter_and_synthetic_does_not(tm
     cfg = parse_config({**BASE, "telemetry": tel}, tmp_path)
     ov = report_overrides(cfg).overrides["energy"]
     assert ov["telemetry_source"] == str((tmp_path / "dcgm.prom").resolve())
-    assert (ov["telemetry_log"], ov["job_id"], ov["evaluated"]) == (
+    assert (ov["telemetry_log"], ov["job_id"], ov["evaluated_name"]) == (
         str(log.resolve()),
         "4242",
         "Mine",

@@ -101,7 +101,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
         ov["energy"]["power_dir"] = cfg.power
     if tel is not None and not tel.synthetic:  # GPU energy per run and phase from its telemetry
         ov["energy"] |= {
-            "evaluated": cfg.name,
+            "evaluated_name": cfg.name,
             "telemetry_source": tel.source,
             "telemetry_log": tel.mlperf_log,
             "job_id": tel.job_id,
