@@ -75,13 +75,14 @@ def test_a_users_book_with_power_logs_and_telemetry(tmp_path, results_tree):
     )
     assert f"training blocks took {100 * _hand(PHASES['train']) / run:.0f}%" in page
     assert "4 GPUs on 2 hosts" in page and "(`telemetry:`, dcgm\\.csv)" in page
-    assert "| Mine, MLPerf run result\\_0\\.txt | whole run (timed) |" in page.replace(
-        "\\(", "("
-    ).replace("\\)", ")")
+    # the table's row of the whole run, named by the cluster (Markdown escapes its dot and brackets)
+    row = f"| Mine \\(H100 SXM\\), run result\\_0\\.txt | 4 | whole run \\(timed\\) | 50.0 | {run / 1e3:.1f} |"
+    assert row in page, "the table's whole-run row: 4 GPUs, 50 s, the hand-integrated kJ"
     assert "the energy counter where the GPUs have one, else board power" in page
     # nothing of the project's own captures, nothing generated, no notebook parameter
     assert "project's own short GPT runs" not in page and "generated" not in page
     assert "-p " not in page and "No measured DCGM telemetry" not in page
+    assert str(tmp_path) not in page  # no path of the build machine
 
 
 def test_a_users_book_with_power_logs_only_names_the_telemetry_key(tmp_path, results_tree):
@@ -94,3 +95,4 @@ def test_a_users_book_with_power_logs_only_names_the_telemetry_key(tmp_path, res
     assert v["own_kwh"] == "0.07" and "has_cluster" not in v
     assert "No measured DCGM telemetry of Mine was given (config key `telemetry:`" in page
     assert "GPU boards drew" not in page
+    assert "no measured GPU telemetry was given" not in page  # no empty table beside the sentence
