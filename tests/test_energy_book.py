@@ -117,6 +117,10 @@ def test_the_job_shows_energy_in_the_demo_and_one_sentence_otherwise():
     assert report_overrides(cfg).overrides["energy"] == {"accelerator": "H100 SXM"}
     # a user's book: the page is one sentence unless a power result or captures are passed with -p
     sentence = book_words.bundled_measurements_absent(cfg)["energy"]
-    assert sentence.startswith("No MLPerf power log or GPU energy telemetry of SAKURAONE was given")
+    # the demo's telemetry is generated: no energy from it, said so
+    assert sentence.startswith(
+        "No MLPerf power log or measured GPU telemetry of SAKURAONE was given (its DCGM telemetry "
+        "is generated"
+    )
     assert demo_mod.demo_overrides(cfg, demo=False)["energy"] == {"capture_paths": []}
     assert "energy" not in demo_mod.demo_overrides(cfg, demo=True)

@@ -60,7 +60,8 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             # its network family in the record's figures (free text: "800GbE RoCEv2 ...")
             "evaluated_network": cfg.description,
         },
-        "energy": {"accelerator": cfg.accelerator},  # the power results of its GPU first
+        # the power results of its GPU first; its own power results and telemetry below
+        "energy": {"accelerator": cfg.accelerator},
         "memory_model": {
             "accelerator": cfg.accelerator,
             "gpus_per_node": cfg.gpus_per_node,
@@ -95,6 +96,17 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "nodelist": tel.nodelist,
             "time_window": tel.time_window,
             "accelerator": cfg.accelerator,
+        }
+    if cfg.power is not None:  # its own MLPerf power results (`power:`, or beside `mlperf:`)
+        ov["energy"]["power_dir"] = cfg.power
+    if tel is not None and not tel.synthetic:  # GPU energy per run and phase from its telemetry
+        ov["energy"] |= {
+            "evaluated_name": cfg.name,
+            "telemetry_source": tel.source,
+            "telemetry_log": tel.mlperf_log,
+            "job_id": tel.job_id,
+            "nodelist": tel.nodelist,
+            "time_window": tel.time_window,
         }
     if not cfg.sacct:
         absent["slurm_jobs"] = _ABSENT["slurm_jobs"].format(name=md_text(cfg.name))
@@ -141,6 +153,7 @@ def config_values(cfg: ClusterConfig) -> dict:
     ``{{< include /etc/passwd >}}`` shows as those characters in the chapters."""
     src = {
         "mlperf": cfg.mlperf or "",
+        "power": cfg.power or "",
         "published": cfg.published.path if cfg.published else "",
         "telemetry": (cfg.telemetry.source if cfg.telemetry else ""),
         "sacct": ", ".join(cfg.sacct),

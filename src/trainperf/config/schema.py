@@ -184,6 +184,11 @@ class ClusterConfig:
         precision: datatype the evaluated MLPerf runs trained in (None: unknown, both peaks).
         language: ``en`` or ``ja``, the language of the figures shown first.
         mlperf: results folder of the evaluated system's MLPerf logs (None if not given).
+        power: folder of the evaluated system's MLPerf power results: benchmark folders holding
+            ``result_*.txt`` and ``power/result_*/node_*.txt`` (the MLCommons layout,
+            ``results/<system>/<benchmark>/power/``) at or under it. From ``power:``, else the
+            ``mlperf:`` folder where power results lie under it (MLCommons publishes them beside
+            the result files); ``power: false`` turns that off. None: no power result.
         published: published rows of the evaluated system (None if not given).
         telemetry, sacct: the other inputs (None / empty if not given; ``sacct`` may be
             ``("synthetic",)``).
@@ -202,6 +207,7 @@ class ClusterConfig:
     precision: str | None = None
     language: str = "en"
     mlperf: str | None = None
+    power: str | None = None
     published: PublishedInput | None = None
     telemetry: TelemetryInput | None = None
     sacct: tuple[str, ...] = ()
@@ -234,6 +240,7 @@ class ClusterConfig:
         """Which inputs were given: the ``values.inputs`` flags chapters test with ``when-meta``."""
         return {
             "mlperf": self.mlperf is not None,
+            "power": self.power is not None,
             "published": self.published is not None,
             "quoted_ratio": self.published is not None and self.published.quoted_ratio is not None,
             "evaluated": self.mlperf is not None or self.published is not None,
@@ -261,6 +268,7 @@ _TOP = {
     "precision",
     "language",
     "mlperf",
+    "power",
     "published",
     "telemetry",
     "sacct",
@@ -332,6 +340,26 @@ def _results(value: Any, key: str, base: Path) -> str:
     if not found:
         raise ConfigError(f"{key}: no MLPerf result file (result_*.txt) under {value}")
     return path
+
+
+def _power(value: Any, key: str, base: Path) -> str:
+    """A folder with MLPerf power results at or under it (:func:`trainperf.power.find_power_folders`)."""
+    from trainperf.power import find_power_folders  # noqa: PLC0415 - only with power results
+
+    path = _path(value, key, base)
+    if not find_power_folders(path):
+        raise ConfigError(
+            f"{key}: no MLPerf power result under {value} (a benchmark folder holding result_*.txt "
+            "and power/result_*/node_*.txt, as in <submitter>/results/<system>/<benchmark>/power/)"
+        )
+    return path
+
+
+def _power_beside(mlperf: str) -> str | None:
+    """The ``mlperf:`` folder when MLPerf power results lie under it (else None)."""
+    from trainperf.power import find_power_folders  # noqa: PLC0415 - only with MLPerf logs
+
+    return mlperf if find_power_folders(mlperf) else None
 
 
 def _result_names(folder: Path):
@@ -447,7 +475,7 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
     Raises:
         ConfigError: one line naming the key: an unknown key, a missing required key, a value of
             the wrong type, a path that does not exist, an accelerator not in
-            ``data/reference/accelerators.csv``.
+            ``data/reference/accelerators.csv``, a ``power:`` folder without MLPerf power results.
     """
 
     base = Path(base)
@@ -476,6 +504,17 @@ def parse_config(data: Any, base: str | Path, source: str = "") -> ClusterConfig
         kw["language"] = _choice(data["language"], "language", LANGUAGES)
     if data.get("mlperf") is not None:
         kw["mlperf"] = _results(data["mlperf"], "mlperf", base)
+    power = data.get("power")
+    if power is False:  # `power: false`: no power result, not even beside the MLPerf logs
+        pass
+    elif power is not None:
+        if power is True:
+            raise ConfigError(
+                "power: expected a folder of MLPerf power results (or false), got True"
+            )
+        kw["power"] = _power(power, "power", base)
+    elif kw.get("mlperf") is not None and Path(kw["mlperf"]).is_dir():
+        kw["power"] = _power_beside(kw["mlperf"])
     if data.get("published") is not None:
         pub = data["published"]
         if isinstance(pub, str):

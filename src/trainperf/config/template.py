@@ -31,6 +31,11 @@ language: en                 # en or ja: the figures of the preview site (the pr
 # folder named like v4.1 above it for the round), or a folder of result_*.txt.
 # mlperf: path/to/training_results_v4.1
 
+# MLPerf power results (node power logs, <benchmark>/power/result_N/node_K.txt beside the result
+# files, as MLCommons publishes them): found under mlperf: by themselves; name another folder here,
+# or `power: false` to leave them out. The energy chapter recomputes their energy to train.
+# power: path/to/training_results_v4.1/Dell/results
+
 # Self-reported results (no logs): rows in the layout of data/reference/published_results.csv
 # whose `system` is the name above; quoted_ratio (optional): a per-GPU ratio to the reference that
 # was quoted without its definition, placed against the rows (left out: none in the book).
@@ -39,7 +44,9 @@ language: en                 # en or ja: the figures of the preview site (the pr
 #   quoted_ratio: 1.15
 
 # DCGM telemetry of one MLPerf run: a dcgm-exporter exposition file (.prom, .gz ok), a Parquet store
-# folder, or a Prometheus URL; with the MLPerf log of that run and its Slurm job id.
+# folder, or a Prometheus URL; with the MLPerf log of that run and its Slurm job id. The energy
+# chapter takes the run's GPU energy per phase from it (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, else
+# DCGM_FI_DEV_POWER_USAGE): GPU boards only.
 # telemetry:
 #   source: http://prometheus:9090
 #   mlperf_log: path/to/results/.../result_0.txt

@@ -27,8 +27,9 @@ def bundled_measurements_absent(cfg) -> dict[str, str]:
     (``data/telemetry/``, ``data/traces/``: an H200 of the project, not the user's cluster): left
     out of a user's book (not executed, so none of their figures is exported) unless the user
     passes a capture of their own (``-p telemetry_capture.capture_dir=...``,
-    ``-p trace.capture_dir=...``); the demo's book shows them. The energy chapter likewise, unless a
-    power result or captures are passed (``-p energy.power_dir=...``, ``-p energy.capture_paths=...``)."""
+    ``-p trace.capture_dir=...``); the demo's book shows them. The energy chapter likewise, unless
+    the config gives MLPerf power results (``power:``, or found under ``mlperf:``) or measured DCGM
+    telemetry (``telemetry:`` with a real source: the chapter's GPU energy per run and phase)."""
     what = {
         "telemetry_capture": ("single-GPU telemetry capture", "telemetry_capture.capture_dir"),
         "trace": ("profiler trace", "trace.capture_dir"),
@@ -40,11 +41,20 @@ def bundled_measurements_absent(cfg) -> dict[str, str]:
         )
         for nb, (kind, param) in what.items()
     }
-    out["energy"] = (
-        f"No MLPerf power log or GPU energy telemetry of {md_text(cfg.name)} was given, so this page "
-        "shows no energy to train (pass a power result with `-p energy.power_dir=...` or telemetry "
-        "captures with `-p energy.capture_paths=...`)."
-    )
+    tel = cfg.telemetry
+    if cfg.power is None and (tel is None or tel.synthetic):
+        generated = (
+            " (its DCGM telemetry is generated, so it gives no energy figure)"
+            if tel is not None
+            else ""
+        )
+        out["energy"] = (
+            f"No MLPerf power log or measured GPU telemetry of {md_text(cfg.name)} was given"
+            f"{generated}, so this page shows no energy to train. Give MLPerf power results with "
+            "the config key `power:` (a results folder whose benchmark folders hold "
+            "`power/result_*/node_*.txt`; found by itself under `mlperf:`) or DCGM telemetry of a "
+            "run with `telemetry:`."
+        )
     return out
 
 
