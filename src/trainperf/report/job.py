@@ -638,6 +638,7 @@ def _input_names(cfg) -> dict[str, str]:
     base = Path(cfg.source).parent if cfg.source else None
     given = [
         ("mlperf", cfg.mlperf),
+        ("power", cfg.power),
         ("published.path", cfg.published.path if cfg.published else None),
         ("telemetry.source", cfg.telemetry.source if cfg.telemetry else None),
         ("telemetry.mlperf_log", cfg.telemetry.mlperf_log if cfg.telemetry else None),
