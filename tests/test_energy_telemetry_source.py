@@ -145,9 +145,10 @@ def test_a_users_telemetry_gives_energy_per_run_and_phase_as_a_hand_integration(
 
 
 def test_a_job_not_in_the_telemetry_is_one_quality_row_not_an_exception(tmp_path):
-    got = run_energy_from_telemetry(
-        str(_csv(tmp_path / "dcgm.csv")), str(_log(tmp_path / "result_0.txt")), job_id="7"
-    )
+    with pytest.warns(UserWarning, match="job '7' not found"):  # the warning names file and job
+        got = run_energy_from_telemetry(
+            str(_csv(tmp_path / "dcgm.csv")), str(_log(tmp_path / "result_0.txt")), job_id="7"
+        )
     assert got.energy.summary.height == 0
     q = got.quality.filter(got.quality["check"] == "unreadable")
     assert q.height == 1 and "7" in q["detail"][0] and "4242" in q["detail"][0]
