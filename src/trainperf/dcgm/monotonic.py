@@ -75,13 +75,14 @@ def note_counter_dips(
     if sids.height == 0:
         return
     # file order: where the clock stepped back the values are in the order they were read
-    d = samples.join(sids, on="sid", how="inner").sort(
-        ["sid", "line", "timestamp"], nulls_last=True
-    )
+    d = samples.filter(pl.col("sid").is_in(sids["sid"].implode()))
     if d.height < 2:
         return
-    prev = pl.col("value").shift(1).over("sid")
-    nxt = pl.col("value").shift(-1).over("sid")
+    d = _file_order(d, ["sid", "line", "timestamp"]).join(
+        sids, on="sid", how="inner", maintain_order="left"
+    )
+    prev = _prev_in_series(pl.col("value"))
+    nxt = _next_in_series(pl.col("value"))
     lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
     glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
     d = d.with_columns(_prev=prev, _glitch=glitch)
@@ -163,15 +164,26 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
     """
     if samples.height < 2 or samples["line"].null_count() == samples.height:
         return
-    d = samples.select("sid", "timestamp", "line").sort(["sid", "line"], nulls_last=True)
-    step = pl.col("timestamp").cast(pl.Int64).diff().over("sid")
-    d = d.with_columns(_step=step)
-    med = d.group_by("sid").agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
-    d = d.join(med, on="sid", how="left")
-    back = d.filter(pl.col("_step") < 0)
-    jump = d.filter(
-        (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
-    )
+    d = _file_order(samples.select("sid", "timestamp", "line"), ["sid", "line"])
+    d = d.with_columns(_step=_prev_in_series(pl.col("timestamp").cast(pl.Int64), diff=True))
+    # only a step back, or one of at least JUMP_MIN_S, can be flagged: the medians are taken only
+    # for the series that have such a step (none, in a healthy file)
+    big = (pl.col("_step") < 0) | (pl.col("_step") >= JUMP_MIN_S * 1e6)
+    cand = d.filter(big)
+    if cand.height == 0:
+        return
+    back = cand.filter(pl.col("_step") < 0)
+    jump_sids = cand.filter(pl.col("_step") > 0)["sid"].unique()
+    jump = cand.clear()
+    if jump_sids.len():
+        med = (
+            d.filter(pl.col("sid").is_in(jump_sids.implode()))
+            .group_by("sid")
+            .agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
+        )
+        jump = cand.join(med, on="sid", how="left").filter(
+            (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
+        )
     for bad, what in (
         (back, "time goes back from the previous sample of the series (a clock stepped back)"),
         (jump, f"a gap over {JUMP_FACTOR:g}x the series' median interval and {JUMP_MIN_S:g} s "
@@ -191,3 +203,28 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
             n_samples=bad.height,
             first_line=first["line"],
         )
+
+
+def _file_order(d: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """``d`` sorted by ``by`` (``sid``, then file order): a stable sort by ``sid`` alone where
+    ``line`` already strictly increases without nulls (samples in input order, the common case:
+    half the time of the multi-column sort), else the sort by every column of ``by``."""
+    if d.height < 2:
+        return d
+    line = pl.col("line")
+    if d["line"].null_count() == 0 and d.select((line.diff().slice(1) > 0).all()).item():
+        return d.sort("sid", maintain_order=True)
+    return d.sort(by, nulls_last=True)
+
+
+def _prev_in_series(x: pl.Expr, diff: bool = False) -> pl.Expr:
+    """In a frame sorted by ``sid``: the previous row's ``x`` of the same series (or ``x`` minus it,
+    ``diff``); null at a series' first row. The same as ``shift(1).over("sid")``, without the
+    group-by."""
+    same = pl.col("sid") == pl.col("sid").shift(1)
+    return pl.when(same).then(x.diff() if diff else x.shift(1))
+
+
+def _next_in_series(x: pl.Expr) -> pl.Expr:
+    """In a frame sorted by ``sid``: the next row's ``x`` of the same series; null at its last."""
+    return pl.when(pl.col("sid") == pl.col("sid").shift(-1)).then(x.shift(-1))
