@@ -77,3 +77,20 @@ def _gpu_keys(series: pl.DataFrame) -> list[int | None]:
         k = ("uuid", u) if u is not None else ("host", h, g)  # UUID first, as in _phys_ids
         out.append(ids.setdefault(k, len(ids)))
     return out
+
+
+def _period(sid: pl.Series) -> int | None:
+    """The period ``p`` of a sid column that repeats one sequence of ``p`` distinct series (an
+    archive whose every scrape lists its series in one order, the last scrape possibly cut short),
+    or None. Exact: the first ``p`` sids are distinct and every later one equals the one ``p`` rows
+    before it, so the previous sample of a series is always ``p`` rows back."""
+    n = sid.len()
+    if n < 2 or sid.null_count():
+        return None
+    hits = (sid == sid[0]).arg_true()
+    if hits.len() < 2:
+        return None
+    p = int(hits[1])
+    if sid.head(p).n_unique() != p or not (sid.slice(p) == sid.head(n - p)).all():
+        return None
+    return p

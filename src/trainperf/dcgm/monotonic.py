@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from trainperf.dcgm._checkutil import _period
 from trainperf.dcgm.fields import FIELDS
 from trainperf.quality import QualityLog
 
@@ -78,11 +79,10 @@ def note_counter_dips(
     d = samples.filter(pl.col("sid").is_in(sids["sid"].implode()))
     if d.height < 2:
         return
-    d = _file_order(d, ["sid", "line", "timestamp"]).join(
-        sids, on="sid", how="inner", maintain_order="left"
-    )
-    prev = _prev_in_series(pl.col("value"))
-    nxt = _next_in_series(pl.col("value"))
+    d, p = _file_order(d, ["sid", "line", "timestamp"])
+    d = d.join(sids, on="sid", how="inner", maintain_order="left")
+    prev = _prev_in_series(pl.col("value"), p)
+    nxt = _next_in_series(pl.col("value"), p)
     lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
     glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
     d = d.with_columns(_prev=prev, _glitch=glitch)
@@ -164,8 +164,8 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
     """
     if samples.height < 2 or samples["line"].null_count() == samples.height:
         return
-    d = _file_order(samples.select("sid", "timestamp", "line"), ["sid", "line"])
-    d = d.with_columns(_step=_prev_in_series(pl.col("timestamp").cast(pl.Int64), diff=True))
+    d, p = _file_order(samples.select("sid", "timestamp", "line"), ["sid", "line"])
+    d = d.with_columns(_step=_prev_in_series(pl.col("timestamp").cast(pl.Int64), p, diff=True))
     # only a step back, or one of at least JUMP_MIN_S, can be flagged: the medians are taken only
     # for the series that have such a step (none, in a healthy file)
     big = (pl.col("_step") < 0) | (pl.col("_step") >= JUMP_MIN_S * 1e6)
@@ -205,26 +205,34 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
         )
 
 
-def _file_order(d: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """``d`` sorted by ``by`` (``sid``, then file order): a stable sort by ``sid`` alone where
-    ``line`` already strictly increases without nulls (samples in input order, the common case:
-    half the time of the multi-column sort), else the sort by every column of ``by``."""
+def _file_order(d: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, int | None]:
+    """``(d, p)``: where ``line`` strictly increases without nulls (samples in input order, the
+    common case) and the sids repeat with period ``p`` (:func:`trainperf.dcgm._checkutil._period`:
+    an archive of scrapes of one layout), ``d`` as it is and ``p`` (a series' previous sample is
+    ``p`` rows back: no sort); with lines in order otherwise, ``d`` sorted by ``sid`` alone, stably;
+    else sorted by every column of ``by``. In the last two ``p`` is None."""
     if d.height < 2:
-        return d
+        return d, None
     line = pl.col("line")
     if d["line"].null_count() == 0 and d.select((line.diff().slice(1) > 0).all()).item():
-        return d.sort("sid", maintain_order=True)
-    return d.sort(by, nulls_last=True)
+        p = _period(d["sid"])
+        return (d, p) if p is not None else (d.sort("sid", maintain_order=True), None)
+    return d.sort(by, nulls_last=True), None
 
 
-def _prev_in_series(x: pl.Expr, diff: bool = False) -> pl.Expr:
-    """In a frame sorted by ``sid``: the previous row's ``x`` of the same series (or ``x`` minus it,
-    ``diff``); null at a series' first row. The same as ``shift(1).over("sid")``, without the
-    group-by."""
+def _prev_in_series(x: pl.Expr, p: int | None, diff: bool = False) -> pl.Expr:
+    """The previous sample's ``x`` in the same series (or ``x`` minus it, ``diff``), null at a
+    series' first sample, in a frame of :func:`_file_order` (period ``p``: ``p`` rows back; else
+    sorted by ``sid``: the row before where it is of the same series). The same as
+    ``shift(1).over("sid")`` on the sorted frame, without the group-by."""
+    if p is not None:
+        return x - x.shift(p) if diff else x.shift(p)
     same = pl.col("sid") == pl.col("sid").shift(1)
     return pl.when(same).then(x.diff() if diff else x.shift(1))
 
 
-def _next_in_series(x: pl.Expr) -> pl.Expr:
-    """In a frame sorted by ``sid``: the next row's ``x`` of the same series; null at its last."""
+def _next_in_series(x: pl.Expr, p: int | None) -> pl.Expr:
+    """The next sample's ``x`` in the same series, null at its last (as :func:`_prev_in_series`)."""
+    if p is not None:
+        return x.shift(-p)
     return pl.when(pl.col("sid") == pl.col("sid").shift(-1)).then(x.shift(-1))

@@ -9,7 +9,14 @@ from functools import cache
 
 import polars as pl
 
-from trainperf.dcgm._checkutil import _field_counts, _gpu_keys, _label_dict, _per_sid, _summary
+from trainperf.dcgm._checkutil import (
+    _field_counts,
+    _gpu_keys,
+    _label_dict,
+    _per_sid,
+    _period,
+    _summary,
+)
 from trainperf.dcgm.fields import FIELDS
 from trainperf.dcgm.ranges import value_bounds
 from trainperf.quality import QualityLog
@@ -188,13 +195,27 @@ def _has_long_run(samples: pl.DataFrame, chk: list[int], min_run: list[int], n_m
     joins were a quarter of the exposition reader on an archive with nothing stale): the samples
     of ``chk`` are sorted by series alone, stably (input order within a series, which is time order
     in an archive written scrape after scrape; otherwise by series and time), a run starts where the
-    series or the value changes, and its length is the distance to the next start.
+    series or the value changes, and its length is the distance to the next start. Where the
+    samples repeat one layout of series (``_period``) the runs are counted without the sort.
     """
     q = samples.select("sid", "timestamp", "value").filter(pl.col("sid").is_in(chk))
     if q.height < n_min:
         return False
-    q = q.sort("sid", maintain_order=True)
     sid, ts, value = pl.col("sid"), pl.col("timestamp"), pl.col("value")
+    p = _period(q["sid"])
+    if p is not None and q.select((ts >= ts.shift(p)).fill_null(True).all()).item():
+        # an archive of scrapes of one layout, each series in time order: a series' previous
+        # sample is p rows back, so no sort: eq = equal to it (off the bounds), and the run ending
+        # at a row is as long as the chain of eq through the rows p, 2p, ... back (counted up to
+        # the longest min_run; issue 41: the sort was most of this test)
+        eq = q.select(((value == value.shift(p)) & ~at_bound).fill_null(False).alias("e"))["e"]
+        chain, count = eq, eq.cast(pl.UInt32)
+        for k in range(1, max(min_run[i] for i in chk) - 1):
+            chain = chain & eq.shift(k * p, fill_value=False)
+            count = count + chain.cast(pl.UInt32)
+        long = (pl.lit(count) >= _per_sid(min_run, pl.Int64) - 1) & ~at_bound
+        return bool(q.select(long.any()).item())
+    q = q.sort("sid", maintain_order=True)
     in_order = ((sid != sid.shift(1)) | (ts >= ts.shift(1))).fill_null(True).all()
     if not q.select(in_order).item():
         q = q.sort(["sid", "timestamp"], maintain_order=True)
