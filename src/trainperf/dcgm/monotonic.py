@@ -80,14 +80,39 @@ def note_counter_dips(
     if d.height < 2:
         return
     d, p = _file_order(d, ["sid", "line", "timestamp"])
-    d = d.join(sids, on="sid", how="inner", maintain_order="left")
     prev = _prev_in_series(pl.col("value"), p)
     nxt = _next_in_series(pl.col("value"), p)
-    lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
+    life_sids = sids.filter(pl.col("field_id").is_in(list(LIFETIME_FIELDS)))["sid"]
+    # cheap exit first, one query: no sample below the one before it nor a reset's shape (with
+    # negative values a step to under half need not be a step down): nothing below can fire
+    down = (pl.col("value") < prev) | reset_expr(pl.col("value"), prev)
+    if not d.select(down.any()).item():
+        return
+    d = d.join(sids, on="sid", how="inner", maintain_order="left")
+    lifetime = pl.col("sid").is_in(life_sids.implode())
     glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
-    d = d.with_columns(_prev=prev, _glitch=glitch)
+    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
+    dip = (pl.col("value") < pl.col("_prev")) & (
+        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
+    )
+    # one query: the glitch samples (as read: _v0, _p0) are taken as the value before them before
+    # the reset/dip rules, which see the corrected value and its previous one
+    d = (
+        d.lazy()
+        .with_columns(_prev=prev, _glitch=glitch)
+        .with_columns(_v0=pl.col("value"), _p0=pl.col("_prev"))
+        .with_columns(
+            pl.when(pl.col("_glitch"))
+            .then(pl.col("_prev"))
+            .otherwise(pl.col("value"))
+            .alias("value")
+        )
+        .with_columns(_prev=prev)
+        .with_columns(_reset=reset, _dip=dip.fill_null(False))
+        .collect()
+    )
     _note_step(
-        d.filter(pl.col("_glitch")),
+        d.filter(pl.col("_glitch")).with_columns(value=pl.col("_v0"), _prev=pl.col("_p0")),
         src,
         log,
         "counter_glitch",
@@ -95,13 +120,8 @@ def note_counter_dips(
         "level at the next sample: a glitch, not a reset; the sample is taken as the value "
         "before it (nothing counted for it)",
     )
-    # the glitch samples are taken as the value before them before the reset/dip rules
-    d = d.with_columns(
-        pl.when(pl.col("_glitch")).then(pl.col("_prev")).otherwise(pl.col("value")).alias("value")
-    ).with_columns(_prev=prev)
-    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
     _note_step(
-        d.filter(reset),
+        d.filter(pl.col("_reset")),
         src,
         log,
         "counter_reset",
@@ -109,10 +129,7 @@ def note_counter_dips(
         "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
         "growth between the sample before and the restart is lost",
     )
-    dip = (pl.col("value") < pl.col("_prev")) & (
-        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
-    )
-    bad = d.filter(dip.fill_null(False))
+    bad = d.filter(pl.col("_dip"))
     if bad.height == 0:
         return
     first = bad.sort("line", nulls_last=True).row(0, named=True)

@@ -96,6 +96,8 @@ def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: Qual
         & pl.when(k == 2).then(v < FP_BLANK).when(k == 1).then(True).otherwise(~fp_exact)
     )
     mask = samples.select(ok.alias("ok"))["ok"]
+    if mask.all():  # the common case: no filter pass (the mask has no nulls: is_not_null first)
+        return samples
     bad = samples.filter(~mask)
     if bad.height:
         # NaN / +-Inf are not DCGM's documented blanks (those are the sentinels and N/A, read as
@@ -131,6 +133,8 @@ def _drop_out_of_range(series: pl.DataFrame, samples: pl.DataFrame, src: str, lo
     v = pl.col("value")
     out = ((v < _per_sid(lo, pl.Float64)) | (v > _per_sid(hi, pl.Float64))).fill_null(False)
     mask = samples.select(out.alias("o"))["o"]
+    if not mask.any():  # the common case: no filter pass
+        return samples
     bad = samples.filter(mask)
     if bad.height:
         first = bad.row(0, named=True)
