@@ -132,8 +132,8 @@ def note_counter_dips(
     bad = d.filter(pl.col("_dip"))
     if bad.height == 0:
         return
-    first = bad.sort("line", nulls_last=True).row(0, named=True)
-    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    first = bad.row(_first_line_row(bad), named=True)
+    fields = ", ".join(sorted(bad["field"].unique().to_list()))
     log.add(
         src,
         "counter_dip",
@@ -151,8 +151,8 @@ def _note_step(bad: pl.DataFrame, src: str, log: QualityLog, check: str, what: s
     """One ``flagged`` row of ``check`` for the samples of ``bad`` (``_prev``, ``value``, ``line``)."""
     if bad.height == 0:
         return
-    first = bad.sort("line", nulls_last=True).row(0, named=True)
-    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    first = bad.row(_first_line_row(bad), named=True)
+    fields = ", ".join(sorted(bad["field"].unique().to_list()))
     log.add(
         src,
         check,
@@ -208,7 +208,7 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
     ):  # fmt: skip
         if bad.height == 0:
             continue
-        first = bad.sort("line", nulls_last=True).row(0, named=True)
+        first = bad.row(_first_line_row(bad), named=True)
         log.add(
             src,
             "clock_step",
@@ -253,3 +253,10 @@ def _next_in_series(x: pl.Expr, p: int | None) -> pl.Expr:
     if p is not None:
         return x.shift(-p)
     return pl.when(pl.col("sid") == pl.col("sid").shift(-1)).then(x.shift(-1))
+
+
+def _first_line_row(bad: pl.DataFrame) -> int:
+    """The row of ``bad`` with the smallest ``line`` (the first if several; 0 where every line is
+    null): what ``bad.sort("line", nulls_last=True).row(0)`` gives, without the sort."""
+    i = bad["line"].arg_min()
+    return 0 if i is None else int(i)

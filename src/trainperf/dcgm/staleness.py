@@ -208,9 +208,19 @@ def _has_long_run(samples: pl.DataFrame, chk: list[int], min_run: list[int], n_m
         # sample is p rows back, so no sort: eq = equal to it (off the bounds), and the run ending
         # at a row is as long as the chain of eq through the rows p, 2p, ... back (counted up to
         # the longest min_run; issue 41: the sort was most of this test)
-        eq = q.select(((value == value.shift(p)) & ~at_bound).fill_null(False).alias("e"))["e"]
+        eq = q.select((value == value.shift(p)).fill_null(False).alias("e"))["e"]
+        chain = eq
+        for k in range(1, n_min - 1):  # first without the bounds: a chain of n_min - 1 at all?
+            if not chain.any():
+                return False
+            chain = chain & eq.shift(k * p, fill_value=False)
+        if n_min >= 2 and not chain.any():
+            return False
+        eq = eq & q.select((~at_bound).fill_null(True).alias("b"))["b"]
         chain, count = eq, eq.cast(pl.UInt32)
         for k in range(1, max(min_run[i] for i in chk) - 1):
+            if not chain.any():  # no chain this long: none longer (the common, noisy case)
+                break
             chain = chain & eq.shift(k * p, fill_value=False)
             count = count + chain.cast(pl.UInt32)
         long = (pl.lit(count) >= _per_sid(min_run, pl.Int64) - 1) & ~at_bound
