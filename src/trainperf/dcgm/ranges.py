@@ -82,6 +82,11 @@ def _bounds(field_id: int | None, model: str | None) -> tuple[Any, Any]:
 
 
 def _drop_blank(series: pl.DataFrame, samples: pl.DataFrame, src: str, log: QualityLog):
+    v = pl.col("value")
+    # cheap exit, one pass: every value finite and under 2**47 is no sentinel of any field type
+    # (the int64 sentinels are larger, the double ones from 2**47)
+    if samples.select((v.is_finite() & (v < FP_BLANK)).fill_null(False).all()).item():
+        return samples
     kind = [
         2 if d else 1 if i else 0
         for i, d in zip(series["_is_int"], series["_is_double"], strict=True)
