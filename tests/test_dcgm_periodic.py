@@ -9,7 +9,10 @@ Where every scrape lists its series in one order, a series' previous sample is `
   plain Python walk over each series finds one (the expected values are that walk, not the code);
 * ``monotonic.note_clock_steps`` / ``note_counter_dips`` give the same quality rows on the archive as
   on the same samples in shuffled row order (where ``line`` is out of order: the sorting path), and
-  the rows name the planted damage (counted by hand below).
+  the rows name the planted damage (counted by hand below);
+* the reader end to end: an archive written with one series order in every scrape (the path without
+  a sort) and the same archive with the order shuffled per scrape (the sorting path) give the same
+  checks and samples, and the rows' lines are the hand-counted ones.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import random
 import polars as pl
 import pytest
 
+from trainperf import dcgm
 from trainperf.dcgm import monotonic, staleness
 from trainperf.dcgm._checkutil import _period
 from trainperf.dcgm.fields import DcgmWarning
@@ -163,3 +167,51 @@ def test_clock_steps_and_counter_dips_same_on_archive_and_shuffled():
     assert got == _rows(monotonic.note_counter_dips, series, shuffled)
     # sid 2 is first in each scrape: scrape 25 -> line 101; sid 0 second: scrape 20 -> line 82
     assert got == [("counter_glitch", 1, 1, 101), ("counter_dip", 1, 1, 82)]
+
+
+def _write_archive(path, shuffle_seed: int | None = None) -> None:
+    """20 scrapes, 15 s apart, of 2 GPUs x (power, util, energy): 6 series, one line each after
+    the ``# TIMESTAMP`` marker, so scrape k's marker is line 7k + 1 and its samples lines 7k + 2 ..
+    7k + 7 (util g0, util g1, power g0, power g1, energy g0, energy g1). Planted: energy of GPU 1
+    steps down by 10 mJ at scrape 10 (line 77); the marker of scrape 15 is 5 s before scrape 14's
+    time (every series goes back: lines 107..112). ``shuffle_seed``: the series in another order
+    in every scrape (no period: the checks sort)."""
+    rng = random.Random(shuffle_seed)
+    out = []
+    for k in range(20):
+        t = 1_767_225_600 + 15 * k if k != 15 else 1_767_225_600 + 15 * 14 - 5
+        out.append(f"# TIMESTAMP {t}")
+        rows = []
+        for g in (0, 1):
+            energy = 1_000_000 + 1000 * k - (1010 if (g, k) == (1, 10) else 0)
+            for name, val in (
+                ("DCGM_FI_DEV_POWER_USAGE", f"{300 + 1.37 * k + g:.2f}"),
+                ("DCGM_FI_DEV_GPU_UTIL", str(60 + (k + g) % 9)),
+                ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", str(energy)),
+            ):
+                rows.append((name, g, f'{name}{{gpu="{g}",UUID="GPU-{g}",Hostname="n1"}} {val}'))
+        rows = [r for _, _, r in sorted(rows)]  # util, power, energy (by name), GPU 0 first
+        if shuffle_seed is not None:
+            rng.shuffle(rows)
+        out += rows
+    path.write_text("\n".join(out) + "\n")
+
+
+def test_reader_end_to_end_same_checks_with_and_without_a_period(tmp_path):
+    periodic, shuffled = tmp_path / "a.prom", tmp_path / "b.prom"
+    _write_archive(periodic)
+    _write_archive(shuffled, shuffle_seed=3)
+    with pytest.warns(DcgmWarning):
+        a = dcgm.read_exposition_reading(periodic)
+    with pytest.warns(DcgmWarning):
+        b = dcgm.read_exposition_reading(shuffled)
+    assert _period(a.samples["sid"]) == 6 and _period(b.samples["sid"]) is None
+    rows = a.quality.select("check", "n_series", "n_samples", "first_line").rows()
+    # hand-counted above: one dip (energy GPU 1, line 77), 6 samples back in time (lines 107..112)
+    assert sorted(rows) == [("clock_step", 6, 6, 107), ("counter_dip", 1, 1, 77)]
+    counts = sorted(b.quality.select("check", "n_series", "n_samples").rows())
+    assert counts == [("clock_step", 6, 6), ("counter_dip", 1, 1)]
+    assert a.samples.height == b.samples.height == 120
+    # the same samples, whatever the order the series were written in
+    key = ["timestamp", "field", "gpu"]
+    assert a.frame().sort(key).drop("labels").equals(b.frame().sort(key).drop("labels"))
