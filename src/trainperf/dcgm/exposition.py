@@ -616,9 +616,11 @@ def _exposition_fast(
     k = pl.col("k")
     lines = lines.with_columns(k.cat.starts_with("#").alias("_c"))  # once per distinct key
     bad: list[tuple[int, str, str]] = []
-    cand = lines.filter(pl.col("_c") | (pl.col("r").is_null() & k.is_not_null()))
-    cand = cand.with_columns(k.cast(pl.String))
-    other = cand.filter(~k.str.starts_with("# HELP ") & ~k.str.starts_with("# TYPE ")).drop("_c")
+    # comments other than HELP/TYPE and lines without "}": tested on the categories (once per
+    # distinct text), only those few lines cast to text (HELP/TYPE are most comment lines)
+    help_type = k.cat.starts_with("# HELP ") | k.cat.starts_with("# TYPE ")
+    cand = pl.col("_c") | (pl.col("r").is_null() & k.is_not_null())
+    other = lines.filter(cand & ~help_type).drop("_c").with_columns(k.cast(pl.String))
     m_line, m_us, slow_lines = _other_lines(other, bad)
     parts = _fast_values(lines.filter(pl.col("r").is_not_null() & ~pl.col("_c")))
     if parts["_ok"].all():  # the common case: no line to re-split (two filters less)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from trainperf.dcgm._checkutil import _period
 from trainperf.dcgm.fields import FIELDS
 from trainperf.quality import QualityLog
 
@@ -75,18 +76,43 @@ def note_counter_dips(
     if sids.height == 0:
         return
     # file order: where the clock stepped back the values are in the order they were read
-    d = samples.join(sids, on="sid", how="inner").sort(
-        ["sid", "line", "timestamp"], nulls_last=True
-    )
+    d = samples.filter(pl.col("sid").is_in(sids["sid"].implode()))
     if d.height < 2:
         return
-    prev = pl.col("value").shift(1).over("sid")
-    nxt = pl.col("value").shift(-1).over("sid")
-    lifetime = pl.col("field_id").is_in(list(LIFETIME_FIELDS))
+    d, p = _file_order(d, ["sid", "line", "timestamp"])
+    prev = _prev_in_series(pl.col("value"), p)
+    nxt = _next_in_series(pl.col("value"), p)
+    life_sids = sids.filter(pl.col("field_id").is_in(list(LIFETIME_FIELDS)))["sid"]
+    # cheap exit first, one query: no sample below the one before it nor a reset's shape (with
+    # negative values a step to under half need not be a step down): nothing below can fire
+    down = (pl.col("value") < prev) | reset_expr(pl.col("value"), prev)
+    if not d.select(down.any()).item():
+        return
+    d = d.join(sids, on="sid", how="inner", maintain_order="left")
+    lifetime = pl.col("sid").is_in(life_sids.implode())
     glitch = ~lifetime & glitch_expr(pl.col("value"), prev, nxt)
-    d = d.with_columns(_prev=prev, _glitch=glitch)
+    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
+    dip = (pl.col("value") < pl.col("_prev")) & (
+        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
+    )
+    # one query: the glitch samples (as read: _v0, _p0) are taken as the value before them before
+    # the reset/dip rules, which see the corrected value and its previous one
+    d = (
+        d.lazy()
+        .with_columns(_prev=prev, _glitch=glitch)
+        .with_columns(_v0=pl.col("value"), _p0=pl.col("_prev"))
+        .with_columns(
+            pl.when(pl.col("_glitch"))
+            .then(pl.col("_prev"))
+            .otherwise(pl.col("value"))
+            .alias("value")
+        )
+        .with_columns(_prev=prev)
+        .with_columns(_reset=reset, _dip=dip.fill_null(False))
+        .collect()
+    )
     _note_step(
-        d.filter(pl.col("_glitch")),
+        d.filter(pl.col("_glitch")).with_columns(value=pl.col("_v0"), _prev=pl.col("_p0")),
         src,
         log,
         "counter_glitch",
@@ -94,13 +120,8 @@ def note_counter_dips(
         "level at the next sample: a glitch, not a reset; the sample is taken as the value "
         "before it (nothing counted for it)",
     )
-    # the glitch samples are taken as the value before them before the reset/dip rules
-    d = d.with_columns(
-        pl.when(pl.col("_glitch")).then(pl.col("_prev")).otherwise(pl.col("value")).alias("value")
-    ).with_columns(_prev=prev)
-    reset = ~lifetime & reset_expr(pl.col("value"), pl.col("_prev")).fill_null(False)
     _note_step(
-        d.filter(reset),
+        d.filter(pl.col("_reset")),
         src,
         log,
         "counter_reset",
@@ -108,14 +129,11 @@ def note_counter_dips(
         "a driver reload or reboot): counted from zero as Prometheus increase() does; the "
         "growth between the sample before and the restart is lost",
     )
-    dip = (pl.col("value") < pl.col("_prev")) & (
-        lifetime | (pl.col("value") >= pl.col("_prev") / 2)
-    )
-    bad = d.filter(dip.fill_null(False))
+    bad = d.filter(pl.col("_dip"))
     if bad.height == 0:
         return
-    first = bad.sort("line", nulls_last=True).row(0, named=True)
-    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    first = bad.row(_first_line_row(bad), named=True)
+    fields = ", ".join(sorted(bad["field"].unique().to_list()))
     log.add(
         src,
         "counter_dip",
@@ -133,8 +151,8 @@ def _note_step(bad: pl.DataFrame, src: str, log: QualityLog, check: str, what: s
     """One ``flagged`` row of ``check`` for the samples of ``bad`` (``_prev``, ``value``, ``line``)."""
     if bad.height == 0:
         return
-    first = bad.sort("line", nulls_last=True).row(0, named=True)
-    fields = ", ".join(sorted(set(bad["field"].to_list())))
+    first = bad.row(_first_line_row(bad), named=True)
+    fields = ", ".join(sorted(bad["field"].unique().to_list()))
     log.add(
         src,
         check,
@@ -163,15 +181,26 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
     """
     if samples.height < 2 or samples["line"].null_count() == samples.height:
         return
-    d = samples.select("sid", "timestamp", "line").sort(["sid", "line"], nulls_last=True)
-    step = pl.col("timestamp").cast(pl.Int64).diff().over("sid")
-    d = d.with_columns(_step=step)
-    med = d.group_by("sid").agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
-    d = d.join(med, on="sid", how="left")
-    back = d.filter(pl.col("_step") < 0)
-    jump = d.filter(
-        (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
-    )
+    d, p = _file_order(samples.select("sid", "timestamp", "line"), ["sid", "line"])
+    d = d.with_columns(_step=_prev_in_series(pl.col("timestamp").cast(pl.Int64), p, diff=True))
+    # only a step back, or one of at least JUMP_MIN_S, can be flagged: the medians are taken only
+    # for the series that have such a step (none, in a healthy file)
+    big = (pl.col("_step") < 0) | (pl.col("_step") >= JUMP_MIN_S * 1e6)
+    cand = d.filter(big)
+    if cand.height == 0:
+        return
+    back = cand.filter(pl.col("_step") < 0)
+    jump_sids = cand.filter(pl.col("_step") > 0)["sid"].unique()
+    jump = cand.clear()
+    if jump_sids.len():
+        med = (
+            d.filter(pl.col("sid").is_in(jump_sids.implode()))
+            .group_by("sid")
+            .agg(pl.col("_step").filter(pl.col("_step") > 0).median().alias("_med"))
+        )
+        jump = cand.join(med, on="sid", how="left").filter(
+            (pl.col("_step") > JUMP_FACTOR * pl.col("_med")) & (pl.col("_step") >= JUMP_MIN_S * 1e6)
+        )
     for bad, what in (
         (back, "time goes back from the previous sample of the series (a clock stepped back)"),
         (jump, f"a gap over {JUMP_FACTOR:g}x the series' median interval and {JUMP_MIN_S:g} s "
@@ -179,7 +208,7 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
     ):  # fmt: skip
         if bad.height == 0:
             continue
-        first = bad.sort("line", nulls_last=True).row(0, named=True)
+        first = bad.row(_first_line_row(bad), named=True)
         log.add(
             src,
             "clock_step",
@@ -191,3 +220,43 @@ def note_clock_steps(samples: pl.DataFrame, src: str, log: QualityLog) -> None:
             n_samples=bad.height,
             first_line=first["line"],
         )
+
+
+def _file_order(d: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, int | None]:
+    """``(d, p)``: where ``line`` strictly increases without nulls (samples in input order, the
+    common case) and the sids repeat with period ``p`` (:func:`trainperf.dcgm._checkutil._period`:
+    an archive of scrapes of one layout), ``d`` as it is and ``p`` (a series' previous sample is
+    ``p`` rows back: no sort); with lines in order otherwise, ``d`` sorted by ``sid`` alone, stably;
+    else sorted by every column of ``by``. In the last two ``p`` is None."""
+    if d.height < 2:
+        return d, None
+    line = pl.col("line")
+    if d["line"].null_count() == 0 and d.select((line.diff().slice(1) > 0).all()).item():
+        p = _period(d["sid"])
+        return (d, p) if p is not None else (d.sort("sid", maintain_order=True), None)
+    return d.sort(by, nulls_last=True), None
+
+
+def _prev_in_series(x: pl.Expr, p: int | None, diff: bool = False) -> pl.Expr:
+    """The previous sample's ``x`` in the same series (or ``x`` minus it, ``diff``), null at a
+    series' first sample, in a frame of :func:`_file_order` (period ``p``: ``p`` rows back; else
+    sorted by ``sid``: the row before where it is of the same series). The same as
+    ``shift(1).over("sid")`` on the sorted frame, without the group-by."""
+    if p is not None:
+        return x - x.shift(p) if diff else x.shift(p)
+    same = pl.col("sid") == pl.col("sid").shift(1)
+    return pl.when(same).then(x.diff() if diff else x.shift(1))
+
+
+def _next_in_series(x: pl.Expr, p: int | None) -> pl.Expr:
+    """The next sample's ``x`` in the same series, null at its last (as :func:`_prev_in_series`)."""
+    if p is not None:
+        return x.shift(-p)
+    return pl.when(pl.col("sid") == pl.col("sid").shift(-1)).then(x.shift(-1))
+
+
+def _first_line_row(bad: pl.DataFrame) -> int:
+    """The row of ``bad`` with the smallest ``line`` (the first if several; 0 where every line is
+    null): what ``bad.sort("line", nulls_last=True).row(0)`` gives, without the sort."""
+    i = bad["line"].arg_min()
+    return 0 if i is None else int(i)

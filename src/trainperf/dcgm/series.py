@@ -131,19 +131,31 @@ def normalise_series(
     """
     if cache is None:
         part = _label_attrs(labels)
+        labels_nn, host, uuid, gpu_s, job, gpu, rest_json = part
+        entity, entity_id = _entity(name, labels_nn, gpu)
+        fid, canonical, dtype = _name_attrs(name)
     else:
-        ck = tuple(labels.items())
-        part = cache.get(ck)
-        if part is None:
-            part = cache[ck] = _label_attrs(labels)
-    labels_nn, host, uuid, gpu_s, job, gpu, rest_json = part
-    fid = field_id(name)
-    info = FIELDS.get(fid) if fid is not None else None
-    canonical = info.name if info else (name[:-6] if name.endswith("_total") and fid else name)
-    entity, entity_id = _entity(name, labels_nn, gpu)
+        # the label part once per label set, found by the dict's identity where the caller passes
+        # the same dict again (split_series_key's cache does: 20 fields of a GPU), else by its
+        # items; the entry keeps the dict alive, so its id cannot be reused while the cache lives
+        hit = cache.get(id(labels))
+        if hit is None or hit[0] is not labels:
+            ck = tuple(labels.items())
+            part = cache.get(ck)
+            if part is None:
+                part = cache[ck] = _label_attrs(labels)
+            # the entity as the labels give it: "" is no NVSwitch metric name
+            hit = cache[id(labels)] = (labels, part, _entity("", part[0], part[5]))
+        _, part, (entity, entity_id) = hit
+        labels_nn, host, uuid, gpu_s, job, gpu, rest_json = part
+        if entity != "NVSwitch" and name.upper().startswith("DCGM_FI_DEV_NVSWITCH_"):
+            entity, entity_id = "NVSwitch", None  # _entity: by name, no nvswitch label
+        named = cache.get(("name", name))
+        if named is None:
+            named = cache[("name", name)] = _name_attrs(name)
+        fid, canonical, dtype = named
     if entity == "NVSwitch" and gpu_s is None:
         gpu = None
-    dtype = info.dtype if info is not None else "double_or_unknown"
     return {
         "hostname": host,
         "gpu": gpu,
@@ -157,6 +169,14 @@ def normalise_series(
         "_is_int": dtype == "int64",
         "_is_double": dtype == "double",
     }
+
+
+def _name_attrs(name: str) -> tuple[int | None, str, str]:
+    """What a series row takes from its metric name alone: (field id, canonical name, dtype)."""
+    fid = field_id(name)
+    info = FIELDS.get(fid) if fid is not None else None
+    canonical = info.name if info else (name[:-6] if name.endswith("_total") and fid else name)
+    return fid, canonical, info.dtype if info is not None else "double_or_unknown"
 
 
 class _LabelAttrs(NamedTuple):
