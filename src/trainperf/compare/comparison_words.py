@@ -10,7 +10,19 @@ from trainperf.benchmarks import benchmark_name
 from trainperf.compare.record_words import is_record_comparison, record_summary
 from trainperf.flops import benchmark_model
 
-__all__ = ["comparison_summary", "own_scaling_summary", "round_warnings", "throughput_summary"]
+#: MFU above which a precision is ruled out as the one a run trained in (fraction of the dense
+#: peak): large-model training reports 40-60 % (Megatron-LM, Narayanan et al., SC21: 52 % on A100;
+#: PaLM, Chowdhery et al. 2022: 46.2 %; MLPerf GPT-3 results recomputed here: 40-50 % at FP8), so a
+#: BF16 MFU of 90 % says the run used a narrower format, not that it was that efficient.
+MFU_PLAUSIBLE = 0.75
+
+__all__ = [
+    "MFU_PLAUSIBLE",
+    "comparison_summary",
+    "own_scaling_summary",
+    "round_warnings",
+    "throughput_summary",
+]
 
 
 def _gpus(n) -> str:
@@ -154,12 +166,23 @@ def _mfu_clause(r: dict, e2e: str) -> str:
     pct = {p: r.get(f"evaluated_mfu_{p}") for p in ("fp8", "bf16")}
     if own in pct and pct[own] is not None:  # the run's own precision only, where known
         return f"MFU{e2e} {100 * pct[own]:.1f} % of the {own.upper()} dense peak"
+    # a precision at whose peak the run would exceed MFU_PLAUSIBLE cannot be the one it trained in
     given = [
-        f"{100 * v:.1f} % of the {p.upper()} dense peak" for p, v in pct.items() if v is not None
+        f"{100 * v:.1f} % of the {p.upper()} dense peak"
+        for p, v in pct.items()
+        if v is not None and v <= MFU_PLAUSIBLE
     ]
-    if not given:
+    ruled_out = [p.upper() for p, v in pct.items() if v is not None and v > MFU_PLAUSIBLE]
+    if not given and not ruled_out:
         return "no MFU (no dense peak of the accelerator)"
-    return f"MFU{e2e} {' or '.join(given)} (precision unknown: neither the logs nor the config name it)"
+    out = f"MFU{e2e} {' or '.join(given)}" if given else f"no plausible MFU{e2e}"
+    why = "precision unknown: neither the logs nor the config name it"
+    if ruled_out:
+        why += (
+            f"; not {' or '.join(ruled_out)}, at whose dense peak it would exceed "
+            f"{100 * MFU_PLAUSIBLE:.0f} %, more than any published LLM training run reaches"
+        )
+    return f"{out} ({why})"
 
 
 def throughput_summary(comparison: pl.DataFrame) -> str:

@@ -35,11 +35,24 @@ def _ref(r: dict) -> str:
     )
 
 
+def _precisions(r: dict) -> str:
+    """``; the reference trained in FP4, this run in FP8`` where the two sides' logged precisions
+    differ (a like-for-like ratio then also compares number formats); "" where they agree or one
+    is not known."""
+    own, ref = r.get("evaluated_precision"), r.get("reference_precision")
+    if not own or not ref or own.lower() == ref.lower():
+        return ""
+    return f"; the reference trained in {ref.upper()}, this run in {own.upper()}"
+
+
 def _reference_clause(r: dict, name: str, where: str, accelerator: str | None) -> str:
     kind = r["reference_kind"]
     lo, hi = r["ratio_low"], r["ratio_high"]
     if kind == "measured":
-        return f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, measured at the same GPU count"
+        return (
+            f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, measured at the "
+            f"same GPU count{_precisions(r)}"
+        )
     if kind == "interpolated":
         err = r["reference_interpolation_error"]
         loo = (
@@ -50,7 +63,7 @@ def _reference_clause(r: dict, name: str, where: str, accelerator: str | None) -
         return (
             f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, interpolated between "
             f"their {r['reference_low_n_gpus']:,}- and {r['reference_high_n_gpus']:,}-GPU results "
-            f"(bounds {lo:.2f}x to {hi:.2f}x{loo})"
+            f"(bounds {lo:.2f}x to {hi:.2f}x{loo}){_precisions(r)}"
         )
     if kind == "bounds":
         acc = r["reference_accelerator"]

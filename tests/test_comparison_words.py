@@ -1,0 +1,47 @@
+"""The comparison in words (trial of 2026-12-07): an MFU no training run reaches is not quoted as
+a possible reading, and a like-for-like sentence says when the two sides trained in different
+number formats. Expected texts by hand from the rows the tests build."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from trainperf.compare import COMPARISON_SCHEMA
+from trainperf.compare.comparison_words import MFU_PLAUSIBLE, _mfu_clause
+from trainperf.compare.record_words import record_summary
+
+
+def test_an_implausible_mfu_rules_its_precision_out():
+    # Dell B200 LoRA, precision not logged: 46.1 % of the FP8 dense peak is 92.2 % of the BF16
+    # one (the BF16 peak is half the FP8 peak); 92.2 % > 75 %: BF16 is not what it trained in
+    r = {"evaluated_precision": None, "evaluated_mfu_fp8": 0.461, "evaluated_mfu_bf16": 0.922}
+    text = _mfu_clause(r, " (e2e)")
+    assert text.startswith("MFU (e2e) 46.1 % of the FP8 dense peak (precision unknown")
+    assert "92.2" not in text and "not BF16" in text and f"{100 * MFU_PLAUSIBLE:.0f} %" in text
+    # both plausible: both quoted, as before
+    both = _mfu_clause({"evaluated_mfu_fp8": 0.25, "evaluated_mfu_bf16": 0.5}, "")
+    assert "25.0 % of the FP8 dense peak or 50.0 % of the BF16 dense peak" in both
+    # a logged precision is the only one quoted, whatever the value
+    own = _mfu_clause({"evaluated_precision": "bf16", "evaluated_mfu_bf16": 0.4}, "")
+    assert own == "MFU 40.0 % of the BF16 dense peak"
+
+
+def _row(**kw) -> pl.DataFrame:
+    row = dict.fromkeys(COMPARISON_SCHEMA)
+    row.update(benchmark="llama31_8b", n_gpus=16, n_nodes=2, evaluated_system="Lab",
+               evaluated_source="logs", evaluated_min=61.38, reference_system="nebius_b200_n2",
+               reference_submitter="Nebius", reference_accelerator="B200", reference_round="v5.1",
+               reference_kind="measured", reference_n_gpus=16, reference_min=51.83,
+               ratio=61.38 / 51.83, ratio_low=61.38 / 51.83, ratio_high=61.38 / 51.83, **kw)  # fmt: skip
+    return pl.DataFrame([row], schema=COMPARISON_SCHEMA)
+
+
+def test_a_like_for_like_sentence_names_different_precisions():
+    words = record_summary(_row(evaluated_precision="fp8", reference_precision="fp4"), "B200")
+    # 61.38 / 51.83 = 1.184...
+    assert "Lab needs 1.18x the GPU time of Nebius nebius_b200_n2 (B200, v5.1)" in words
+    assert "the reference trained in FP4, this run in FP8" in words
+    same = record_summary(_row(evaluated_precision="fp8", reference_precision="fp8"), "B200")
+    assert "trained in" not in same
+    unknown = record_summary(_row(evaluated_precision=None, reference_precision="fp4"), "B200")
+    assert "trained in" not in unknown
