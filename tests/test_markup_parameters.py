@@ -50,8 +50,9 @@ def test_description_with_script_and_shortcode_is_text(tmp_path):
         f"{{{WORD_JOINER}{{{WORD_JOINER}< include /etc/passwd >{WORD_JOINER}}}{WORD_JOINER}}}"
         in src
     )
-    # a list of texts: every punctuation character escaped (no raw HTML, no cell-splitting pipe)
-    assert "| `tags` | \\[\\'\\<b\\>x\\<\\/b\\>\\'\\, \\'a\\|b\\'\\] |" in src
+    # a list of texts: its items, comma-separated (no Python repr), each with every punctuation
+    # character escaped (no raw HTML, no cell-splitting pipe)
+    assert "| `tags` | \\<b\\>x\\<\\/b\\>, a\\|b |" in src
     assert "| `n` | 3 |" in src
     pypandoc = pytest.importorskip("pypandoc")
     html = pypandoc.convert_text(src, "html5", format="markdown", extra_args=["--wrap=none"])

@@ -120,7 +120,8 @@ def test_appendix_shows_the_runs_values_not_the_notebooks_defaults(tmp_path):
             {"cell_type": "code", "id": "d", "metadata": {"tags": ["parameters"]},
              "source": defaults, "outputs": []},
             {"cell_type": "code", "id": "i", "metadata": {"tags": ["injected-parameters"]},
-             "source": 'reference = "the reference"\ntalk_ratio = None\nextra = 2', "outputs": []},
+             "source": 'reference = "the reference"\ntalk_ratio = None\nextra = 2\nbenchmarks = ["gpt3", "llama31_8b"]',
+             "outputs": []},
             {"cell_type": "code", "id": "c", "metadata": {}, "source": "x = 1", "outputs": []},
         ],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
@@ -140,6 +141,7 @@ def test_appendix_shows_the_runs_values_not_the_notebooks_defaults(tmp_path):
         "| `mfu_precision` | `both` |",
         "| `talk_ratio` | not given |",
         "| `extra` | 2 |",
+        "| `benchmarks` | gpt3, llama31\\_8b |",  # a list as a reader writes it, not its repr
     ]
     # a defaults cell that is not plain assignments is kept as code, the run's table as before
     nb["cells"][0]["source"] = "import os\nreference = os.environ['R']"

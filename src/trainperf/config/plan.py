@@ -8,7 +8,7 @@ from pathlib import Path
 
 from trainperf.config.schema import ClusterConfig
 from trainperf.markup import md_code, md_text
-from trainperf.topology.domain import tp_domain_sentence
+from trainperf.topology.domain import scaleup_domain, tp_domain_sentence
 
 __all__ = ["DEMO_CONFIG", "ReportInputs", "config_values", "report_overrides"]
 
@@ -144,6 +144,17 @@ def _tp_domain(cfg: ClusterConfig) -> str:
         return ""
 
 
+def _nvlink(cfg: ClusterConfig) -> bool:
+    """Whether the config's accelerator's GPUs talk over NVLink inside a node (its
+    ``scaleup_fabric`` in ``data/reference/accelerators.csv``): the chapters name NVLink, NVSwitch
+    and NCCL only then (an AMD GPU's is Infinity Fabric and RCCL)."""
+    try:
+        d = scaleup_domain(cfg.accelerator, cfg.gpus_per_node, cfg.accelerator_table())
+    except ValueError:
+        return False
+    return "nvlink" in (d.get("fabric") or "").lower()
+
+
 def config_values(cfg: ClusterConfig) -> dict:
     """The config's values for the book (``values.config.*``) and which inputs were given
     (``values.inputs.*``, booleans that chapters test with Quarto's ``when-meta``).
@@ -184,4 +195,4 @@ def config_values(cfg: ClusterConfig) -> dict:
     # (trainperf.markup); the file name as an inline code span
     config = {k: md_text(v) if isinstance(v, str) else v for k, v in shown.items()}
     config["file"] = md_code(Path(cfg.source).name) if cfg.source else ""
-    return {"config": config, "inputs": cfg.inputs()}
+    return {"config": config, "inputs": {**cfg.inputs(), "nvlink": _nvlink(cfg)}}

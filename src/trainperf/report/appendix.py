@@ -82,7 +82,10 @@ def _shown_value(node: ast.expr) -> str | None:
         return code or "(empty)"
     if isinstance(value, (int, float)):
         return str(value)
-    return md_text(value)  # a list or dict of texts: every punctuation character escaped
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in value):
+        # a list of names or numbers as a reader writes it, not Python's repr; each item as text
+        return ", ".join(md_text(str(v)) for v in value) if value else "(none)"
+    return md_text(value)  # a dict or nested list: every punctuation character escaped
 
 
 def _assignments(source: str) -> list[tuple[str, str]] | None:
