@@ -13,9 +13,22 @@ from trainperf.mlperf.checks import (
     FileChecks,
 )
 
-__all__ = ["MLLOG_TOKEN", "Memo"]
+__all__ = ["KEPT_KEYS", "MLLOG_TOKEN", "Memo"]
 
 MLLOG_TOKEN = ":::MLLOG"
+
+#: Keys whose decoded value and metadata the loader needs (kept as Python objects while parsing).
+KEPT_KEYS = frozenset(
+    {
+        "run_start",
+        "run_stop",
+        "eval_accuracy",
+        "submission_benchmark",
+        "global_batch_size",
+        "max_sequence_length",
+        "seed",
+    }
+)
 
 _META = '"metadata": '
 
@@ -299,3 +312,41 @@ class Memo:
     caches: tuple = field(default_factory=lambda: (json.loads, _DUMPS, {}, {}))
     head: dict = field(default_factory=dict)  # text after the time digits of mllog-written lines
     regex: dict = field(default_factory=dict)  # text with the time digits taken out
+
+
+# An event as mllog writes it that needs no decoding (issue 36: 73 % of v5.1's MLLOG lines are
+# tracked_stats whose values are never seen twice, each decoded only to be encoded again, and only
+# the text is used: throughput.step_times decodes the few step timings from it). After the time
+# digits: event_type, key, value and metadata in mllog's order and separators; strings of printable
+# ASCII without escapes; value and metadata flat objects of strings, numbers (an integer of at most
+# 300 digits: json.loads refuses one of more than 4,300), null, true, false. Such a text is valid
+# JSON by construction and none of _event's checks can fire on it (a time out of range aside,
+# which the caller checks).
+_STR = r'"[ !#-\[\]-~]*"'
+_NUM = r"-?(?:0|[1-9][0-9]{0,299})(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_SCALAR = rf"(?:{_STR}|{_NUM}|null|true|false)"
+_FLAT = rf"\{{(?:{_STR}: {_SCALAR}(?:, {_STR}: {_SCALAR})*)?\}}"
+_FLAT_TAIL = re.compile(
+    rf', "event_type": "([ !#-\[\]-~]*)", "key": "([ !#-\[\]-~]*)", '
+    rf'"value": ({_FLAT}), "metadata": ({_FLAT})\}}[ \t\r]*'
+)
+
+
+def _flat_event(tpl: str, t: float) -> DecodedEvent | None:
+    """The event of an mllog-written line from its text after the time digits (``tpl``) and its
+    time (in the plausible range: the caller checks), without ``json.loads``, when the text is in
+    :data:`_FLAT_TAIL`'s form and its key is not one of :data:`KEPT_KEYS`; else None (decode it
+    with :func:`_event`).
+
+    The value and metadata texts are the line's own, which is json.dumps's text of the decoded
+    object for every line mllog writes; a text written otherwise (``1.50``, a key twice) stays as
+    written and decodes to the same object (json.loads keeps a repeated key's last value). The
+    decoded ``value``, ``metadata`` and ``obj`` are None: only kept keys' are used. No check fires.
+    """
+    m = _FLAT_TAIL.fullmatch(tpl)
+    if m is None:
+        return None
+    etype, key, vtext, mtext = m.groups()
+    if key in KEPT_KEYS:
+        return None
+    return DecodedEvent(t, etype, key, vtext, None, mtext, None, None, True, None)

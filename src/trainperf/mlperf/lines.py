@@ -19,6 +19,7 @@ from trainperf.mlperf.events import (
     MLLOG_TOKEN,
     Memo,
     _event,
+    _flat_event,
     _segments,
     _template_ok,
 )
@@ -80,7 +81,11 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     dropped: list[int] = []
     for i in compress(range(n), map(operator.not_, evs)):  # not seen before (in line order)
         ev = head.get(tpls[i])
-        if ev is None:  # not cached by an earlier line of this loop either: decode
+        if ev is None:  # not cached by an earlier line of this loop either
+            ev = _flat_event(tpls[i], times[i])  # the time is in range (checked above)
+            if ev is not None:  # not cached: such a text is rarely seen twice (tracked_stats)
+                evs[i] = ev
+                continue
             seg = raws[i][len(MLLOG_TOKEN) :]
             ev = _event(seg, work[i][0], checks, caches, lo, hi)
             if ev is None:
@@ -183,6 +188,14 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                         lineno,
                     )
             else:
+                if tpl is not None and cache is head_templates:
+                    t = float(seg[s0:s1])
+                    if lo <= t <= hi:
+                        ev = _flat_event(tpl, t)
+                if ev is not None:
+                    add((lineno, prefix, t, ev))
+                    prefix = ""
+                    continue
                 ev = _event(seg, lineno, checks, caches, lo, hi)
                 if ev is None:
                     continue

@@ -34,10 +34,12 @@ from trainperf.mlperf.events import (
     _HEAD_LEN,
     _LINE_HEAD,
     _MLLOG_HEAD,
+    KEPT_KEYS,
     MLLOG_TOKEN,
     DecodedEvent,
     Memo,
     _event,
+    _flat_event,
     _template_ok,
 )
 from trainperf.mlperf.filechecks import (
@@ -76,19 +78,6 @@ EVENT_SCHEMA = {
     "metadata": pl.String,
 }
 """Columns of an events frame (see :func:`parse_log`)."""
-
-#: Keys whose decoded value and metadata the loader needs (kept as Python objects while parsing).
-KEPT_KEYS = frozenset(
-    {
-        "run_start",
-        "run_stop",
-        "eval_accuracy",
-        "submission_benchmark",
-        "global_batch_size",
-        "max_sequence_length",
-        "seed",
-    }
-)
 
 
 @dataclass
@@ -176,6 +165,11 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
                           strict=True):  # fmt: skip
         ev = memo.head.get(tpls[tid])
         if ev is None:
+            ev = _flat_event(tpls[tid], float(d))  # the time is the line's own (unused here)
+            if ev is not None:
+                cached[tid] = ev
+                first_line[tid] = ln
+                continue
             ds = str(d)
             seg = _MLLOG_HEAD + ds + tpls[tid]
             ev = _event(seg, ln, scratch, caches, lo, hi)
