@@ -172,3 +172,29 @@ def test_kept_keys_with_flat_objects_are_decoded(tmp_path):
     got = compare(f)
     assert got.kept["run_stop"] == [(1, {"x": 1}, {"status": "success", "file": "a.py"})]
     assert len(got.kept["run_start"]) == 1
+
+
+@pytest.mark.parametrize("damage", ["none", "cut", "cr"])
+def test_a_large_file_of_rank_labelled_lines_takes_the_c_level_passes(
+    tmp_path, monkeypatch, damage
+):
+    # every line "0: :::MLLOG {...}" (srun --label) in a file read by the native pass: the lines
+    # go through _simple_lines as a small file's would, not the per-line loop (a cut-off line is
+    # checked there too); a carriage return in a line sends them to the per-line loop; either way
+    # the reference's result
+    monkeypatch.setattr(parse, "_NATIVE_BYTES", 0)
+    calls = []
+    per_line = parse._per_line
+    monkeypatch.setattr(parse, "_per_line", lambda *a: calls.append(1) or per_line(*a))
+    text = [f"{i % 8}: {x}" for i, x in enumerate(RUN)]
+    if damage == "cut":
+        text[5] = text[5][:-20]  # cut off: corrupted JSON
+    elif damage == "cr":
+        text[5] = "junk\r" + text[5]
+    f = tmp_path / "result_0.txt"
+    f.write_text("\n".join(text) + "\n", encoding="utf-8")
+    got = compare(f)
+    assert calls == ([1] if damage == "cr" else [])
+    assert got.n_events == len(RUN) - (damage == "cut")
+    if damage == "cut":
+        assert got.checks.found["corrupted_json"].lines == [6]
