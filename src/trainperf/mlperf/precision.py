@@ -54,26 +54,26 @@ def _on(value: str) -> bool:
     return value.strip().lower() not in _OFF
 
 
-def _found(text: str, word: str):
-    """Positions of ``word`` in ``text`` (str.find: several times faster than a regex alternation)."""
+def _found(text: bytes, word: bytes):
+    """Positions of ``word`` in ``text`` (find: several times faster than a regex alternation)."""
     i = text.find(word)
     while i >= 0:
         yield i
         i = text.find(word, i + 1)
 
 
-def _candidate_lines(text: str):
+def _candidate_lines(text: bytes):
     """(line number, line with its ``\\n``) of each line of ``text`` that holds ``fp`` or ``bf16``,
     as iterating the open file gives them (issue 36: the other lines, nearly all, are skipped by a
     search in C rather than one Python iteration each, which was 8 % of a round's record build)."""
     counted, lineno, next_start = 0, 1, 0
-    for pos in sorted(chain(_found(text, "fp"), _found(text, "bf16"))):
+    for pos in sorted(chain(_found(text, b"fp"), _found(text, b"bf16"))):
         if pos < next_start:  # on the line already given
             continue
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
+        start = text.rfind(b"\n", 0, pos) + 1
+        end = text.find(b"\n", pos)
         end = len(text) if end < 0 else end + 1  # with its newline, if any
-        lineno += text.count("\n", counted, start)
+        lineno += text.count(b"\n", counted, start)
         counted, next_start = start, end
         yield lineno, text[start:end]
 
@@ -101,13 +101,13 @@ def precision_from_log(path: str | Path) -> tuple[str | None, str | None]:
             data = f.read()
     except OSError:
         return None, None
-    if b"fp" not in data and b"bf16" not in data:
-        return None, None  # no line to read (most logs of earlier rounds): no decode
-    # the text as the file opened in text mode gives it: U+FFFD for bytes that are not UTF-8,
-    # universal newlines
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    del data
-    for no, line in _candidate_lines(text):
+    # the lines as the file opened in text mode gives them: universal newlines, U+FFFD for bytes
+    # that are not UTF-8 (a line decoded alone reads as in the whole text: a line end is ASCII,
+    # never inside a UTF-8 sequence); only the lines read are decoded
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    for no, raw in _candidate_lines(data):
+        line = raw.decode("utf-8", errors="replace")
         if len(line) > _MAX_LINE:
             continue
         if mllog is None and "lowest_numerical_precision_in_linear" in line:
