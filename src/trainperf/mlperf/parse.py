@@ -336,7 +336,11 @@ def parse_log(
         source line), ``prefix`` (String, text before the token, "" when none), ``time_ms`` (Float64,
         Unix epoch milliseconds; null when excluded), ``event_type`` (String), ``key`` (String),
         ``value`` (String, the value as JSON text), ``value_num`` (Float64, the value when it is a
-        number, else null), ``metadata`` (String, JSON text of an object).
+        number, else null), ``metadata`` (String, JSON text of an object). The JSON texts are
+        ``json.dumps``'s of the decoded objects, except for an event whose value and metadata are
+        flat objects of a key not in :data:`KEPT_KEYS` (``tracked_stats``), which is not decoded:
+        its texts are the line's own, the same for every line mllog writes
+        (:func:`~trainperf.mlperf.events._flat_event`).
 
     Raises:
         FileNotFoundError / OSError: the file cannot be read.
