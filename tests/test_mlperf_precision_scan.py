@@ -4,10 +4,18 @@ line numbers iterating the file in text mode gives (universal newlines: ``\\r\\n
 
 from __future__ import annotations
 
+import pytest
+
+from trainperf.mlperf import precision
 from trainperf.mlperf.precision import precision_from_log
 
+# blocks of a few bytes cut the file everywhere (a CRLF, a long line, the last line)
+BLOCKS = pytest.mark.parametrize("block", [precision._BLOCK, 1, 2, 3, 7, 64])
 
-def test_line_numbers_are_those_of_text_mode(tmp_path):
+
+@BLOCKS
+def test_line_numbers_are_those_of_text_mode(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(precision, "_BLOCK", block)
     f = tmp_path / "result_0.txt"
     data = (
         b"first\r\n"  # line 1 (CRLF)
@@ -27,7 +35,9 @@ def test_line_numbers_are_those_of_text_mode(tmp_path):
     assert src == "result_0.txt:4: fp8=None with bf16=True"
 
 
-def test_settings_on_one_line_and_a_later_mllog_key(tmp_path):
+@BLOCKS
+def test_settings_on_one_line_and_a_later_mllog_key(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(precision, "_BLOCK", block)
     f = tmp_path / "result_0.txt"
     f.write_text(
         "a\r\nconfig: fp8: e4m3 fp4=None\n"
@@ -45,3 +55,13 @@ def test_a_log_without_either_word(tmp_path):
     f = tmp_path / "result_0.txt"
     f.write_bytes(b"nothing here\r\n\xff\n")
     assert precision_from_log(f) == (None, None)
+
+
+@BLOCKS
+def test_a_last_line_without_a_newline_and_lone_carriage_returns(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(precision, "_BLOCK", block)
+    f = tmp_path / "result_0.txt"
+    f.write_bytes(b"a\rb\r\rc\r\nfp8: true")  # lines a, b, "", c, then line 5 unterminated
+    assert precision_from_log(f) == ("fp8", "result_0.txt:5: fp8: true")
+    f.write_bytes(b"a\rb\r\rc\r\nfp8: true\r")
+    assert precision_from_log(f) == ("fp8", "result_0.txt:5: fp8: true")

@@ -62,6 +62,36 @@ def _found(text: bytes, word: bytes):
         i = text.find(word, i + 1)
 
 
+_BLOCK = 8 << 20  # bytes read at a time (whole lines): memory stays flat on a large log
+
+
+def _lines_naming(path: str | Path):
+    """(line number, line bytes with its ``\\n``) of each line naming ``fp`` or ``bf16``, as the
+    file opened in text mode gives them: universal newlines (``\\r\\n`` and a lone ``\\r`` end
+    a line). Read in blocks of whole lines (a block ends after a ``\\n``, so no ``\\r\\n`` is
+    cut). Raises OSError."""
+    base, rest = 0, b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(_BLOCK)
+            if block:
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = block
+                    continue
+                block, rest = block[:cut], block[cut:]
+            else:
+                block, rest = rest, b""
+            if b"\r" in block:
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            for no, line in _candidate_lines(block):
+                yield base + no, line
+            if not rest and not block.endswith(b"\n") or not block:
+                return
+            base += block.count(b"\n")
+
+
 def _candidate_lines(text: bytes):
     """(line number, line with its ``\\n``) of each line of ``text`` that holds ``fp`` or ``bf16``,
     as iterating the open file gives them (issue 36: the other lines, nearly all, are skipped by a
@@ -97,16 +127,10 @@ def precision_from_log(path: str | Path) -> tuple[str | None, str | None]:
     found: dict[str, tuple[int, str]] = {}
     mllog: tuple[str, int, str] | None = None
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        lines = list(_lines_naming(path))
     except OSError:
         return None, None
-    # the lines as the file opened in text mode gives them: universal newlines, U+FFFD for bytes
-    # that are not UTF-8 (a line decoded alone reads as in the whole text: a line end is ASCII,
-    # never inside a UTF-8 sequence); only the lines read are decoded
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    for no, raw in _candidate_lines(data):
+    for no, raw in lines:
         line = raw.decode("utf-8", errors="replace")
         if len(line) > _MAX_LINE:
             continue

@@ -305,11 +305,18 @@ def _digest(path: Path) -> str | None:
 
 def _lf_length(path: Path) -> int | None:
     """The length of a file's bytes with CRLF line ends read as LF; None when it cannot be read."""
+    n, carry = 0, b""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:  # in pieces: memory stays flat on a large log
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                chunk = carry + chunk
+                carry = b"\r" if chunk.endswith(b"\r") else b""  # maybe half of a CRLF
+                if carry:
+                    chunk = chunk[:-1]
+                n += len(chunk) - chunk.count(b"\r\n")
     except OSError:
         return None
-    return len(data) - data.count(b"\r\n")
+    return n + len(carry)
 
 
 def duplicate_files(files: list[Path]) -> dict[int, Path]:
