@@ -332,6 +332,12 @@ _FLAT_TAIL = re.compile(
 )
 
 
+#: Keys whose events are not kept in the :class:`Memo` when read by :func:`_flat_event`: their
+#: values change every step (tracked_stats: 73 % of v5.1's lines), so a load would hold every
+#: line's text to no use; their rank duplicates within a file are still read once.
+UNSHARED_KEYS = frozenset({"tracked_stats"})
+
+
 def _flat_event(tpl: str, t: float) -> DecodedEvent | None:
     """The event of an mllog-written line from its text after the time digits (``tpl``) and its
     time (in the plausible range: the caller checks), without ``json.loads``, when the text is in

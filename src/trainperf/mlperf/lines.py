@@ -17,6 +17,8 @@ from trainperf.mlperf.events import (
     _MLLOG_HEAD,
     _TIME_RE,
     MLLOG_TOKEN,
+    UNSHARED_KEYS,
+    DecodedEvent,
     Memo,
     _event,
     _flat_event,
@@ -79,11 +81,13 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     head, caches = memo.head, memo.caches
     evs = list(map(head.get, tpls))
     dropped: list[int] = []
+    local: dict[str, DecodedEvent] = {}  # flat events of UNSHARED_KEYS, for this file only
     for i in compress(range(n), map(operator.not_, evs)):  # not seen before (in line order)
-        ev = head.get(tpls[i])
+        ev = head.get(tpls[i]) or local.get(tpls[i])
         if ev is None:  # not cached by an earlier line of this loop either
             ev = _flat_event(tpls[i], times[i])  # the time is in range (checked above)
-            if ev is not None:  # not cached: such a text is rarely seen twice (tracked_stats)
+            if ev is not None:
+                (local if ev.key in UNSHARED_KEYS else head)[tpls[i]] = ev
                 evs[i] = ev
                 continue
             seg = raws[i][len(MLLOG_TOKEN) :]
@@ -142,6 +146,7 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
     add = rows.append
     seen: set[str] = set()
     repeated: list[int] = []
+    local: dict[str, DecodedEvent] = {}  # flat events of UNSHARED_KEYS, for this file only
     for lineno, kind, raw in work:
         if kind == 1:
             checks.add(
@@ -175,6 +180,8 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                     tpl, cache = seg[:s0] + seg[s1:], templates
             if tpl is not None:
                 ev = cache.get(tpl)
+                if ev is None and cache is head_templates:
+                    ev = local.get(tpl)
             if ev is not None:
                 # at most 19 digits: exact below 2**53, beyond the range above
                 t = float(seg[s0:s1])
@@ -193,6 +200,7 @@ def _per_line(work: list[tuple], checks: FileChecks, memo: Memo, lo: float, hi: 
                     if lo <= t <= hi:
                         ev = _flat_event(tpl, t)
                 if ev is not None:
+                    (local if ev.key in UNSHARED_KEYS else cache)[tpl] = ev
                     add((lineno, prefix, t, ev))
                     prefix = ""
                     continue

@@ -37,6 +37,7 @@ from trainperf.mlperf.events import (
     _MLLOG_HEAD,
     KEPT_KEYS,
     MLLOG_TOKEN,
+    UNSHARED_KEYS,
     DecodedEvent,
     Memo,
     _event,
@@ -168,6 +169,8 @@ def read_log(path: str | Path, data: bytes | None = None, memo: Memo | None = No
         if ev is None:
             ev = _flat_event(tpls[tid], float(d))  # the time is the line's own (unused here)
             if ev is not None:
+                if ev.key not in UNSHARED_KEYS:
+                    memo.head[tpls[tid]] = ev
                 cached[tid] = ev
                 first_line[tid] = ln
                 continue
