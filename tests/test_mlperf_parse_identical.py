@@ -17,7 +17,7 @@ from helpers import MLPERF
 from polars.testing import assert_frame_equal
 
 from trainperf import mlperf
-from trainperf.mlperf import parse
+from trainperf.mlperf import parse, scan
 
 HEAD = ':::MLLOG {"namespace": "", "time_ms": '
 
@@ -95,9 +95,9 @@ def test_every_bundled_log_parses_identically(monkeypatch, native):
 
 
 @PATHS
-@pytest.mark.parametrize("piece", [parse._PIECE_BYTES, 97, 1])
+@pytest.mark.parametrize("piece", [scan._PIECE_BYTES, 97, 1])
 def test_damaged_lines_parse_identically(tmp_path, monkeypatch, piece, native):
-    monkeypatch.setattr(parse, "_PIECE_BYTES", piece)
+    monkeypatch.setattr(scan, "_PIECE_BYTES", piece)
     monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
     f = tmp_path / "result_0.txt"
     f.write_text("\n".join(DAMAGED) + "\n", encoding="utf-8")
@@ -110,9 +110,9 @@ def test_damaged_lines_parse_identically(tmp_path, monkeypatch, piece, native):
 
 
 @PATHS
-@pytest.mark.parametrize("piece", [parse._PIECE_BYTES, 50, 1])
+@pytest.mark.parametrize("piece", [scan._PIECE_BYTES, 50, 1])
 def test_invalid_utf8_across_pieces_is_identical(tmp_path, monkeypatch, piece, native):
-    monkeypatch.setattr(parse, "_PIECE_BYTES", piece)
+    monkeypatch.setattr(scan, "_PIECE_BYTES", piece)
     monkeypatch.setattr(parse, "_NATIVE_BYTES", native)
     text = "\n".join(DAMAGED[:8]).encode()
     data = (

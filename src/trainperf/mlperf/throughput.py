@@ -435,6 +435,21 @@ def _accelerators() -> pl.DataFrame:
     return fl.load_accelerators()
 
 
+@cache
+def _peaks(accelerator: str) -> dict[str, float | str]:
+    """precision -> dense peak (FLOP/s) of ``accelerator`` in the bundled table, or the
+    ValueError's message where it has none (:func:`trainperf.flops.peak_flops`). Cached: the
+    table is fixed per process and a round's runs name a few accelerators (issue 36: the lookup,
+    done per run and precision, was a quarter of a round's record build)."""
+    out: dict[str, float | str] = {}
+    for p in _PRECISIONS:
+        try:
+            out[p] = fl.peak_flops(accelerator, p, _accelerators())
+        except ValueError as exc:
+            out[p] = str(exc)
+    return out
+
+
 def _throughput_row(r: dict, step_s, block, recompute, causal, own, config_precision) -> dict:
     """One run's :func:`throughput` row (``step_s``: median step time; ``block``: (tokens or
     samples, s); ``own``: (precision, evidence) from the log; ``config_precision``)."""
@@ -481,15 +496,10 @@ def _throughput_row(r: dict, step_s, block, recompute, causal, own, config_preci
     if model is None:
         notes.append(f"no model for {r['benchmark']!r}: FLOP figures not computed")
     elif r["accelerator_model"]:
-        try:
-            fl.peak_flops(r["accelerator_model"], "bf16", _accelerators())
-        except ValueError as exc:
-            notes.append(str(exc))
-        for p in _PRECISIONS:
-            try:
-                peaks[p] = fl.peak_flops(r["accelerator_model"], p, _accelerators())
-            except ValueError:
-                pass
+        got = _peaks(r["accelerator_model"])
+        if isinstance(got.get("bf16"), str):
+            notes.append(got["bf16"])
+        peaks = {p: v for p, v in got.items() if not isinstance(v, str)}
     else:
         notes.append("the logs name no accelerator (no systems JSON): no MFU")
     for kind, sps in (("step", step_sps), ("e2e", e2e_sps)):

@@ -30,6 +30,7 @@ result file that is a byte copy of another of its folder.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from pathlib import Path
 
 import polars as pl
@@ -175,6 +176,8 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
             if times[last] <= times[train_end] + tol:
                 last = train_end
         is_eval = keys.slice(first, last - first + 1).str.starts_with("eval_")
+    if last - first < _PY_WINDOW:
+        return _stepped_back_py(times, lines, first, last, checks, tol, is_eval)
     t = times.slice(first, last - first + 1)
     prev = t.forward_fill().shift(1)
     if is_eval is not None and is_eval.any():
@@ -201,6 +204,58 @@ def clock_stepped_back(times: pl.Series, lines: pl.Series, first: int, last: int
         "status damaged",
         int(lines[first + i]),
         n=n,
+    )
+    return True
+
+
+# Below this many events a run's window is checked in Python lists: a polars expression costs a
+# fixed ~0.1 ms, and the dozen of the frame version were 12 % of v5.1's record build (issue 36;
+# runs of ~440 events). The lists give the same floats: a difference of two times is exact IEEE
+# arithmetic either way.
+_PY_WINDOW = 20_000
+
+
+def _stepped_back_py(times: pl.Series, lines: pl.Series, first: int, last: int,
+                     checks: FileChecks, tol: float, is_eval: pl.Series | None) -> bool:  # fmt: skip
+    """:func:`clock_stepped_back`'s steps in Python lists (same rule, same checks)."""
+    t = times.slice(first, last - first + 1).to_list()
+    ev = is_eval.to_list() if is_eval is not None and is_eval.any() else None
+    prev_any = prev_train = None  # the last time before this event: any event's, a training one's
+    steps: list[float | None] = []  # against the previous event (the clock_jump gaps)
+    back: list[int] = []  # positions of a step back
+    first_back: float | None = None
+    for i, x in enumerate(t):
+        if ev is None or ev[i]:
+            p = prev_any
+        else:  # a training event: against the previous training event, else any event
+            p = prev_train if prev_train is not None else prev_any
+        if x is not None:
+            if p is not None and x - p < -tol:
+                if not back:
+                    first_back = x - p
+                back.append(i)
+            steps.append(x - prev_any if prev_any is not None else None)
+            prev_any = x
+            if ev is not None and not ev[i]:
+                prev_train = x
+        else:
+            steps.append(None)
+    if not back:
+        gaps = [g for g in steps if g is not None and g > 0]
+        if len(gaps) < JUMP_MIN_GAPS:
+            return False
+        g1, g2 = heapq.nlargest(2, gaps)
+        if g1 >= JUMP_MIN_MS and g1 > JUMP_FACTOR * g2:  # the sum of the gaps as polars adds them
+            _jumped_forward(pl.Series(steps, dtype=pl.Float64), lines, first, checks)
+        return False
+    checks.add(
+        "clock_step_back",
+        "flagged",
+        f"time goes back {-first_back / 60_000.0:.2f} min from the previous event (the clock was "
+        "stepped back, as NTP does) between run_start and run_stop: the time to train is not "
+        "usable; status damaged",
+        int(lines[first + back[0]]),
+        n=len(back),
     )
     return True
 
@@ -248,6 +303,22 @@ def _digest(path: Path) -> str | None:
     return h.hexdigest()
 
 
+def _lf_length(path: Path) -> int | None:
+    """The length of a file's bytes with CRLF line ends read as LF; None when it cannot be read."""
+    n, carry = 0, b""
+    try:
+        with open(path, "rb") as f:  # in pieces: memory stays flat on a large log
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                chunk = carry + chunk
+                carry = b"\r" if chunk.endswith(b"\r") else b""  # maybe half of a CRLF
+                if carry:
+                    chunk = chunk[:-1]
+                n += len(chunk) - chunk.count(b"\r\n")
+    except OSError:
+        return None
+    return n + len(carry)
+
+
 def duplicate_files(files: list[Path]) -> dict[int, Path]:
     """Result files that are copies of an earlier file of the same folder (the same bytes once CRLF
     line ends are read as LF, as the reader reads them).
@@ -274,8 +345,14 @@ def duplicate_files(files: list[Path]) -> dict[int, Path]:
     for group in by_dir.values():
         if len(group) < 2:
             continue
+        # a copy has its original's length once CRLF is read as LF: only files sharing that
+        # length with another are hashed (issue 36: hashing every file was 6 % of v5.1's build)
+        lengths = {i: _lf_length(files[i]) for i in group}
+        seen = [n for n in lengths.values() if n is not None]
         first_of: dict[str, int] = {}
         for i in group:
+            if lengths[i] is None or seen.count(lengths[i]) < 2:
+                continue
             d = _digest(files[i])
             if d is None:
                 continue
