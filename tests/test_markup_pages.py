@@ -53,7 +53,7 @@ def test_cluster_chapter_shows_the_config_name_as_text(tmp_path):
     vp = tmp_path / "cluster.json"
     ns = {"pl": __import__("polars"), "top500": None, "in_top500": False, "in_systems_table": False,
           "evaluated": NAME, "accelerator": "H100 SXM", "nodes": 4, "gpus_per_node": 8,
-          "values_path": str(vp)}  # fmt: skip
+          "values_path": str(vp), "mlperf_path": ""}  # fmt: skip
     exec(compile(src, "<cluster values>", "exec"), ns)  # noqa: S102 - the project's own notebook
     values = {"cluster": json.loads(vp.read_text()), "inputs": {"nodes": True, "demo": False}}
     qmd = tmp_path / "cluster.qmd"

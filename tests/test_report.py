@@ -17,7 +17,7 @@ import yaml
 from helpers import ROOT
 
 from trainperf.errors import BatchRunError, ConfigError, TrainperfError
-from trainperf.report import cli, job, preview
+from trainperf.report import book_build, cli, job, preview
 from trainperf.report import job as report
 from trainperf.report.display import CELL_PADDING_CH, TEXT_WIDTH_CH, min_width
 from trainperf.report.execution import ReportJob
@@ -687,7 +687,7 @@ def test_preview_of_a_small_book_by_hand(tmp_path):
 
 @slow
 def test_quarto_not_found_message(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "quarto_available", lambda: None)
+    monkeypatch.setattr(book_build, "quarto_available", lambda: None)  # where the book is built
     lines = []
     # no notebook executed: the message and the left-out chapters do not depend on one
     summary = report.run_report(
