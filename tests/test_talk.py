@@ -763,3 +763,23 @@ def test_without_japanese_figures_the_english_deck_is_made_and_the_font_named(tm
     # with the Japanese figures too: nothing said, nothing listed (the whole project renders)
     assert r.returncode == 0 and r.stdout.strip() == "", r.stderr
     assert r.stderr == ""
+
+
+def test_gpu_memory_label_stays_at_the_right_edge_of_a_wider_plot():
+    """Issue 39 review: on the slide "Fitting GPT-3 175B in memory" the label "GPU memory 80 GB"
+    sat in the middle of the plot, over both lines: it was placed at a fixed 556 px (the book's
+    plot is 560 px wide) and the slide's plot is twice as wide. It ends 4 px from the plot's right
+    edge at any width."""
+    frame = pl.DataFrame(
+        {
+            "n_nodes": [1, 8, 96],
+            "bytes_per_gpu_perfect": [393e9, 49e9, 4e9],
+            "bytes_per_gpu_layout": [None, 65e9, 35e9],
+        }
+    )
+    spec = _figure_specs(charts.memory_per_gpu(frame, 80.0, "GPT-3 175B", 18))["en"]
+    for width in (1.0, 2.0):
+        svg = charts.render_svg(projector_spec(spec, 1.5, width, 1.0, True))
+        (attrs,) = re.findall(r"<text([^>]*)>GPU memory 80 GB</text>", svg)
+        x = float(re.search(r"translate\(([-\d.]+),", attrs).group(1))
+        assert x == pytest.approx(560 * width - 4, abs=1), width

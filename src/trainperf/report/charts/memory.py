@@ -85,8 +85,11 @@ def memory_per_gpu(
     rule = alt.Chart(mem).mark_rule(color=RULE_COLOR, strokeDash=[6, 4]).encode(y="gb:Q")
     text = (
         alt.Chart(mem)
-        .mark_text(align="right", baseline="bottom", dy=-4, color=RULE_COLOR, fontSize=12)
-        .encode(y="gb:Q", x=alt.value(556), text="rule_label:N")
+        # at the plot's right edge whatever its width (a slide's plot is wider than the book's)
+        .mark_text(
+            align="right", baseline="bottom", x="width", dx=-4, dy=-4, color=RULE_COLOR, fontSize=12
+        )
+        .encode(y="gb:Q", text="rule_label:N")
     )
     sub = "dashed: memory of one GPU"
     if bytes_per_param:
