@@ -30,22 +30,26 @@ import yaml
 FIGURE = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)")
 FIGURE_ATTRS = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)\{([^}]*)\}")
 
-# The slide (talk/_quarto.yml, talk/talk.css): 1600 x 900, margin 0.04 each side, so a figure is at
-# most 1472 px wide; talk.css gives a figure box 600 px high (470 px with .short, under a diagram)
-# and fits the picture into it (object-fit: contain).
-SLIDE_FIG_W = 1600 * (1 - 2 * 0.04)
+# The slide (talk/_quarto.yml, talk/talk.css): laid out at 1600 x 900; talk.css gives a figure a box
+# as wide as the slide and 600 px high (470 px with .short, under a diagram) and fits the picture into
+# it (object-fit: contain). reveal.js shows the slide scaled by 1 - margin (0.04) in a window of the
+# slide's size (Reveal.getScale() is 0.96 in a 1600 x 900 window), so text of 20 px on that screen
+# is 20 / 0.96 = 20.8 px on the slide.
+SLIDE_FIG_W = 1600
 SLIDE_FIG_H = {"": 600, "short": 470}
-MIN_TEXT_PX = 20  # smallest text on the projected slide
-# layouts tried, in order of preference, until the text is large enough: (text factor, plot width
-# factor, plot height factor, legend on the right); the slide's box is wide, so plots get wider and,
-# where needed, lower, and bottom legends move to the right
+SHOWN = 1 - 0.04  # the slide's scale in a 1600 x 900 window
+MIN_TEXT_PX = 20  # smallest text on a 1600 x 900 screen
+# layouts tried, in order of preference, until the text is large enough and no axis label is lost:
+# (text factor, plot width factor, plot height factor, legend on the right, panels stacked); the
+# slide's box is wide, so plots get wider and, where needed, lower, and bottom legends move to the
+# right; last, two panels side by side (hconcat) are stacked, each as wide as the slide allows
 LAYOUTS = tuple(
-    (t, w, h, right)
+    (t, w, h, right, False)
     for h in (1.0, 0.8, 0.65)
     for right in (True, False)
     for w in (2.0, 1.5, 1.0)
-    for t in (1.5, 1.8)
-)
+    for t in (1.5, 1.8, 2.1)
+) + tuple((t, w, h, True, True) for h in (0.65, 0.5) for w in (2.0, 1.5) for t in (1.8, 2.1, 1.5))
 _FONT_SIZE = re.compile(r'font-size="([\d.]+)(?:px)?"')
 _SVG_SIZE = re.compile(r'<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"')
 META = re.compile(r"\{\{<\s*meta\s+([^\s>]+)\s*>\}\}")
@@ -142,34 +146,92 @@ def svg_text_px(svg: str, box_h: float, box_w: float = SLIDE_FIG_W) -> tuple[flo
     return (min(sizes) if sizes else float("inf")), min(box_w / w, box_h / h)
 
 
-def projector_png(spec: dict, box_h: float) -> tuple[bytes, str]:
-    """A PNG of the Vega-Lite ``spec`` whose smallest text is at least :data:`MIN_TEXT_PX` on the
-    slide: the chart laid out again (trainperf.report.charts.export.projector_spec) with the first
-    of :data:`LAYOUTS` that gets there, or the one whose smallest text comes out largest; rendered by
-    vl-convert at twice the size it is shown at. Returns the PNG and the SVG it was drawn from
-    (:func:`svg_text_px` of it gives the smallest text on the slide)."""
-    # here, not at the top: checking the decks (problems) needs neither
+def shown_text_px(svg: str, box_h: float) -> float:
+    """The smallest text of ``svg`` as a 1600 x 900 screen shows it in a figure box ``box_h`` high
+    (px): its font size x the picture's scale in the box x the slide's scale (:data:`SHOWN`)."""
+    smallest, scale = svg_text_px(svg, box_h)
+    return smallest * scale * SHOWN
+
+
+def hidden_axis_labels(spec: dict) -> list[str]:
+    """The labels of horizontal axes that Vega hides in ``spec`` (a label that would overlap its
+    neighbour is drawn with opacity 0, ``labelOverlap``): a node axis that loses its 128 when the
+    text grows. (A y axis thinning its reading ticks on a lower plot loses no data position.)"""
     import vl_convert as vlc  # noqa: PLC0415
 
+    hidden: list[str] = []
+
+    def walk(node, horizontal=False):
+        if isinstance(node, dict):
+            if node.get("role") == "axis":
+                for axis in node.get("items", []):
+                    walk(axis, axis.get("orient") in ("bottom", "top"))
+                return
+            if horizontal and node.get("marktype") == "text" and node.get("role") == "axis-label":
+                hidden.extend(
+                    str(i.get("text")) for i in node.get("items", []) if i.get("opacity") == 0
+                )
+            for value in node.values():
+                if isinstance(value, (dict, list)):
+                    walk(value, horizontal)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, horizontal)
+
+    walk(vlc.vegalite_to_scenegraph(spec))
+    return hidden
+
+
+def _unplaced_labels(spec: dict) -> int:
+    """How many point labels found no free place in ``spec`` laid out again (the memory wall's,
+    trainperf.report.charts.memory.replace_labels); 0 for a chart without placed labels."""
+    from trainperf.report.charts.memory import PLACED_LABELS  # noqa: PLC0415
+
+    return len(((spec.get("usermeta") or {}).get(PLACED_LABELS) or {}).get("unplaced", []))
+
+
+def projector_layout(spec: dict, box_h: float) -> tuple[dict, str]:
+    """The Vega-Lite ``spec`` laid out again for a slide's figure box ``box_h`` high
+    (trainperf.report.charts.export.projector_spec) with the first of :data:`LAYOUTS` whose
+    smallest text is at least :data:`MIN_TEXT_PX` on a 1600 x 900 screen, which keeps every label of
+    a horizontal axis the book's figure shows and places every point label; where none does, the one
+    keeping every label whose smallest text comes out largest. Returns the spec and its SVG
+    (:func:`shown_text_px` of it gives the smallest text on the screen)."""
+    # here, not at the top: checking the decks (problems) needs neither
     from trainperf.report.charts.export import projector_spec, render_svg  # noqa: PLC0415
 
     best = None
-    for t, w, h, right in LAYOUTS:
-        svg = render_svg(projector_spec(spec, t, w, h, right))
-        smallest, scale = svg_text_px(svg, box_h)
-        if best is None or smallest * scale > best[1] * best[2]:
-            best = (svg, smallest, scale)
-        if smallest * scale >= MIN_TEXT_PX:
-            best = (svg, smallest, scale)
+    book_hidden = len(hidden_axis_labels(spec))
+    for t, w, h, right, stack in LAYOUTS:
+        if stack and "hconcat" not in spec:
+            continue
+        laid_out = projector_spec(spec, t, w, h, right, stack)
+        svg = render_svg(laid_out)
+        shown = shown_text_px(svg, box_h)
+        whole = len(hidden_axis_labels(laid_out)) <= book_hidden and not _unplaced_labels(laid_out)
+        if best is None or (whole, shown) > best[2:]:
+            best = (laid_out, svg, whole, shown)
+        if whole and shown >= MIN_TEXT_PX:
             break
-    svg, smallest, scale = best
+    return best[0], best[1]
+
+
+def projector_png(spec: dict, box_h: float) -> tuple[bytes, str]:
+    """A PNG of the Vega-Lite ``spec`` laid out for the slide (:func:`projector_layout`), rendered
+    by vl-convert at twice the size it is shown at (or more). Returns the PNG and the SVG it was
+    drawn from."""
+    import vl_convert as vlc  # noqa: PLC0415
+
+    _, svg = projector_layout(spec, box_h)
+    _, scale = svg_text_px(svg, box_h)
     return vlc.svg_to_png(svg, scale=max(2.0, 2 * scale)), svg
 
 
 def projector_figures(figures: Path, talk: Path) -> dict[str, float]:
     """Render again, for the projector, every figure the decks show whose spec ``make report``
     kept beside it (``.NAME.vl.json``), into ``talk/figures``; return each one's smallest text size
-    on the slide (px). A figure without a kept spec stays the copy of the book's figure."""
+    on a 1600 x 900 screen (px, :func:`shown_text_px`). Beside each PNG, ``.NAME.slide.json`` gives
+    the size of the picture it was drawn at and its smallest text there (px). A figure without a kept spec stays the copy of the book's figure."""
     done: dict[str, float] = {}
     for deck in decks(talk):
         for ref, box_h in slide_figures(deck.read_text(encoding="utf-8")):
@@ -178,12 +240,19 @@ def projector_figures(figures: Path, talk: Path) -> dict[str, float]:
             if ref in done or not spec_path.is_file():
                 continue
             png, svg = projector_png(json.loads(spec_path.read_text(encoding="utf-8")), box_h)
-            smallest, scale = svg_text_px(svg, box_h)
-            done[ref] = smallest * scale
+            done[ref] = shown_text_px(svg, box_h)
             out = talk / ref
             tmp = out.with_name(f".{out.name}.tmp")
             tmp.write_bytes(png)
             tmp.replace(out)
+            # the picture's own size and smallest text, for a check of the rendered slide (the
+            # size it is shown at times this, tests/test_browser.py)
+            smallest, _ = svg_text_px(svg, box_h)
+            w, h = (float(v) for v in _SVG_SIZE.search(svg).groups())
+            note = out.with_name(f".{out.stem}.slide.json")
+            tmp = note.with_name(f"{note.name}.tmp")
+            tmp.write_text(json.dumps({"smallest_text_px": smallest, "width": w, "height": h}))
+            tmp.replace(note)
     return done
 
 

@@ -154,3 +154,101 @@ def test_hostile_job_name_stays_text(tmp_path, browser):
     info, problems, dialogs = _visit(browser, page, None)
     assert info["injected_img"] == 0 and dialogs == [] and problems == []
     assert XSS in info["body_text"], "the job name should be shown as text"
+
+
+# -- the talk's decks at 1600 x 900 -----------------------------------------------------------------
+
+_SLIDE_JS = """() => {
+  const slide = Reveal.getCurrentSlide();
+  const scale = Reveal.getScale();
+  let smallest = 1e9, of = '';
+  const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const text = node.textContent.trim();
+    const el = node.parentElement;
+    if (!text || el.closest('aside.notes') || el.getBoundingClientRect().width === 0) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize) * scale;
+    if (px < smallest) { smallest = px; of = text.slice(0, 60); }
+  }
+  const bottoms = [...slide.querySelectorAll('*')]
+    .filter(e => !e.closest('aside.notes') && e.getBoundingClientRect().height > 0)
+    .map(e => e.getBoundingClientRect().bottom);
+  return {
+    id: slide.id, scale, smallest, of,
+    text: slide.innerText,
+    bottom: Math.max(0, ...bottoms),
+    images: [...slide.querySelectorAll('img')].map(i => {
+      const r = i.getBoundingClientRect();
+      return {src: i.getAttribute('src'), w: r.width, h: r.height};
+    }),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def rendered_talk(main_job, tmp_path_factory):
+    """Both decks rendered by Quarto from the main job's figures and values (``make talk``)."""
+    if shutil.which("quarto") is None:
+        pytest.skip("quarto is not on PATH (cannot be installed offline; see README)")
+    import importlib.util  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    from helpers import ROOT  # noqa: PLC0415
+
+    tmp, _ = main_job
+    if not (tmp / "figures" / "ja").is_dir():
+        pytest.skip("no CJK font: the Japanese figures were not exported (install fonts-noto-cjk)")
+    work = tmp_path_factory.mktemp("talk") / "talk"
+    shutil.copytree(
+        ROOT / "talk",
+        work,
+        ignore=shutil.ignore_patterns("_output", "figures", ".quarto", "values.yml"),
+    )
+    spec = importlib.util.spec_from_file_location("talk_prepare", ROOT / "talk" / "prepare.py")
+    prepare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prepare)
+    assert prepare.prepare(tmp / "figures", tmp / "out" / "values.yml", work) == []
+    subprocess.run(["quarto", "render"], cwd=work, check=True, capture_output=True)
+    return work
+
+
+def test_every_slide_is_readable_at_1600_by_900(rendered_talk, browser, tmp_path_factory):
+    """Issue 39: every slide of both decks in a 1600 x 900 window (the projector): text of 20 px
+    or more, the smallest text of each chart too (its picture's smallest text x the size it is
+    shown at), nothing below the slide's bottom, short slide ids, no raw long number
+    (1076000000000). A screenshot per slide."""
+    import json  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    shots = tmp_path_factory.mktemp("slides")
+    for deck in ("index.html", "en.html"):
+        ctx = browser.new_context(offline=True, viewport={"width": 1600, "height": 900})
+        page = ctx.new_page()
+        page.goto((rendered_talk / "_output" / deck).as_uri())
+        page.wait_for_function("typeof Reveal !== 'undefined' && Reveal.isReady()")
+        page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+        n = page.evaluate("Reveal.getTotalSlides()")
+        assert n >= 20, deck
+        for i in range(n):
+            page.evaluate(
+                f"(() => {{ const s = Reveal.getSlides()[{i}]; const ix = Reveal.getIndices(s); Reveal.slide(ix.h, ix.v); }})()"
+            )
+            page.wait_for_timeout(150)
+            info = page.evaluate(_SLIDE_JS)
+            where = (deck, i + 1, info["id"])
+            page.screenshot(path=str(shots / f"{Path(deck).stem}_{i + 1:02d}.png"))
+            assert info["scale"] == pytest.approx(0.96, abs=0.005), where  # 1 - margin 0.04
+            assert info["smallest"] >= 20, (*where, info["smallest"], info["of"])
+            assert info["bottom"] <= 900, (*where, info["bottom"])
+            assert len(info["id"]) <= 80, where
+            assert not re.search(r"\d{10,}", info["text"]), where
+            for img in info["images"]:
+                note = rendered_talk / Path(img["src"]).with_name(
+                    f".{Path(img['src']).stem}.slide.json"
+                )
+                drawn = json.loads(note.read_text(encoding="utf-8"))
+                shown = min(img["w"] / drawn["width"], img["h"] / drawn["height"])
+                assert drawn["smallest_text_px"] * shown >= 20, (*where, img["src"])
+        ctx.close()
+    print(f"slide screenshots in {shots}")

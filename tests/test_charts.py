@@ -726,6 +726,37 @@ def test_other_round_ratio_is_labelled():
     assert {"1.17", "1.26", "1.03"} <= set(texts)
 
 
+def test_ratio_label_keeps_off_the_quoted_ratios_line():
+    """Issue 39 review: the 1.26 label stood above its bar, on the dashed line of the talk's 1.28
+    (a 14 px label 4 px above the bar covers 1.26 + 18/320 x 0.40 = 1.28 of a 0.95-1.35 axis
+    320 px high). A label within one label's height under the quoted ratio goes just inside its
+    bar's top; the others stay above their bars."""
+    table = pl.DataFrame(
+        {
+            "benchmark": ["gpt3", "gpt3"],
+            "n_nodes": [64, 96],
+            "ratio": [1.17, 1.26],
+            "reference_label": ["measured", "extrapolated"],
+            "reference_extrapolated": [False, True],
+            "ratio_vs_actual": [None, 1.03],
+        }
+    )
+    spec = charts.efficiency_ratio_by_scale(table, talk_ratio=1.28).to_dict()
+    (gpt3,) = spec["hconcat"]
+    texts = [u for u in _layers(gpt3) if u["mark"]["type"] == "text" and "transform" in u]
+    where = {}
+    for layer in texts:
+        inside = layer["transform"][0]["filter"] == "datum.label_inside"
+        for r in _rows(spec, layer):
+            if r["label_inside"] == inside:
+                where[r["ratio_text"]] = (layer["mark"]["baseline"], layer["mark"]["dy"])
+    assert where == {"1.17": ("bottom", -4), "1.26": ("top", 4), "1.03": ("bottom", -4)}
+    # without a quoted ratio every label stands above its bar
+    spec = charts.efficiency_ratio_by_scale(table).to_dict()
+    rows = _rows(spec, next(u for u in _layers(spec["hconcat"][0]) if "transform" in u))
+    assert not any(r["label_inside"] for r in rows)
+
+
 # --- trace charts --------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from helpers import ROOT
 from trainperf import compare
 from trainperf.report import charts
 from trainperf.report.charts.export import projector_spec
+from trainperf.report.charts.memory import PLACED_LABELS
 
 TALK = ROOT / "talk"
 DECKS = {"ja": TALK / "index.qmd", "en": TALK / "en.qmd"}
@@ -147,7 +148,10 @@ def test_project_is_16_9_offline_revealjs_of_both_decks():
     assert box_h <= 2 * rj["height"] // 3 and short_h < box_h
     # talk/prepare.py lays the projector figures out for the same boxes
     assert prepare.SLIDE_FIG_H == {"": box_h, "short": short_h}
-    assert prepare.SLIDE_FIG_W == rj["width"] * (1 - 2 * rj["margin"])
+    # the box is as wide as the slide (width: 100%); reveal.js scales the slide by 1 - margin in a
+    # window of the slide's size (measured: Reveal.getScale() = 0.96, tests/test_browser.py)
+    assert prepare.SLIDE_FIG_W == rj["width"]
+    assert prepare.SHOWN == pytest.approx(1 - rj["margin"])
     for p in DECKS.values():
         images = re.findall(r"^!\[.*$", p.read_text(encoding="utf-8"), re.M)
         assert images and all(".slide-fig" in i and "fig-alt=" in i for i in images), p.name
@@ -358,9 +362,95 @@ def test_projector_spec_scales_text_and_plots_not_data():
 
 def test_svg_text_px_by_hand():
     svg = '<svg xmlns="x" width="800" height="400"><text font-size="15px">a</text><text font-size="12px">b</text></svg>'
-    # fitted into 1472 x 470: scale min(1472/800, 470/400) = 1.175; smallest text 12 px
+    # fitted into the slide's 1600 x 470 box: scale min(1600/800, 470/400) = 1.175; smallest 12 px
     smallest, scale = prepare.svg_text_px(svg, 470)
     assert smallest == 12 and scale == pytest.approx(1.175)
+    # shown in a 1600 x 900 window at 0.96: 12 x 1.175 x 0.96 = 13.5 px
+    assert prepare.shown_text_px(svg, 470) == pytest.approx(13.536)
+
+
+def _figure_specs(chart) -> dict[str, dict]:
+    """The spec ``make report`` keeps beside a figure (``.NAME.vl.json``), by language: the chart
+    with the report's theme, localized (trainperf.report.charts.export.save_chart); Japanese only
+    where a CJK font is installed."""
+    import altair as alt  # noqa: PLC0415
+
+    from trainperf.report.charts.fonts import figure_languages  # noqa: PLC0415
+    from trainperf.report.charts.i18n import localize  # noqa: PLC0415
+    from trainperf.report.charts.theme import THEME  # noqa: PLC0415
+
+    with alt.theme.enable(THEME), alt.data_transformers.enable("default", max_rows=None):
+        base = chart.to_dict(validate=False)
+    langs, fonts, _ = figure_languages(None)
+    return {lang: localize(base, lang, fonts.get(lang)) for lang in langs}
+
+
+def _label_boxes(svg: str, names: set[str]) -> list[tuple[str, float, float, float, float]]:
+    """Boxes (text, x0, y0, x1, y1) of the text elements of ``svg`` whose text is one of ``names``:
+    position from the element's translate() plus its group's, width 0.55 em per character (DejaVu
+    Sans averages 0.55-0.6 em for Latin text), height 0.9 em about the middle."""
+    boxes = []
+    for attrs, text in re.findall(r"<text([^>]*)>([^<]+)</text>", svg):
+        if text not in names:
+            continue
+        x, y = map(float, re.search(r"translate\(([-\d.]+),([-\d.]+)\)", attrs).groups())
+        size = float(re.search(r'font-size="([\d.]+)', attrs).group(1))
+        w = len(text) * size * 0.55
+        anchor = re.search(r'text-anchor="(\w+)"', attrs)
+        x0 = x - w if anchor and anchor.group(1) == "end" else x
+        boxes.append((text, x0, y - 0.45 * size, x0 + w, y + 0.45 * size))
+    return boxes
+
+
+def test_memory_wall_on_the_slide_has_text_of_20_px_and_no_label_over_another():
+    """Issue 39 review: on the projected memory wall the smallest text was 19.8 px and the point
+    labels overlapped (DeepSeek-V3* over PaLM, B200 over MI300X): the labels were placed for the
+    book's 11 px text and kept their places when the projector figure made the text larger. Laid
+    out for the slide, the labels are placed again for the slide's text size."""
+    table = compare.load_reference("memory_wall")
+    names = {f"{n}*" if n == "DeepSeek-V3" else n for n in table["name"].to_list()}
+    for lang, spec in _figure_specs(charts.memory_wall(table, bytes_per_param=18)).items():
+        laid_out, svg = prepare.projector_layout(spec, prepare.SLIDE_FIG_H[""])
+        assert prepare.shown_text_px(svg, prepare.SLIDE_FIG_H[""]) >= 20, lang
+        # every label found a free place inside the plot (none pushed over the legend)
+        assert laid_out["usermeta"][PLACED_LABELS]["unplaced"] == [], lang
+        boxes = _label_boxes(svg, names)
+        assert {b[0] for b in boxes} == names, lang  # every point named
+        clashes = [
+            (a[0], b[0])
+            for i, a in enumerate(boxes)
+            for b in boxes[i + 1 :]
+            if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]
+        ]
+        assert clashes == [], lang
+
+
+def test_lora_slide_keeps_the_128_node_label():
+    """Issue 39 review: the Llama 2 70B LoRA slide lost its 128-node tick label (Eos's 128-node
+    run): with the text made larger and the plots not wider, Vega hid "128" next to "96"
+    (labelOverlap). The projector layout keeps every node-count label and text of 20 px."""
+    published = compare.load_published_results()
+    chart = charts.time_to_train_by_scale(
+        published, ["SAKURAONE", "Eos"], benchmark="llama2_70b_lora"
+    )
+    nodes = sorted(
+        set(
+            published.filter(
+                (pl.col("benchmark") == "llama2_70b_lora")
+                & pl.col("system").is_in(["SAKURAONE", "Eos"])
+            )["n_nodes"].to_list()
+        )
+    )
+    assert nodes == [1, 8, 64, 96, 128]  # data/reference/published_results.csv
+    for lang, spec in _figure_specs(chart).items():
+        assert prepare.hidden_axis_labels(spec) == [], lang  # the book's figure shows them all
+        # the layout that lost it: text x 1.5, plots as wide as in the book
+        lost = prepare.hidden_axis_labels(projector_spec(spec, 1.5, 1.0, 1.0, True))
+        assert "128" in lost, lang
+        _, svg = prepare.projector_png(spec, prepare.SLIDE_FIG_H[""])
+        assert prepare.shown_text_px(svg, prepare.SLIDE_FIG_H[""]) >= 20, lang
+        for n in nodes:  # each panel's node axis names every node count
+            assert len(re.findall(rf">{n}</text>", svg)) >= 2, (lang, n)
 
 
 def test_projector_figures_have_text_of_20_px_on_the_slide():
@@ -375,7 +465,11 @@ def test_projector_figures_have_text_of_20_px_on_the_slide():
     spec = charts.efficiency_ratio_by_scale(table, talk_ratio=1.28).to_dict(validate=False)
     png, svg = prepare.projector_png(spec, prepare.SLIDE_FIG_H[""])
     smallest, scale = prepare.svg_text_px(svg, prepare.SLIDE_FIG_H[""])
-    assert smallest * scale >= 20
+    # on a 1600 x 900 screen reveal.js shows the slide at 1 - margin = 0.96 (Reveal.getScale())
+    assert smallest * scale * 0.96 >= 20
+    assert prepare.shown_text_px(svg, prepare.SLIDE_FIG_H[""]) == pytest.approx(
+        smallest * scale * 0.96
+    )
     # the PNG is that SVG at twice the size it is shown at (or more): its width from its header
     svg_w = float(re.search(r'<svg[^>]*\swidth="([\d.]+)"', svg).group(1))
     png_w = int.from_bytes(png[16:20], "big")
@@ -669,3 +763,23 @@ def test_without_japanese_figures_the_english_deck_is_made_and_the_font_named(tm
     # with the Japanese figures too: nothing said, nothing listed (the whole project renders)
     assert r.returncode == 0 and r.stdout.strip() == "", r.stderr
     assert r.stderr == ""
+
+
+def test_gpu_memory_label_stays_at_the_right_edge_of_a_wider_plot():
+    """Issue 39 review: on the slide "Fitting GPT-3 175B in memory" the label "GPU memory 80 GB"
+    sat in the middle of the plot, over both lines: it was placed at a fixed 556 px (the book's
+    plot is 560 px wide) and the slide's plot is twice as wide. It ends 4 px from the plot's right
+    edge at any width."""
+    frame = pl.DataFrame(
+        {
+            "n_nodes": [1, 8, 96],
+            "bytes_per_gpu_perfect": [393e9, 49e9, 4e9],
+            "bytes_per_gpu_layout": [None, 65e9, 35e9],
+        }
+    )
+    spec = _figure_specs(charts.memory_per_gpu(frame, 80.0, "GPT-3 175B", 18))["en"]
+    for width in (1.0, 2.0):
+        svg = charts.render_svg(projector_spec(spec, 1.5, width, 1.0, True))
+        (attrs,) = re.findall(r"<text([^>]*)>GPU memory 80 GB</text>", svg)
+        x = float(re.search(r"translate\(([-\d.]+),", attrs).group(1))
+        assert x == pytest.approx(560 * width - 4, abs=1), width

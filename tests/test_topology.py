@@ -12,6 +12,7 @@ import warnings
 
 import polars as pl
 import pytest
+import vl_convert as vlc
 from helpers import MLPERF
 
 from trainperf import mlperf, topology
@@ -142,3 +143,17 @@ def test_saved_in_the_languages_the_main_job_gives_without_a_warning(tmp_path, m
         warnings.simplefilter("error")
         paths = topology_chart.save_topology_chart(lay, "x", "layout", tmp_path, formats=("svg",))
     assert paths == [tmp_path / "layout.svg"] and not (tmp_path / "ja").exists()
+
+
+def test_rails_are_named_on_a_right_axis_vega_lays_out():
+    """Issue 39 review: the rail names were a text layer beyond the cells, which Vega does not
+    count when it places the legend; on the slide, with larger text, "パイプラインステージ" sat on
+    "GPU 0 → レール 0". They are the labels of a right-hand y axis now, one per GPU row."""
+    lay = topology.rank_layout(64, 8, tp=4, pp=8)
+    spec = topology_chart.topology_chart(lay, "x", lang="ja").to_dict()
+    assert not any(
+        u["mark"]["type"] == "text" for u in spec["layer"] if isinstance(u["mark"], dict)
+    )
+    svg = vlc.vegalite_to_svg(spec)
+    for i in range(8):  # every row named, none dropped as overlapping
+        assert f"GPU {i} → レール {i}" in svg

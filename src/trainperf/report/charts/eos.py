@@ -339,12 +339,30 @@ def efficiency_ratio_by_scale(
                 ],
             )
         )
-        text = (
-            alt.Chart(db)
-            .mark_text(baseline="bottom", dy=-4, fontSize=14, fontWeight=700, color="black")
-            .encode(x=x, y="ratio:Q", text="ratio_text:N")
+        # a value label above its bar, or just inside the bar's top where above it would sit on
+        # the quoted ratio's dashed line (the label is ~24 px of the plot's 320 px high)
+        near = (domain[1] - domain[0]) * 24 / 320
+        quoted = talk_ratio if talk_ratio is not None and bench == talk_benchmark else None
+        db = db.with_columns(
+            (
+                pl.lit(quoted is not None)
+                & (pl.lit(quoted or 0.0) - pl.col("ratio")).is_between(0, near)
+            ).alias("label_inside")
         )
-        layers = [bars, text] + _parity_layers(db.head(1))
+        text = [
+            alt.Chart(db)
+            .transform_filter(f"{'' if inside else '!'}datum.label_inside")
+            .mark_text(
+                baseline="top" if inside else "bottom",
+                dy=4 if inside else -4,
+                fontSize=14,
+                fontWeight=700,
+                color="black",
+            )
+            .encode(x=x, y="ratio:Q", text="ratio_text:N")
+            for inside in (False, True)
+        ]
+        layers = [bars, *text] + _parity_layers(db.head(1))
         if talk_ratio is not None and bench == talk_benchmark:
             layers += _talk_layers(talk_ratio)
         n_bars = db.height

@@ -32,6 +32,7 @@ from altair.utils._importers import vl_version_for_vl_convert
 from trainperf.atomic import write_bytes_atomic, write_text_atomic
 from trainperf.report.charts.fonts import LANGS_ENV, figure_languages
 from trainperf.report.charts.i18n import LABEL_SUFFIX, localize
+from trainperf.report.charts.memory import replace_labels
 from trainperf.report.charts.theme import THEME
 
 __all__ = [
@@ -258,17 +259,31 @@ _SIZE_KEYS = {"fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize"}
 _LENGTH_KEYS = {"labelLimit", "titleLimit", "subtitlePadding", "titlePadding", "labelPadding"}
 
 
+def _two_lines(title: str, longest: int = 20) -> str | list[str]:
+    """``title`` as two lines broken at the space nearest its middle when it is longer than
+    ``longest`` characters and has a space; otherwise as it is."""
+    spaces = [i for i, c in enumerate(title) if c == " "]
+    if len(title) <= longest or not spaces:
+        return title
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return [title[:cut], title[cut + 1 :]]
+
+
 def projector_spec(
     spec: dict,
     factor: float,
     width: float = 1.0,
     height: float = 1.0,
     legend_right: bool = False,
+    stack: bool = False,
 ) -> dict:
     """``spec`` with every text size (and the room text is given: label and title limits,
     paddings, legend symbols) multiplied by ``factor``, its plots' widths by ``width`` and heights by
     ``height``, and with ``legend_right`` its bottom legends moved to the right: the same chart laid
-    out for a projected 16:9 slide (the talk). Presentation only; no datum changes.
+    out for a projected 16:9 slide (the talk). Presentation only: no datum changes but the
+    positions of labels the chart placed for its own size, placed again for the new one
+    (:func:`trainperf.report.charts.memory.replace_labels`). With ``stack``, panels side by side
+    (``hconcat``) are put one above the other (``vconcat``): two wide panels on a wide slide.
 
     Args:
         spec: a Vega-Lite spec (e.g. the JSON :func:`save_chart` keeps as :data:`SPEC_SIDECAR`).
@@ -282,6 +297,12 @@ def projector_spec(
         block = config.setdefault(part, {})
         for key, value in sizes.items():
             block.setdefault(key, value)
+    # the size of a plot that sets none (Vega-Lite's continuous defaults, or the theme's)
+    view = config.setdefault("view", {})
+    for key, factor_of in (("continuousWidth", width), ("continuousHeight", height)):
+        view[key] = round(view.get(key, 200 if key == "continuousHeight" else 300) * factor_of, 2)
+    if stack and "hconcat" in out:
+        out["vconcat"] = out.pop("hconcat")
 
     plot = {"width": width, "height": height}
 
@@ -299,6 +320,8 @@ def projector_spec(
                         node[key] = round(value * plot[key], 2)
                     elif isinstance(value, dict) and isinstance(value.get("step"), (int, float)):
                         value["step"] = round(value["step"] * plot[key], 2)
+                elif key == "title" and parent == "y" and stack and isinstance(value, str):
+                    node[key] = _two_lines(value)  # a stacked panel is low: a long title in two
                 elif key == "legend" and legend_right and isinstance(value, dict):
                     if value.get("orient") == "bottom":
                         value["orient"] = "right"
@@ -312,7 +335,8 @@ def projector_spec(
                 walk(item, parent)
 
     walk(out)
-    return out
+    # labels placed in pixels for the book's size (the memory wall) are placed again for this one
+    return replace_labels(out)
 
 
 def save_chart(

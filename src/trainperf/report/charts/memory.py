@@ -16,7 +16,14 @@ import polars as pl
 
 from trainperf.report.charts.theme import PALETTE, RULE_COLOR, log_y, node_axis
 
-__all__ = ["OTHER_RECIPES", "memory_per_gpu", "memory_wall", "place_labels"]
+__all__ = [
+    "OTHER_RECIPES",
+    "PLACED_LABELS",
+    "memory_per_gpu",
+    "memory_wall",
+    "place_labels",
+    "replace_labels",
+]
 
 
 def memory_per_gpu(
@@ -78,8 +85,11 @@ def memory_per_gpu(
     rule = alt.Chart(mem).mark_rule(color=RULE_COLOR, strokeDash=[6, 4]).encode(y="gb:Q")
     text = (
         alt.Chart(mem)
-        .mark_text(align="right", baseline="bottom", dy=-4, color=RULE_COLOR, fontSize=12)
-        .encode(y="gb:Q", x=alt.value(556), text="rule_label:N")
+        # at the plot's right edge whatever its width (a slide's plot is wider than the book's)
+        .mark_text(
+            align="right", baseline="bottom", x="width", dx=-4, dy=-4, color=RULE_COLOR, fontSize=12
+        )
+        .encode(y="gb:Q", text="rule_label:N")
     )
     sub = "dashed: memory of one GPU"
     if bytes_per_param:
@@ -128,16 +138,32 @@ def place_labels(
     Returns:
         ``(label_x_px, label_y_px, align)`` per point, ``align`` "left" or "right" (the label's
         anchor side; the y is the label's vertical middle). A point with no free offset gets the
-        first one (right).
+        first one (right; left where right leaves the plot); :func:`_place` also names them.
     """
+    return _place(points, width, height, font_size, char_width, marker)[0]
+
+
+def _place(
+    points: list[tuple[float, float, str]],
+    width: float,
+    height: float,
+    font_size: float = 11,
+    char_width: float = 0.62,
+    marker: float = 6,
+) -> tuple[list[tuple[float, float, str]], list[str]]:
+    """:func:`place_labels`, and the texts of the labels that found no free offset."""
     markers = [_Box(x - marker, y - marker, x + marker, y + marker) for x, y, _ in points]
     placed: list[_Box] = []
     out = []
+    unplaced: list[str] = []  # labels that found no free offset
     h = font_size + 2
+    # the offsets were chosen for 11 px text: larger text (a projected slide) moves further away
+    grow = max(1.0, font_size / 11)
+    offsets = [(dx * grow, dy * grow) for dx, dy in _OFFSETS]
     for x, y, text in points:
         w = len(text) * font_size * char_width
         choice = None
-        for dx, dy in _OFFSETS:
+        for dx, dy in offsets:
             x0 = x + dx if dx >= 0 else x + dx - w
             box = _Box(x0, y + dy - h / 2, x0 + w, y + dy + h / 2)
             if box.x0 < 0 or box.x1 > width or box.y0 < 0 or box.y1 > height:
@@ -146,13 +172,15 @@ def place_labels(
                 continue
             choice = (dx, dy, box)
             break
-        if choice is None:
-            dx, dy = _OFFSETS[0]
-            choice = (dx, dy, _Box(x + dx, y - h / 2, x + dx + w, y + h / 2))
+        if choice is None:  # the first offset, kept inside the plot where it fits (counted below)
+            dx, dy = offsets[0] if x + offsets[0][0] + w <= width else offsets[1]
+            x0 = x + dx if dx >= 0 else x + dx - w
+            choice = (dx, dy, _Box(x0, y - h / 2, x0 + w, y + h / 2))
+            unplaced.append(text)
         dx, dy, box = choice
         placed.append(box)
         out.append((x + dx, y + dy, "left" if dx >= 0 else "right"))
-    return out
+    return out, unplaced
 
 
 def _overlap(a: _Box, b: _Box) -> bool:
@@ -219,25 +247,19 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
     width, height = 640, 400
     x0, x1 = d["year"].min() - 0.5, d["year"].max() + 0.5
     y0, y1 = d["bytes"].min() / 2.5, d["bytes"].max() * 2.5
-    ly0, ly1 = math.log10(y0), math.log10(y1)
-
-    def px(year, b):
-        return (year - x0) / (x1 - x0) * width, height - (math.log10(b) - ly0) / (
-            ly1 - ly0
-        ) * height
-
-    pts = [(*px(r["year"], r["bytes"]), r["name"]) for r in d.iter_rows(named=True)]
-    spots = place_labels(pts, width, height)
     d = d.with_columns(
-        pl.Series("label_year", [x0 + lx / width * (x1 - x0) for lx, _, _ in spots]),
-        pl.Series(
-            "label_bytes",
-            [10 ** (ly0 + (height - ly) / height * (ly1 - ly0)) for _, ly, _ in spots],
-        ),
-        pl.Series("align", [a for _, _, a in spots]),
-        pl.Series(
-            "moved", [abs(ly - y) > 1 for (_, y, _), (_, ly, _) in zip(pts, spots, strict=True)]
-        ),
+        pl.Series(name, values)
+        for name, values in _label_columns(
+            d["year"].to_list(),
+            d["bytes"].to_list(),
+            d["name"].to_list(),
+            (x0, x1),
+            (y0, y1),
+            width,
+            height,
+            _LABEL_FONT,
+        ).items()
+        if name != "unplaced"
     )
     x = alt.X(
         "year:Q",
@@ -283,7 +305,7 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
     for align in ("left", "right"):
         layers.append(
             base.transform_filter(f"datum.align == '{align}'")
-            .mark_text(align=align, baseline="middle", fontSize=11)
+            .mark_text(align=align, baseline="middle", fontSize=_LABEL_FONT)
             .encode(
                 x=alt.X("label_year:Q", scale=alt.Scale(domain=[x0, x1])),
                 y=alt.Y("label_bytes:Q", scale=alt.Scale(type="log", domain=[y0, y1])),
@@ -299,4 +321,86 @@ def memory_wall(table: pl.DataFrame, bytes_per_param: float = 18.0) -> alt.Layer
         ),
         width=width,
         height=height,
+        # how the labels were placed, so that the chart laid out again at another size or text
+        # size (the talk's projector figures, export.projector_spec) places them again
+        usermeta={
+            PLACED_LABELS: {
+                "x": "year",
+                "y": "bytes",
+                "text": "name",
+                "x_domain": [x0, x1],
+                "y_domain": [y0, y1],
+            }
+        },
     )
+
+
+_LABEL_FONT = 11  # px, the point labels of the memory wall
+
+#: ``usermeta`` key of a chart whose point labels :func:`place_labels` placed (log y axis): the
+#: fields of x, y and the label, and the axis domains (:func:`replace_labels` reads it)
+PLACED_LABELS = "trainperf_placed_labels"
+
+
+def _label_columns(
+    xs: list[float],
+    ys: list[float],
+    names: list[str],
+    x_domain: tuple[float, float],
+    y_domain: tuple[float, float],
+    width: float,
+    height: float,
+    font_size: float,
+) -> dict[str, list]:
+    """label_year, label_bytes, align and moved of each point (x linear, y log10) for a plot of
+    ``width`` x ``height`` px and labels of ``font_size`` px (:func:`place_labels`), and
+    ``unplaced``: the labels that found no free place."""
+    (x0, x1), (ly0, ly1) = x_domain, (math.log10(y_domain[0]), math.log10(y_domain[1]))
+
+    def px(x, b):
+        return (x - x0) / (x1 - x0) * width, height - (math.log10(b) - ly0) / (ly1 - ly0) * height
+
+    pts = [(*px(x, b), n) for x, b, n in zip(xs, ys, names, strict=True)]
+    spots, unplaced = _place(pts, width, height, font_size=font_size)
+    return {
+        "unplaced": unplaced,
+        "label_year": [x0 + lx / width * (x1 - x0) for lx, _, _ in spots],
+        "label_bytes": [10 ** (ly0 + (height - ly) / height * (ly1 - ly0)) for _, ly, _ in spots],
+        "align": [a for _, _, a in spots],
+        "moved": [abs(ly - y) > 1 for (_, y, _), (_, ly, _) in zip(pts, spots, strict=True)],
+    }
+
+
+def replace_labels(spec: dict) -> dict:
+    """``spec`` (a Vega-Lite dict of :func:`memory_wall`, possibly laid out again at another plot
+    size and text size) with its point labels placed again for its own ``width``, ``height`` and
+    label font size; a spec without :data:`PLACED_LABELS` in its ``usermeta`` is returned as is.
+    Modifies and returns ``spec``; only the label positions of its data change."""
+    meta = (spec.get("usermeta") or {}).get(PLACED_LABELS)
+    if not meta:
+        return spec
+    sizes = [
+        layer["mark"].get("fontSize")
+        for layer in spec.get("layer", [])
+        if isinstance(layer.get("mark"), dict) and layer["mark"].get("type") == "text"
+    ]
+    font = max([f for f in sizes if f] or [_LABEL_FONT])
+    for rows in (spec.get("datasets") or {}).values():
+        if not rows or "label_year" not in rows[0]:
+            continue
+        cols = _label_columns(
+            [r[meta["x"]] for r in rows],
+            [r[meta["y"]] for r in rows],
+            [r[meta["text"]] for r in rows],
+            tuple(meta["x_domain"]),
+            tuple(meta["y_domain"]),
+            spec["width"],
+            spec["height"],
+            font,
+        )
+        # how many labels found no free place at this size (talk/prepare.py tries another layout)
+        meta["unplaced"] = cols.pop("unplaced")
+        for i, r in enumerate(rows):
+            for key, values in cols.items():
+                r[key] = values[i]
+    return spec

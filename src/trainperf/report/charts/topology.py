@@ -30,7 +30,7 @@ LABELS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Where the GPUs talk: {system}, {n_nodes} nodes × {gpn} GPUs, TP {tp} × PP {pp} × DP {dp}",
         "node": "node",
-        "gpu": "GPU i of a node = NIC i",
+        "gpu": "GPU i = NIC i",
         "stage": "pipeline stage",
         "sub_tp": "boxes: tensor-parallel groups of {tp} GPUs, {tp_link}",
         "sub_pp": "line: the pipeline of rank 0 through its {pp} stages, {pp_link}",
@@ -47,7 +47,7 @@ LABELS: dict[str, dict[str, str]] = {
     "ja": {
         "title": "GPU はどこで通信するか: {system}、{n_nodes} ノード × {gpn} GPU、TP {tp} × PP {pp} × DP {dp}",
         "node": "ノード",
-        "gpu": "ノード内 GPU i = NIC i",
+        "gpu": "GPU i = NIC i",
         "stage": "パイプラインステージ",
         "sub_tp": "枠: {tp} GPU のテンソル並列グループ、{tp_link}",
         "sub_pp": "線: ランク 0 のパイプライン ({pp} ステージ)、{pp_link}",
@@ -117,7 +117,7 @@ def topology_chart(
     x = alt.X(
         "x0:Q",
         title=t["node"],
-        scale=alt.Scale(domain=[-0.3, shown + (3.5 if shown < 24 else 8.5)], nice=False),
+        scale=alt.Scale(domain=[-0.3, shown + 0.2], nice=False),
         axis=alt.Axis(
             values=list(range(0, shown, max(1, shown // 8))), format="d", grid=False, labelAngle=0
         ),
@@ -126,7 +126,20 @@ def topology_chart(
         "y0:Q",
         title=t["gpu"],
         scale=alt.Scale(domain=[-0.2, gpn + 0.1], reverse=True, nice=False),
-        axis=alt.Axis(labels=False, ticks=False, grid=False),
+        # the rails named as the axis's labels, on the right: laid out by Vega beside the plot,
+        # so the legend keeps clear of them at any text size (the talk's projector figures)
+        axis=alt.Axis(
+            orient="right",
+            values=[g + _CELL / 2 for g in range(gpn)],
+            tickCount=gpn,  # else Vega-Lite's ceil(height / 40) thins the values to every other
+            labelExpr="'" + "' + floor(datum.value) + '".join(t["rail"].split("{i}")) + "'",
+            labelFontSize=12,
+            labelColor="#444444",
+            labelOverlap=False,  # rows 30 px apart hold every label (Vega would drop every other)
+            ticks=False,
+            grid=False,
+            domain=False,
+        ),
     )
     cells = (
         alt.Chart(d)
@@ -182,19 +195,6 @@ def topology_chart(
         .mark_point(shape="circle", size=55, filled=False, stroke="white", strokeWidth=2.2)
         .encode(x="xc:Q", y="yc:Q")
     )
-    rail_labels = (
-        alt.Chart(
-            pl.DataFrame({"g": list(range(gpn))}).with_columns(
-                pl.lit(shown + 0.4).alias("xl"),
-                (pl.col("g") + _CELL / 2).alias("yl"),
-                pl.col("g")
-                .map_elements(lambda i: t["rail"].format(i=i), return_dtype=pl.String)
-                .alias("label"),
-            )
-        )
-        .mark_text(align="left", baseline="middle", fontSize=12, color="#444444")
-        .encode(x="xl:Q", y="yl:Q", text="label:N")
-    )
     subtitle = [
         t["sub_rail"],
         t["sub_tp"].format(tp=tp, tp_link=link_text("TP")),
@@ -211,7 +211,7 @@ def topology_chart(
         anchor="start",
     )
     return (
-        alt.layer(cells, boxes, pipe_line, rings, rail_labels)
+        alt.layer(cells, boxes, pipe_line, rings)
         .properties(width=width, height=30 * gpn, title=title)
         .configure_view(stroke=None)
     )

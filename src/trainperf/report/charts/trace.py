@@ -84,7 +84,9 @@ def trace_step_breakdown(
         alt.Chart(long)
         .mark_bar()
         .encode(
-            y=alt.Y("step_label:N", title="profiler step", sort=None),
+            # no axis title: the labels name rank and step ("rank 0 step 252"), and a title beside
+            # them overlapped the Japanese labels on the talk's slide
+            y=alt.Y("step_label:N", title=None, sort=None),
             x=alt.X(
                 "share:Q",
                 title="share of the step's GPU time",
