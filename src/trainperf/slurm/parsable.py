@@ -96,7 +96,8 @@ def read_sacct_parsable(
     lines = _read_lines(data)
     if lines is not None:
         return _parse(lines, has_cr=False, fields=fields, delimiter=delimiter, tz=tz,
-                      source=str(p), bad_lines=bad_lines, bad_utf8=[], split=False)  # fmt: skip
+                      source=str(p), bad_lines=bad_lines, bad_utf8=[], split=False,
+                      data=data)  # fmt: skip
     try:  # UTF-8 checked in polars: no Python str of the whole file
         text: str | pl.Series = pl.Series("text", [data], dtype=pl.Binary).cast(pl.Utf8)
         bad_utf8: list[int] = []
@@ -231,6 +232,7 @@ def _parse(
     bad_lines: str,
     bad_utf8: list[int],
     split: bool = True,
+    data: bytes | None = None,
 ) -> SacctData:
     if delimiter == "":
         raise ValueError("delimiter must not be empty")
@@ -248,7 +250,7 @@ def _parse(
     if has_cr:
         lines = lines.str.strip_suffix("\r")
     names, start, header_from_text = _header(lines, fields, delimiter, source)
-    rec = _Records(lines, names, delimiter, header_from_text, source, bad_lines, quality)
+    rec = _Records(lines, names, delimiter, header_from_text, source, bad_lines, quality, data=data)
     raw, line_no, joined = rec.build(start)
     if bad_utf8:
         quality.add(
@@ -323,6 +325,8 @@ class _Records:
     bad_lines: str
     quality: QualityLog
     errors: list[tuple[int, SacctParseError]] = field(default_factory=list)
+    #: the file's bytes, whose lines ``lines`` are (:func:`_read_lines`): enables :meth:`_fast_build`
+    data: bytes | None = None
 
     def __post_init__(self) -> None:
         self.n = len(self.names)
@@ -363,6 +367,9 @@ class _Records:
 
     def build(self, start: int) -> tuple[pl.DataFrame, pl.Series, list[int]]:
         """``(raw Utf8 frame, 1-based line numbers, lines whose surplus delimiters were joined)``."""
+        fast = self._fast_build(start)
+        if fast is not None:
+            return fast
         d, n, names = self.delimiter, self.n, self.names
         # the number of parts of each line, read from the last field of splitn: null → fewer than
         # n (or a blank line); free of the delimiter → n; "x<d>" with x free of it → n + 1 with a
@@ -448,6 +455,65 @@ class _Records:
             regular = pl.concat([regular, extra_rows]).sort("idx")
         line_no = (regular.get_column("idx").cast(pl.Int64) + 1).alias("source_line")
         return regular.drop("idx"), line_no, joined
+
+    def _fast_build(self, start: int) -> tuple[pl.DataFrame, pl.Series, list[int]] | None:
+        """:meth:`build` of a well-formed file by polars' CSV reader (issue 41: the split of the
+        lines was a fifth to a quarter of the reader's time; the CSV reader splits the records
+        natively): every data line has exactly the header's fields, or (the last field free
+        text, as JobName) more, which the slow path joins back into the last field; here that
+        field is the same text, the line's rest after its first ``n - 1`` delimiters.
+
+        None (the caller takes the slow path, which also knows the damage's rules and messages)
+        unless: the file's bytes are at hand, the header is its first line, the delimiter is
+        one ASCII byte, and no data line has fewer fields, is blank, or ends with the
+        ``--parsable`` trailing delimiter; the CSV reader must also give one row per line."""
+        d, n, names = self.delimiter, self.n, self.names
+        if (
+            self.data is None
+            or not self.header_from_text
+            or start != 1
+            or n < 2
+            or len(d) != 1
+            or not d.isascii()
+            or d in "\n\r"
+        ):
+            return None
+        body = self.lines.slice(start)
+        counts = body.str.count_matches(d, literal=True)
+        exact = counts == n - 1
+        n_exact = int(exact.sum())
+        if n_exact == 0:
+            return None  # nothing fits the header (the slow path's header-width check)
+        long_pos: list[int] = []
+        if n_exact < body.len():
+            if not self.last_free:
+                return None
+            other = body.filter(~exact)
+            c_other = counts.filter(~exact)
+            if (c_other < n - 1).any() or ((c_other == n) & other.str.ends_with(d)).any():
+                return None  # short, blank or --parsable lines: the slow path's rules
+            long_pos = (~exact).arg_true().to_list()
+        frame = pl.read_csv(
+            io.BytesIO(self.data),
+            has_header=False,
+            separator=d,
+            quote_char=None,
+            schema=dict.fromkeys(names, pl.String),
+            truncate_ragged_lines=True,  # the long lines' last field is set below
+            empty_string_is_null=False,
+            raise_if_empty=False,
+        )
+        if frame.height != self.lines.len():
+            return None  # not one row per line: never seen, but then the CSV rules differ
+        raw = frame.slice(start)
+        joined = [start + 1 + i for i in long_pos]
+        if long_pos:
+            rest = body.gather(long_pos).str.splitn(d, n).struct.field(f"field_{n - 1}")
+            last = raw.get_column(names[-1]).scatter(long_pos, rest)
+            raw = raw.with_columns(last.alias(names[-1]))
+            self._note_joined(joined)
+        line_no = pl.int_range(start + 1, start + 1 + raw.height, dtype=pl.Int64, eager=True)
+        return raw, line_no.alias("source_line"), joined
 
     def _check_header_width(self, split: pl.DataFrame, have: dict[int, int], start: int) -> None:
         """Every data line longer than the header by the same count: the header, not a JobName,
