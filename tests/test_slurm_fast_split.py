@@ -1,5 +1,6 @@
-"""The parsable2 reader's fast record split (polars' CSV reader, issue 41) against its slow path
-(the line rules of ``_Records.build``) on damaged dumps built here from the bundled one: the same
+"""The parsable2 reader's fast record splits (polars' CSV reader, issue 41: the whole file when
+every line fits the header, ``_read_well_formed``; else the lines, ``_Records._fast_build``)
+against its slow path (the line rules of ``_Records.build``) on damaged dumps built here from the bundled one: the same
 frames, the same quality rows, the same errors. The slow path is the reference: it is the
 reader these tests and the older ones (test_slurm*.py) checked line by line."""
 
@@ -26,15 +27,21 @@ def _lines() -> list[str]:
 def _read(path: Path, fast: bool, monkeypatch, **kw):
     """``(SacctData or the exception, whether the fast split returned the records)``."""
     used = []
-    real = parsable._Records._fast_build
+    real, real_whole = parsable._Records._fast_build, parsable._read_well_formed
 
     def spy(self, start):
         got = real(self, start) if fast else None
         used.append(got is not None)
         return got
 
+    def spy_whole(*a):
+        got = real_whole(*a) if fast else None
+        used.append(got is not None)
+        return got
+
     with monkeypatch.context() as m:
         m.setattr(parsable._Records, "_fast_build", spy)
+        m.setattr(parsable, "_read_well_formed", spy_whole)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -75,6 +82,18 @@ def test_pipes_in_job_names_fast_and_joined(tmp_path, monkeypatch):
     assert d.steps.filter(pl.col("source_line") == 8)["JobName"].to_list() == ["batch|x|"]
 
 
+def test_well_formed_file_read_whole(tmp_path, monkeypatch):
+    used = []
+    real = parsable._read_well_formed
+    monkeypatch.setattr(parsable, "_read_well_formed", lambda *a: used.append(real(*a)) or used[-1])
+    assert _same(tmp_path, monkeypatch, "\n".join(_lines()) + "\n")
+    d, _ = _read(tmp_path / "sacct.txt", True, monkeypatch)
+    assert used and used[0] is not None  # the whole-file path gave the records
+    # by hand: 119 records, lines 2..120
+    assert d.jobs.height + d.steps.height == 119
+    assert sorted([*d.jobs["source_line"], *d.steps["source_line"]]) == list(range(2, 121))
+
+
 def test_duplicates_missing_fields_no_final_newline(tmp_path, monkeypatch):
     lines = _lines()
     lines = lines + lines[5:9]  # exact repeats of four records
@@ -89,6 +108,7 @@ def test_duplicates_missing_fields_no_final_newline(tmp_path, monkeypatch):
     "damage",
     [
         "truncated",  # a line cut short
+        "short_and_long",  # one field missing on one line, one "|" more on another: same count
         "blank",  # a blank line among the records
         "newline_in_name",  # a JobName with a newline: a record over two lines
         "trailing",  # --parsable: a delimiter after every line
@@ -104,6 +124,9 @@ def test_damage_takes_the_slow_path_with_the_same_result(tmp_path, monkeypatch, 
     text: str | bytes
     if damage == "truncated":
         lines[4] = lines[4][:40]
+    elif damage == "short_and_long":
+        lines[4] = lines[4].rsplit("|", 1)[0]
+        lines[6] += "|x"
     elif damage == "blank":
         lines.insert(6, "")
     elif damage == "newline_in_name":
