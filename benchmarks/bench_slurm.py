@@ -70,6 +70,7 @@ def _profile(path: Path, repeat: int = 5) -> str:
     per-row parse query, each group of derived columns, the final frames), as shares of the
     whole, min over ``repeat`` runs, measured by wrapping the steps with ``time.process_time``."""
     steps = {
+        (parsable, "_read_well_formed"): "records of a well-formed file (CSV reader)",
         (parsable._Records, "build"): "split into records",
         (derive.Derive, "parse_rows"): "parse query (ids, times, durations, counts, and the "
         "per-value tables of State, ExitCode, Timelimit, NodeList, AllocTRES)",
