@@ -80,6 +80,16 @@ def main_job_languages(main_job) -> set[str]:
     return {"en"} if skipped else {"en", "ja"}
 
 
+def load_results_warned(root):
+    """``mlperf.load_results(root)`` and the messages of every warning it gave."""
+    from trainperf import mlperf  # noqa: PLC0415 - only the MLPerf damage tests need it
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = mlperf.load_results(root)
+    return r, [str(x.message) for x in w]
+
+
 def read_exposition_warned(path: Path):
     """``dcgm.read_exposition_reading(path)`` and the messages of the DcgmWarnings it gave."""
     with warnings.catch_warnings(record=True) as w:

@@ -7,23 +7,16 @@ import gzip
 import json
 import os
 import shutil
-import warnings
 
 import polars as pl
 import pytest
 from helpers import MLPERF, gpt3_run, mllog
+from helpers import load_results_warned as load
 
 from trainperf import mlperf, telemetry
 from trainperf.errors import InputError
 
 LORA = MLPERF / "v4.1" / "NVIDIA" / "results" / "eos_n8_ngc24.09_nemo" / "llama2_70b_lora"
-
-
-def load(root):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = mlperf.load_results(root)
-    return r, [str(x.message) for x in w]
 
 
 # ---------------------------------------------------------------- conflicting duplicated evals

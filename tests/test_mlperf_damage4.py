@@ -5,19 +5,10 @@ by hand."""
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 from helpers import gpt3_run, mllog
-
-from trainperf import mlperf
-
-
-def load(root):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = mlperf.load_results(root)
-    return r, [str(x.message) for x in w]
+from helpers import load_results_warned as load
 
 
 def test_byte_copy_of_a_result_file_is_not_a_run(results_tree):

@@ -5,20 +5,12 @@ inside a log (F4). Expected values by hand."""
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 from helpers import gpt3_run
+from helpers import load_results_warned as load
 
-from trainperf import mlperf
 from trainperf.mlperf.timeline import _digest
-
-
-def load(root):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = mlperf.load_results(root)
-    return r, [str(x.message) for x in w]
 
 
 def test_crlf_copy_of_a_result_file_is_a_copy(results_tree):

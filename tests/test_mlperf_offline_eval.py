@@ -6,22 +6,12 @@ inside training still is. Expected values by hand."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
+from helpers import load_results_warned as load
 from helpers import mllog
-
-from trainperf import mlperf
 
 T0 = 1_700_000_000_000
 MIN = 60_000
-
-
-def load(root):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        r = mlperf.load_results(root)
-    return r, [str(x.message) for x in w]
 
 
 def sd_run(step_back_ms: int = 0, stop_min: float = 16.0) -> list[str]:
