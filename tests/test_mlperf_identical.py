@@ -6,6 +6,9 @@ and two ``json.dumps``) is kept verbatim in ``tests/mlperf_reference.py`` as the
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import mlperf_reference as old
 import polars as pl
 import pytest
@@ -80,3 +83,22 @@ def test_olympic_rule_is_the_summarizers_code():
         assert ours(list(case[0]), case[1], case[2]) == rs._compute_olympic_average(
             list(case[0]), case[1], case[2]
         )
+
+
+def test_power_olympic_rule_is_the_summarizers_code_without_importing_it():
+    # the power score's olympic mean is compiled from the package's source like the time score's:
+    # the same code, and the summarizer module (which pulls in pandas and scipy, ~190 MB per record
+    # worker) is not imported for it
+    code = (
+        "import sys\n"
+        "from trainperf.mlperf.rules import summarizer_function\n"
+        "f = summarizer_function('_index_olympic_average')\n"
+        # scores 10, 20, 30, 40, 50 sorted by index [4,0,1,2,3]: 50,10,20,30,40; drop one each end,
+        # none dropped before: (10 + 20 + 30) / 3 = 20
+        "print(f([10.0, 20.0, 30.0, 40.0, 50.0], [4, 0, 1, 2, 3], 0, 1))\n"
+        "print('pandas' in sys.modules, 'scipy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["20.0", "False False"]
+    ours = rules.summarizer_function("_index_olympic_average")
+    assert ours.__code__.co_code == rs._index_olympic_average.__code__.co_code

@@ -32,6 +32,7 @@ from trainperf.record import (
     with_record_energy,
     write_record,
 )
+from trainperf.record import build as record_build
 
 SAMPLE = ROOT / "tests/data/record/summarizer_sample.csv"
 COMMIT_41 = "b87b9e396f771345d4ef122ba33456304f15228d"  # training_results_v4.1 HEAD (SOURCES.md)
@@ -147,6 +148,22 @@ def test_rebuilding_from_the_same_commit_gives_the_same_bytes(tmp_path):
     assert rec["commit"].to_list() == [COMMIT_41] * 2
     # sorted by round, division, submitter, system, benchmark
     assert rec["system"].to_list() == ["eos_n32_ngc24.09_nemo", "eos_n8_ngc24.09_nemo"]
+
+
+def test_workers_replaced_after_each_folder_give_the_same_rows(tmp_path, monkeypatch):
+    # four folders, two workers, each worker replaced after one folder (multiprocessing's
+    # maxtasksperchild): the replacements read the last two; the bytes are those of one process
+    root = _fixture_checkout(tmp_path)
+    for name in ("eos_copy_a", "eos_copy_b"):
+        shutil.copytree(root / "NVIDIA/results/eos_n8_ngc24.09_nemo",
+                        root / "NVIDIA/results" / name)  # fmt: skip
+        shutil.copy(root / "NVIDIA/systems/eos_n8_ngc24.09_nemo.json",
+                    root / f"NVIDIA/systems/{name}.json")  # fmt: skip
+    one = write_record(build_record([root], jobs=1), tmp_path / "one.csv").read_bytes()
+    monkeypatch.setattr(record_build, "_TASKS_PER_WORKER", 1)
+    rec = build_record([root], jobs=2)
+    assert rec.height == 4 and set(rec["quality_status"]) == {"clean"}
+    assert write_record(rec, tmp_path / "pool.csv").read_bytes() == one
 
 
 def test_a_damaged_folder_is_flagged_and_costs_no_other(tmp_path):

@@ -37,6 +37,7 @@ from trainperf.mlperf.checks import (
 )
 from trainperf.mlperf.parse import EVENT_SCHEMA, Memo, ParsedLog, flush, read_log
 from trainperf.mlperf.progress import apply_train_samples
+from trainperf.mlperf.readonce import held_bytes
 from trainperf.mlperf.rules import convergence_target, progress_key
 from trainperf.mlperf.scores import score_runs
 from trainperf.mlperf.timeline import (
@@ -578,7 +579,10 @@ def _load_file(
     """Parse and time one file; raises whatever goes wrong (the caller isolates files)."""
     # result_*.txt.gz decompressed; a plain file is streamed by read_log. A lone surrogate in the
     # text makes the whole file a parse_error (read_log raises, naming the line)
-    parsed = read_log(path, read_result_bytes(path), memo=memo)
+    data = read_result_bytes(path)
+    if data is None:  # inside read_once (a record build): the bytes the other readers take too
+        data = held_bytes(path)
+    parsed = read_log(path, data, memo=memo)
     checks = parsed.checks
     return _timed_row(path, parsed, sys_cache, checks), parsed, checks
 

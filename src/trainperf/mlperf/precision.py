@@ -19,6 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
+from trainperf.mlperf.readonce import open_bytes
+
 __all__ = [
     "PRECISION_KEYS",
     "precision_from_log",
@@ -71,7 +73,7 @@ def _lines_naming(path: str | Path):
     a line). Read in blocks of whole lines (a block ends after a ``\\n``, so no ``\\r\\n`` is
     cut). Raises OSError."""
     base, rest = 0, b""
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:  # the bytes the parse read, inside read_once
         while True:
             block = f.read(_BLOCK)
             if block:

@@ -36,6 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from trainperf.mlperf.checks import FileChecks, display_path, limits
+from trainperf.mlperf.readonce import open_bytes
 
 __all__ = [
     "clock_stepped_back",
@@ -289,7 +290,7 @@ def _digest(path: Path) -> str | None:
     h = hashlib.sha256()
     carry = b""
     try:
-        with open(path, "rb") as f:
+        with open_bytes(path) as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 chunk = carry + chunk
                 # a CR at a chunk's end may be the first half of a CRLF: keep it for the next chunk
@@ -307,7 +308,7 @@ def _lf_length(path: Path) -> int | None:
     """The length of a file's bytes with CRLF line ends read as LF; None when it cannot be read."""
     n, carry = 0, b""
     try:
-        with open(path, "rb") as f:  # in pieces: memory stays flat on a large log
+        with open_bytes(path) as f:  # in pieces: memory stays flat on a large log
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 chunk = carry + chunk
                 carry = b"\r" if chunk.endswith(b"\r") else b""  # maybe half of a CRLF

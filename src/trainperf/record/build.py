@@ -27,9 +27,14 @@ __all__ = ["RECORD_KEYS", "build_record", "read_record", "record_path", "write_r
 RECORD_KEYS = ("round", "division", "submitter", "system", "benchmark")
 """A row's identity (with ``folder``, which tells apart two folders of one key)."""
 
-# a worker is replaced after this many folders: a long build's memory stays that of a fresh worker
-# (CPython and polars keep freed arenas; measured flat over five rounds with this setting)
-_TASKS_PER_WORKER = 100
+# a worker is replaced after this many folders, a bound on what a long build's workers keep (freed
+# arenas). Issue 36: the workers' growth over five rounds was the result summarizer's import (pandas,
+# scipy: ~190 MB) at the first power folder, now avoided (rules.summarizer_function); without it a
+# worker stays under ~200 MB over all 949 folders of v3.1-v5.1 in one process. Each replacement costs
+# a fresh interpreter's imports and caches. Five-round build, two workers, measured on a shared
+# two-core machine: every 100 folders 79-82 s CPU, every 500 76 s, never 71 s; peak 422-438 MB in
+# all three. 500 keeps the bound at about one replacement per worker per five rounds.
+_TASKS_PER_WORKER = 500
 
 
 def record_path() -> Path:

@@ -15,6 +15,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainperf.mlperf.readonce import held_bytes
+
 __all__ = ["ResultFolder", "find_result_folders", "logs_sha256"]
 
 _ROUND_DIR = re.compile(r"^(training_results_)?v(\d+\.\d+)$")
@@ -119,5 +121,8 @@ def logs_sha256(folder: Path) -> str:
     name order (``<hex digest>  <name>\\n`` per file), so one changed byte in any log changes it."""
     lines = []
     for f in sorted(p for p in folder.iterdir() if _RESULT.match(p.name) and p.is_file()):
-        lines.append(f"{hashlib.sha256(f.read_bytes()).hexdigest()}  {f.name}\n")
+        data = held_bytes(f)  # inside read_once: read once for the hash and the load
+        if data is None:
+            data = f.read_bytes()
+        lines.append(f"{hashlib.sha256(data).hexdigest()}  {f.name}\n")
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()

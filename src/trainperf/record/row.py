@@ -12,6 +12,7 @@ import polars as pl
 from trainperf.mlperf import load_results, throughput
 from trainperf.mlperf.checks import as_count
 from trainperf.mlperf.precision import precision_in_system
+from trainperf.mlperf.readonce import read_once
 from trainperf.power import energy_to_train
 from trainperf.record.accelerators import canonical_accelerator
 from trainperf.record.folders import ResultFolder, logs_sha256
@@ -147,8 +148,10 @@ def folder_row(rf: ResultFolder) -> dict:
 
 def _fill(row: dict, rf: ResultFolder) -> None:
     desc, sys_check = _system_json(rf.path)
-    row["logs_sha256"] = logs_sha256(rf.path)
-    with warnings.catch_warnings():
+    # each log read from disk once: its bytes serve the hash, the parse, the duplicate check and
+    # the precision search (issue 36: four reads of every file were a tenth of a round's build)
+    with read_once(), warnings.catch_warnings():
+        row["logs_sha256"] = logs_sha256(rf.path)
         warnings.simplefilter("ignore")  # every check is a quality row, kept in quality_checks
         res = load_results(rf.path)
         thr = throughput(res)
