@@ -174,6 +174,22 @@ def test_real_logs_like_for_like_without_a_pinned_reference(user_logs):
     assert best["host_interconnect"] and best["accelerator_interconnect"]
 
 
+def test_logs_without_a_round_folder_take_the_round_of_the_published_result(tmp_path):
+    # the same bundled v4.1 Eos LoRA folder, copied flat (no training_results_v4.1 above it): its
+    # round is not in its path, but its logs are byte for byte the record's v4.1 result
+    flat = tmp_path / "logs"
+    shutil.copytree(
+        MLPERF / "v4.1/NVIDIA/results/eos_n8_ngc24.09_nemo", flat / "results/eos_n8_ngc24.09_nemo"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = cluster_comparison("Lab", 8, "H100 SXM", str(MLPERF), mlperf=str(flat),
+                               record=read_record(), like_for_like=True)  # fmt: skip
+    r = c.row(0, named=True)
+    assert r["published_as"] == "v4.1 NVIDIA eos_n8_ngc24.09_nemo"
+    assert r["evaluated_round"] == "v4.1"
+
+
 def test_a_pinned_reference_of_logs_shows_its_systems_json(user_logs):
     # the reference's systems/<result>.json in its folder of logs, read here by hand
     with warnings.catch_warnings():

@@ -32,14 +32,17 @@ def evaluated_shas(mlperf: str | Path | None) -> dict[tuple[str, str], str]:
     return {(d.parent.name, d.name): logs_sha256(d) for d in sorted(folders) if d.is_dir()}
 
 
-def _published_as(record: pl.DataFrame, sha: str | None) -> str | None:
+def _published(record: pl.DataFrame, sha: str | None) -> dict | None:
+    """The record's row whose logs have the checksum ``sha`` (None where none has)."""
     if not sha:
         return None
     hit = record.filter(pl.col("logs_sha256") == sha)
-    if not hit.height:
-        return None
-    r = hit.row(0, named=True)
-    return f"{r['round']} {r['submitter']} {r['system']}"
+    return hit.row(0, named=True) if hit.height else None
+
+
+def _published_as(record: pl.DataFrame, sha: str | None) -> str | None:
+    r = _published(record, sha)
+    return None if r is None else f"{r['round']} {r['submitter']} {r['system']}"
 
 
 def _sha(a: dict, shas: dict) -> str | None:
@@ -75,8 +78,12 @@ def record_comparison(
     out = []
     errors: dict[str, float | None] = {}
     for a in evaluated.iter_rows(named=True):
-        row = evaluated_columns(a)
         sha = _sha(a, shas)
+        same = _published(record, sha)
+        if a["round"] is None and same is not None:
+            # logs outside a training_results_vX.Y folder that are a published result: its round
+            a = {**a, "round": same["round"]}
+        row = evaluated_columns(a)
         row["published_as"] = _published_as(record, sha)
         n, t = a["n_gpus"], a["time_to_train_min"]
         if reference_record is None:
