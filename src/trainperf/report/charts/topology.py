@@ -73,7 +73,9 @@ def topology_chart(
     system: str,
     lang: str = "en",
     max_nodes: int = 64,
-    width: int = 640,
+    # the rails' labels and the legend lie beside the plot: the SVG within 870 px (12 px text at
+    # least 11 px at the book's 800 px page width)
+    width: int = 590,
 ) -> alt.LayerChart:
     """The layout figure of one job, labelled in ``lang``.
 
