@@ -721,21 +721,15 @@ def test_without_japanese_figures_the_english_deck_is_made_and_the_font_named(tm
     vy = tmp_path / "values.yml"
     vy.write_text(yaml.safe_dump(values))
     assert [d.name for d in prepare.decks_to_render(work, figures)] == ["en.qmd"]
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(TALK / "prepare.py"),
-            "--figures",
-            str(figures),
-            "--values",
-            str(vy),
-            "--talk",
-            str(work),
-            "--print-decks",
-        ],
-        capture_output=True,
-        text=True,
-    )
+
+    def print_decks():
+        return subprocess.run(
+            [sys.executable, str(TALK / "prepare.py"), "--figures", str(figures), "--values",
+             str(vy), "--talk", str(work), "--print-decks"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+
+    r = print_decks()
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["en.qmd"]
     lines = r.stderr.strip().splitlines()
@@ -745,21 +739,7 @@ def test_without_japanese_figures_the_english_deck_is_made_and_the_font_named(tm
     for ref in prepare.referenced_figures(DECKS["ja"].read_text(encoding="utf-8")):
         (tmp_path / ref).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / ref).write_bytes(b"png")
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(TALK / "prepare.py"),
-            "--figures",
-            str(figures),
-            "--values",
-            str(vy),
-            "--talk",
-            str(work),
-            "--print-decks",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = print_decks()
     # with the Japanese figures too: nothing said, nothing listed (the whole project renders)
     assert r.returncode == 0 and r.stdout.strip() == "", r.stderr
     assert r.stderr == ""

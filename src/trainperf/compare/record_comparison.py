@@ -40,8 +40,8 @@ def _published(record: pl.DataFrame, sha: str | None) -> dict | None:
     return hit.row(0, named=True) if hit.height else None
 
 
-def _published_as(record: pl.DataFrame, sha: str | None) -> str | None:
-    r = _published(record, sha)
+def _named(r: dict | None) -> str | None:
+    """``round submitter system`` of a record row (None for none)."""
     return None if r is None else f"{r['round']} {r['submitter']} {r['system']}"
 
 
@@ -84,7 +84,7 @@ def record_comparison(
             # logs outside a training_results_vX.Y folder that are a published result: its round
             a = {**a, "round": same["round"]}
         row = evaluated_columns(a)
-        row["published_as"] = _published_as(record, sha)
+        row["published_as"] = _named(same)
         n, t = a["n_gpus"], a["time_to_train_min"]
         if reference_record is None:
             row.update(record_reference(a["benchmark"], accelerator, n, t, record, sha))
@@ -118,7 +118,7 @@ def with_record_rank(
         a = {"result": r["evaluated_result"], "benchmark": r["benchmark"],
              "source": r["evaluated_source"]}  # fmt: skip
         sha = _sha(a, shas)
-        r["published_as"] = _published_as(record, sha)
+        r["published_as"] = _named(_published(record, sha))
         r.update(record_rank(r["benchmark"], r["evaluated_round"], r["n_gpus"],
                              r["evaluated_min"], record, sha))  # fmt: skip
         rows.append(r)
