@@ -419,6 +419,7 @@ def test_real_telemetry_and_sacct_reach_the_notebooks_as_parameters(tmp_path):
         "dump_paths": [str(dump)],
         "synthetic": False,
         "gpus_per_node": 8,
+        "accelerator": "H100 SXM",  # its gres/gpu types are checked against it
         "cluster_nodes": 4,
         "telemetry_source": str(capture / "telemetry.prom"),
     }

@@ -116,6 +116,7 @@ def report_overrides(cfg: ClusterConfig) -> ReportInputs:
             "dump_paths": list(cfg.sacct),
             "synthetic": False,
             "gpus_per_node": cfg.gpus_per_node,
+            "accelerator": cfg.accelerator,  # a gres/gpu type of another family is flagged
         }
         if cfg.nodes:
             ov["slurm_jobs"]["cluster_nodes"] = cfg.nodes

@@ -65,6 +65,7 @@ from trainperf.slurm.fields import (
     parse_timelimit,
     parse_tres,
 )
+from trainperf.slurm.gpu_type import accelerator_family, gpu_type_mismatch
 from trainperf.slurm.parsable import BAD_LINES, parse_sacct_parsable, read_sacct_parsable
 from trainperf.slurm.sacct_json import parse_sacct_json, read_sacct_json
 
@@ -78,7 +79,9 @@ __all__ = [
     "SacctData",
     "SacctParseError",
     "SacctWarning",
+    "accelerator_family",
     "expand_nodelist",
+    "gpu_type_mismatch",
     "gpus_from_tres",
     "parse_duration",
     "parse_exit_code",

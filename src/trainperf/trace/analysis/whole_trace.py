@@ -37,7 +37,10 @@ IDLE_CATEGORY_NAMES: dict[str, str] = {
     "other": "other",
 }
 #: How a table names each ``engine`` of the whole-trace analyses for a reader.
-ENGINE_NAMES: dict[str, str] = {"hta": "HolisticTraceAnalysis", "frames": "this book's own trace reader"}
+ENGINE_NAMES: dict[str, str] = {
+    "hta": "HolisticTraceAnalysis",
+    "frames": "this book's own trace reader",
+}
 
 
 def _hta_kernels(traces: TraceSet) -> pl.DataFrame:
