@@ -45,3 +45,13 @@ def test_a_like_for_like_sentence_names_different_precisions():
     assert "trained in" not in same
     unknown = record_summary(_row(evaluated_precision=None, reference_precision="fp4"), "B200")
     assert "trained in" not in unknown
+
+
+def test_an_fp4_run_is_quoted_at_its_own_fp4_peak():
+    # Nebius nebius_b200_n2, Llama 2 70B LoRA (v5.1): the logs say `fp4: true` (fp4_recipe nvfp4),
+    # 1,720.35 model TFLOP/s per GPU end to end; B200 FP4 dense peak 9,000 TFLOP/s
+    # (data/reference/accelerators.csv): 1720.35 / 9000 = 19.1 %. Its precision is known, so the
+    # clause must not say "precision unknown" nor quote the FP8 peak (1720.35 / 4500 = 38.2 %).
+    r = {"evaluated_precision": "fp4", "evaluated_mfu": 1720.35 / 9000,
+         "evaluated_mfu_fp8": 1720.35 / 4500, "evaluated_mfu_bf16": 1720.35 / 2250}  # fmt: skip
+    assert _mfu_clause(r, " (e2e)") == "MFU (e2e) 19.1 % of the FP4 dense peak"

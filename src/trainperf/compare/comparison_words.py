@@ -161,11 +161,15 @@ def own_scaling_summary(comparison: pl.DataFrame) -> str:
 
 def _mfu_clause(r: dict, e2e: str) -> str:
     """``MFU 40.1 % of the FP8 dense peak``: the run's own precision only where the logs or the config
-    name it; both precisions, named, where neither does."""
+    name it (BF16, FP8, or FP4 from ``evaluated_mfu``); both BF16 and FP8, named, where neither does."""
     own = (r.get("evaluated_precision") or "").lower()
     pct = {p: r.get(f"evaluated_mfu_{p}") for p in ("fp8", "bf16")}
     if own in pct and pct[own] is not None:  # the run's own precision only, where known
         return f"MFU{e2e} {100 * pct[own]:.1f} % of the {own.upper()} dense peak"
+    if own and own not in pct and r.get("evaluated_mfu") is not None:
+        # another known precision (FP4: NVIDIA's v5.1 B200/GB200 logs say `fp4: true`): its MFU
+        # is `evaluated_mfu`, against that precision's dense peak; the logs do name it
+        return f"MFU{e2e} {100 * r['evaluated_mfu']:.1f} % of the {own.upper()} dense peak"
     # a precision at whose peak the run would exceed MFU_PLAUSIBLE cannot be the one it trained in
     given = [
         f"{100 * v:.1f} % of the {p.upper()} dense peak"
