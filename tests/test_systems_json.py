@@ -96,9 +96,13 @@ def test_nvl72_domain_spans_trays_hgx_stays_on_one_board():
     assert "all 8 GPUs (2 nodes of 4) sit in one 72-GPU domain" in tp_domain_sentence(
         "GB300", 4, total_gpus=8
     )
+    # AMD's 8-GPU OAM platform is linked by Infinity Fabric (xGMI), not NVLink (accelerators.csv
+    # scaleup_fabric, AMD's MI355X page); a TPU pod by ICI
     assert tp_domain_sentence("MI355X", 8).startswith(
-        "TP stays inside the NVLink domain of one node"
+        "TP stays inside the Infinity Fabric domain of one node"
     )
+    assert "NVLink" not in tp_domain_sentence("MI300X", 8)
+    assert tp_domain_sentence("TPU v5e", 4).startswith("TP can span nodes without leaving ICI:")
     assert "groups of 2 GPUs" in tp_domain_sentence("H100 PCIe", 8)
     with pytest.raises(ValueError):
         scaleup_domain("GB300", 0)

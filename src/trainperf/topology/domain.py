@@ -47,6 +47,19 @@ def scaleup_domain(accelerator: str, gpus_per_node: int, accelerators=None) -> d
     }
 
 
+def _link(fabric: str | None) -> str:
+    """The family name of a ``scaleup_fabric`` entry for prose: ``NVLink 5 (HGX B200 board)`` ->
+    ``NVLink``, ``Infinity Fabric (xGMI) 8-GPU platform`` -> ``Infinity Fabric``, ``ICI (2D torus;
+    256-chip pod)`` -> ``ICI``; ``the scale-up fabric`` where the table names none. An AMD or TPU
+    domain is never called NVLink."""
+    if not fabric:
+        return "the scale-up fabric"
+    for family in ("NVLink", "Infinity Fabric", "ICI", "RoCE"):
+        if fabric.startswith(family):
+            return family
+    return fabric.split(" (")[0]
+
+
 def tp_domain_sentence(
     accelerator: str, gpus_per_node: int, accelerators=None, total_gpus: int | None = None
 ) -> str:
@@ -57,20 +70,23 @@ def tp_domain_sentence(
 
     >>> tp_domain_sentence("H100 SXM", 8)
     'TP stays inside the NVLink domain of one node (8 GPUs on one board, NVLink 4 (HGX/DGX H100 board)).'
+    >>> tp_domain_sentence("MI300X", 8)
+    'TP stays inside the Infinity Fabric domain of one node (8 GPUs on one board, Infinity Fabric (xGMI) 8-GPU platform).'
     >>> tp_domain_sentence("GB300", 4)[:96]
     'TP can span nodes without leaving NVLink: 72 GPUs share one domain, 18 nodes of 4 GPUs (NVLink 5'
     """
     d = scaleup_domain(accelerator, gpus_per_node, accelerators)
     fabric = f", {d['fabric']}" if d["fabric"] else ""
+    link = _link(d["fabric"])
     if d["spans_nodes"] and total_gpus and gpus_per_node < total_gpus <= d["gpus"]:
         return (
-            f"TP can span nodes without leaving NVLink: all {total_gpus} GPUs "
+            f"TP can span nodes without leaving {link}: all {total_gpus} GPUs "
             f"({total_gpus // gpus_per_node} nodes of {gpus_per_node}) sit in one {d['gpus']}-GPU "
             f"domain ({d['fabric'] or 'one scale-up fabric'})."
         )
     if d["spans_nodes"]:
         return (
-            f"TP can span nodes without leaving NVLink: {d['gpus']} GPUs share one domain, "
+            f"TP can span nodes without leaving {link}: {d['gpus']} GPUs share one domain, "
             f"{d['nodes']} nodes of {gpus_per_node} GPUs ({d['fabric'] or 'one scale-up fabric'})."
         )
     if d["gpus"] < gpus_per_node:
@@ -79,4 +95,4 @@ def tp_domain_sentence(
             f"{fabric.replace(', ', ' by ', 1) if fabric else ''}; beyond them it crosses PCIe "
             "or the network."
         )
-    return f"TP stays inside the NVLink domain of one node ({d['gpus']} GPUs on one board{fabric})."
+    return f"TP stays inside the {link} domain of one node ({d['gpus']} GPUs on one board{fabric})."
