@@ -196,3 +196,27 @@ def test_record_chart_is_japanese_throughout():
         "評価対象の結果 (SAKURAONE)",
     ):
         assert t in joined
+
+
+def test_a_generation_has_one_colour_in_every_benchmarks_chart():
+    # Nebius B200 book (v5.1 record): the Llama 2 70B LoRA chart has Ampere points (Juniper A100),
+    # the Llama 3.1 8B chart none; Hopper was orange in the first and blue in the second, Blackwell
+    # green and orange, in one figure of the book. A generation keeps its colour whichever others
+    # a chart holds.
+    pts = record_points(_record(), "gpt3", EVALUATED)
+    with_ampere = pts.with_columns(
+        pl.when(pl.col("system") == "eos_n32").then(pl.lit("Ampere")).otherwise("generation").alias("generation")
+    ).with_columns(
+        pl.when(pl.col("system") == "1536xBM").then(pl.lit("Blackwell")).otherwise("generation").alias("generation")
+    )  # fmt: skip
+    without = with_ampere.filter(pl.col("generation") != "Ampere")
+
+    def colour_of(points):
+        enc = charts.record_results(points, "gpt3").to_dict()["layer"][0]["encoding"]["color"]
+        return dict(zip(enc["scale"]["domain"], enc["scale"]["range"], strict=True))
+
+    a, b = colour_of(with_ampere), colour_of(without)
+    assert "Ampere" in a and "Ampere" not in b
+    for g in ("Hopper", "Blackwell", "other"):
+        assert a[g] == b[g]
+    assert len(set(a.values())) == len(a)  # still one colour per generation

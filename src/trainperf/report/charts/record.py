@@ -34,10 +34,13 @@ def record_results(points: pl.DataFrame, benchmark: str, rounds: str = "") -> al
         rounds: the rounds shown, for the subtitle (``v3.1–v4.1``); "" for every round of the record.
     """
     gens = [g for g in _GENERATIONS if g in set(points["generation"].to_list())]
-    gens += sorted(set(points["generation"].to_list()) - set(gens))
-    colours = [
-        ("#999999" if g == "other" else PALETTE[i % len(PALETTE)]) for i, g in enumerate(gens)
-    ]
+    extra = sorted(set(points["generation"].to_list()) - set(gens))
+    gens += extra
+    # one colour per generation in every chart (the book shows the benchmarks' charts side by side:
+    # Hopper must not be orange in one and blue in the next), by its place in _GENERATIONS
+    fixed = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(_GENERATIONS[:-1])}
+    fixed |= {g: PALETTE[(len(_GENERATIONS) - 1 + i) % len(PALETTE)] for i, g in enumerate(extra)}
+    colours = ["#999999" if g == "other" else fixed[g] for g in gens]
     nets = [n for n in NETWORK_FAMILIES if n in set(points["network"].to_list())]
     # one evaluated system: its marks say only their GPU count, the subtitle names the system
     systems = points.filter(pl.col("evaluated"))["system"].unique().to_list()
