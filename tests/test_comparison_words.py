@@ -4,11 +4,14 @@ number formats. Expected texts by hand from the rows the tests build."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import polars as pl
 
 from trainperf.compare import COMPARISON_SCHEMA
 from trainperf.compare.comparison_words import MFU_PLAUSIBLE, _mfu_clause
-from trainperf.compare.record_words import record_summary
+from trainperf.compare.record_words import record_summary, reference_label
 
 
 def test_an_implausible_mfu_rules_its_precision_out():
@@ -55,3 +58,32 @@ def test_an_fp4_run_is_quoted_at_its_own_fp4_peak():
     r = {"evaluated_precision": "fp4", "evaluated_mfu": 1720.35 / 9000,
          "evaluated_mfu_fp8": 1720.35 / 4500, "evaluated_mfu_bf16": 1720.35 / 2250}  # fmt: skip
     assert _mfu_clause(r, " (e2e)") == "MFU (e2e) 19.1 % of the FP4 dense peak"
+
+
+def test_the_comparison_tables_reference_cell_names_every_kind():
+    # Wiwynn 8xKinabalux18x4GB200, Llama 2 70B LoRA at 576 GB200 (v5.1): no GB200 result above
+    # 576 GPUs in the record, the largest below is NVIDIA tyche_ngpu512_ngc25.09_nemo (512 GPUs,
+    # 0.4663 min; data/reference/mlperf_record.csv): a bound only. The appendix table said
+    # "no reference at this benchmark" beside its bound <= 1.037.
+    bounds = {"reference_kind": "bounds", "reference_submitter": "NVIDIA",
+              "reference_system": "tyche_ngpu512_ngc25.09_nemo", "reference_accelerator": "GB200",
+              "reference_round": "v5.1", "reference_low_n_gpus": 512, "reference_high_n_gpus": None}  # fmt: skip
+    assert reference_label(bounds) == (
+        "NVIDIA tyche_ngpu512_ngc25.09_nemo (GB200, v5.1): bound only, from its 512 GPUs"
+    )
+    both = bounds | {"reference_system": "a .. b", "reference_high_n_gpus": 4096}
+    assert reference_label(both).endswith(
+        "bounds only, from 512 and 4,096 GPUs (more than 4x apart)"
+    )
+    cross = bounds | {"reference_kind": "cross-generation", "reference_accelerator": "H100 SXM"}
+    assert reference_label(cross) == (
+        "NVIDIA tyche_ngpu512_ngc25.09_nemo (H100 SXM, v5.1): another accelerator generation"
+    )
+    assert reference_label(bounds | {"reference_kind": "measured"}) == (
+        "NVIDIA tyche_ngpu512_ngc25.09_nemo (GB200, v5.1)"
+    )
+    assert reference_label({"reference_kind": "none"}) == "no reference at this benchmark"
+    # the appendix table uses it
+    nb = Path(__file__).resolve().parents[1] / "notebooks" / "eos_comparison.ipynb"
+    cell = next(c for c in json.loads(nb.read_text())["cells"] if c.get("id") == "cell-cmp-tbl")
+    assert "reference_label(r) for r in comparison.iter_rows(named=True)" in "".join(cell["source"])

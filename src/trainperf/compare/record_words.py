@@ -12,7 +12,7 @@ import polars as pl
 
 from trainperf.benchmarks import benchmark_name
 
-__all__ = ["is_record_comparison", "record_summary"]
+__all__ = ["is_record_comparison", "record_summary", "reference_label"]
 
 
 def is_record_comparison(comparison: pl.DataFrame) -> bool:
@@ -92,6 +92,40 @@ def _reference_clause(r: dict, name: str, where: str, accelerator: str | None) -
             f"(the reference runs {r['reference_accelerator']}{own})"
         )
     return f"The record has no published result to compare with {where}"
+
+
+def reference_label(r: dict) -> str:
+    """The reference of one ``comparison.csv`` row as a table cell, for every ``reference_kind``.
+
+    ``measured`` (``NVIDIA tyche_ngpu72 (GB200, v5.1)`` from the record, else system, round and
+    folder of a pinned folder of logs); ``cross-generation`` (the same, said to be another
+    generation); ``interpolated`` (system, round and the two GPU counts of the power law);
+    ``extrapolated`` (perfect scaling from its nearest measured scale); ``bounds`` (the measured
+    results the bounds come from, no point estimate); else ``no reference at this benchmark``.
+
+    >>> reference_label({"reference_kind": "bounds", "reference_submitter": "NVIDIA",
+    ...     "reference_system": "tyche_ngpu512_ngc25.09_nemo", "reference_accelerator": "GB200",
+    ...     "reference_round": "v5.1", "reference_low_n_gpus": 512, "reference_high_n_gpus": None})
+    'NVIDIA tyche_ngpu512_ngc25.09_nemo (GB200, v5.1): bound only, from its 512 GPUs'
+    """
+    kind = r.get("reference_kind")
+    rec = _ref(r) if r.get("reference_submitter") else None
+    lo, hi = r.get("reference_low_n_gpus"), r.get("reference_high_n_gpus")
+    system, rnd = r.get("reference_system"), r.get("reference_round")
+    if kind == "measured":
+        return rec or f"{system} {rnd} {r.get('reference_result')}"
+    if kind == "cross-generation":
+        return f"{rec or f'{system} {rnd}'}: another accelerator generation"
+    if kind == "interpolated":
+        return f"{system} {rnd}: power law between {lo} and {hi} GPUs"
+    if kind == "extrapolated":
+        return f"{system} {rnd}: perfect scaling from {lo if lo is not None else hi} GPUs"
+    if kind == "bounds":
+        head = rec or f"{system} {rnd}"
+        if lo is not None and hi is not None:
+            return f"{head}: bounds only, from {lo:,} and {hi:,} GPUs (more than 4x apart)"
+        return f"{head}: bound only, from its {lo if lo is not None else hi:,} GPUs"
+    return "no reference at this benchmark"
 
 
 def record_summary(comparison: pl.DataFrame, accelerator: str | None = None) -> str:
