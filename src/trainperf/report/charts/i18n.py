@@ -273,6 +273,13 @@ JA: dict[str, str] = {
 }
 
 
+# the node axis of a cluster of any GPUs per node (a GB200/GB300 NVL72 tray: 4; HGX, OAM: 8)
+JA |= {
+    f"nodes ({g} GPU{'s' if g != 1 else ''} each)": f"ノード数 (各 {g} GPU)"
+    for g in (1, 2, 4, 8, 16)
+}
+
+
 def translate(text, lang: str):
     """``text`` (a string or a list of strings; anything else as is) in ``lang`` (see the module doc)."""
     if lang == "en":

@@ -26,6 +26,18 @@ __all__ = [
 ]
 
 
+def _nodes_title(frame: pl.DataFrame) -> str:
+    """``nodes (4 GPUs each)`` from the frame's own ``n_gpus / n_nodes`` (a GB200 NVL72 tray has 4,
+    an HGX board 8); ``nodes`` where the frame does not give one count per node."""
+    if "n_gpus" not in frame.columns or not frame.height:
+        return "nodes"
+    per = {g / n for g, n in zip(frame["n_gpus"], frame["n_nodes"], strict=True) if g and n}
+    if len(per) != 1 or not float(next(iter(per))).is_integer():
+        return "nodes"
+    g = int(next(iter(per)))
+    return f"nodes ({g} GPU{'s' if g != 1 else ''} each)"
+
+
 def memory_per_gpu(
     frame: pl.DataFrame,
     gpu_memory_gb: float,
@@ -68,7 +80,7 @@ def memory_per_gpu(
         alt.Chart(d)
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=60), strokeWidth=2)
         .encode(
-            x=node_axis(d["n_nodes"]),
+            x=node_axis(d["n_nodes"], title=_nodes_title(frame)),
             y=log_y(
                 "gb:Q", [*d["gb"].to_list(), gpu_memory_gb], "model state per GPU (GB, log scale)"
             ),
