@@ -14,6 +14,7 @@ from trainperf.compare.record_points import network_family, rank_peers, record_p
 from trainperf.record import RECORD_SCHEMA
 from trainperf.report import charts
 from trainperf.report.charts import export, fonts, i18n
+from trainperf.report.charts.theme import theme
 
 
 @pytest.mark.parametrize(
@@ -220,3 +221,24 @@ def test_a_generation_has_one_colour_in_every_benchmarks_chart():
     for g in ("Hopper", "Blackwell", "other"):
         assert a[g] == b[g]
     assert len(set(a.values())) == len(a)  # still one colour per generation
+
+
+def test_many_generations_do_not_widen_the_chart():
+    # the record's Llama 2 70B LoRA chart holds all seven generations; one legend row made it
+    # 1,025 px wide against 807 px for the Llama 3.1 8B chart (four), so the book shrank its text
+    # (Nebius B200 book, 2026-12-08). With the report's theme, as the book exports it.
+    pts = record_points(_record(), "gpt3", EVALUATED)
+    gens = ["Ampere", "Hopper", "Blackwell", "Blackwell Ultra", "CDNA 3", "CDNA 4", "other"]
+    many = pts.with_columns(
+        pl.Series("generation", [gens[i % len(gens)] for i in range(pts.height)])
+    )
+
+    def width(points):
+        spec = charts.record_results(points, "gpt3").to_dict()
+        spec["config"] = theme()["config"]
+        return float(re.search(r'width="([0-9.]+)"', charts.render_svg(spec)).group(1))
+
+    assert many["generation"].n_unique() == 7 and pts["generation"].n_unique() == 2
+    # the legend wraps in rows of four: at most a legend row's worth wider (one row of seven was
+    # 1.45x here, 929 against 640 px)
+    assert width(many) <= 1.15 * width(pts)

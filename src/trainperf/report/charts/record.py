@@ -54,7 +54,11 @@ def record_results(points: pl.DataFrame, benchmark: str, rounds: str = "") -> al
         "generation_label:N",
         scale=alt.Scale(domain=gens, range=colours),
         sort=gens,
-        legend=alt.Legend(title="accelerator generation", orient="bottom", direction="horizontal"),
+        # four to a row: seven generations in one row made the LoRA chart 1,025 px wide, its text
+        # shrunk to about 10 px in the book's column (the 8B chart, four generations: 807 px)
+        legend=alt.Legend(
+            title="accelerator generation", orient="bottom", direction="horizontal", columns=4
+        ),
     )
     shape = alt.Shape(
         "network_label:N",
