@@ -136,7 +136,8 @@ def side_from_results(
     Args:
         results: the loaded logs.
         system: the name the book uses for this side (e.g. the config's ``name``, ``Eos``).
-        gpus_per_node: node count = GPUs / this; None: the logs' ``number_of_nodes``.
+        gpus_per_node: the config's GPUs per node: node count ``ceil(GPUs / this)`` where the logs
+            give no ``number_of_nodes``; a disagreement with the logs is said in ``note``.
         accelerator: peak FLOP/s of this accelerator; None: each run's ``accelerator_model``.
         precision: datatype the runs trained in (``fp8``/``bf16``) where their own files do not
             say; None: unknown.
@@ -178,10 +179,7 @@ def side_from_results(
     rows = []
     for r in joined.iter_rows(named=True):
         gpus = r["n_accelerators"]
-        if gpus_per_node and gpus:
-            nodes = -(-gpus // gpus_per_node)
-        else:
-            nodes = r["n_nodes"]
+        nodes, node_note = _node_count(gpus, r["n_nodes"], gpus_per_node)
         # step level where the logs time steps (tokens, or images for Flux.1: model TFLOP/s)
         step = (
             r["tokens_per_s_per_gpu_step"] is not None or r["model_tflops_per_gpu_step"] is not None
@@ -203,7 +201,7 @@ def side_from_results(
                 "model_tflops_per_gpu": r[f"model_tflops_per_gpu_{basis or 'step'}"],
                 "precision": own_precision.get((r["round"], r["system"], r["benchmark"])),
                 "_accelerator": r["accelerator_model"],
-                "note": _score_note(r),
+                "note": "; ".join(n for n in (_score_note(r), node_note) if n) or None,
                 "software": r["framework"],
                 "throughput_basis": basis,
             }
@@ -211,6 +209,34 @@ def side_from_results(
     return _with_mfu(rows, accelerator, precision, accelerators).sort(
         "benchmark", "n_gpus", "round", nulls_last=True
     )
+
+
+def _node_count(
+    gpus: int | None, logged_nodes: int | None, gpus_per_node: int | None
+) -> tuple[int | None, str | None]:
+    """Nodes of a result and a note where the config and the logs disagree.
+
+    The logs' ``number_of_nodes`` (the systems JSON the submission describes) is the run's own
+    record and wins where given; the config's ``gpus_per_node`` gives ``ceil(GPUs / it)`` where the
+    logs do not say. A config whose GPUs per node do not divide the run's GPUs, or give another
+    node count than the logs, is said in the note (a silent wrong count is worse than either): with
+    ``gpus_per_node: 3`` on a 16-GPU result of 2 nodes the note names both and 2 is used."""
+    from_config = -(-gpus // gpus_per_node) if gpus_per_node and gpus else None
+    nodes = logged_nodes if logged_nodes is not None else from_config
+    if from_config is None:
+        return nodes, None
+    if logged_nodes is not None and logged_nodes != from_config:
+        return nodes, (
+            f"the logs' systems description gives {logged_nodes:,} nodes, the config's "
+            f"{gpus_per_node} GPUs per node would give {from_config:,} for {gpus:,} GPUs: "
+            f"{logged_nodes:,} is used"
+        )
+    if gpus % gpus_per_node:
+        return nodes, (
+            f"the config's {gpus_per_node} GPUs per node do not divide the run's {gpus:,} GPUs: "
+            f"{nodes:,} nodes assumed"
+        )
+    return nodes, None
 
 
 def _score_note(r: dict) -> str | None:
