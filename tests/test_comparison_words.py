@@ -87,3 +87,17 @@ def test_the_comparison_tables_reference_cell_names_every_kind():
     nb = Path(__file__).resolve().parents[1] / "notebooks" / "eos_comparison.ipynb"
     cell = next(c for c in json.loads(nb.read_text())["cells"] if c.get("id") == "cell-cmp-tbl")
     assert "reference_label(r) for r in comparison.iter_rows(named=True)" in "".join(cell["source"])
+
+
+def test_a_published_result_against_its_own_earlier_round_says_so():
+    # MangoBoost MI300X-LLMBoost-GPUBoost-2node, LoRA: v5.1 15.72 min against its own v5.0 16.36 min
+    # (data/reference/mlperf_record.csv), the only other 16-GPU MI300X result of the record
+    own = {"published_as": "v5.1 MangoBoost MI300X-LLMBoost-GPUBoost-2node",
+           "reference_submitter": "MangoBoost", "reference_system": "MI300X-LLMBoost-GPUBoost-2node",
+           "reference_accelerator": "MI300X", "reference_round": "v5.0", "reference_kind": "measured"}  # fmt: skip
+    assert reference_label(own) == (
+        "MangoBoost MI300X-LLMBoost-GPUBoost-2node (MI300X, v5.0): the same system's own v5.0 result"
+    )
+    other = own | {"reference_system": "MI300X-LLMBoost-GPUBoost-1node"}
+    assert "same system" not in reference_label(other)
+    assert "same system" not in reference_label(own | {"published_as": None})

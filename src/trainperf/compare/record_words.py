@@ -35,6 +35,17 @@ def _ref(r: dict) -> str:
     )
 
 
+def _same_system(r: dict) -> str:
+    """``: the same system's own earlier result`` where the evaluated result is a published one
+    (``published_as``: ``round submitter system``) whose submitter and system name the reference's:
+    a comparison with its own earlier round measures the rounds' software, not another cluster."""
+    pub = (r.get("published_as") or "").split(" ", 1)
+    sub, system = r.get("reference_submitter"), r.get("reference_system")
+    if len(pub) < 2 or not sub or not system or pub[1] != f"{sub} {system}":
+        return ""
+    return f": the same system's own {r.get('reference_round')} result"
+
+
 def _precisions(r: dict) -> str:
     """``; the reference trained in FP4, this run in FP8`` where the two sides' logged precisions
     differ (a like-for-like ratio then also compares number formats); "" where they agree or one
@@ -51,7 +62,7 @@ def _reference_clause(r: dict, name: str, where: str, accelerator: str | None) -
     if kind == "measured":
         return (
             f"{name} needs {r['ratio']:.2f}x the GPU time of {_ref(r)} {where}, measured at the "
-            f"same GPU count{_precisions(r)}"
+            f"same GPU count{_same_system(r)}{_precisions(r)}"
         )
     if kind == "interpolated":
         err = r["reference_interpolation_error"]
@@ -113,7 +124,7 @@ def reference_label(r: dict) -> str:
     lo, hi = r.get("reference_low_n_gpus"), r.get("reference_high_n_gpus")
     system, rnd = r.get("reference_system"), r.get("reference_round")
     if kind == "measured":
-        return rec or f"{system} {rnd} {r.get('reference_result')}"
+        return (rec or f"{system} {rnd} {r.get('reference_result')}") + _same_system(r)
     if kind == "cross-generation":
         return f"{rec or f'{system} {rnd}'}: another accelerator generation"
     if kind == "interpolated":
