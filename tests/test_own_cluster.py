@@ -274,8 +274,13 @@ def test_a_lora_only_book_models_llama2_70b_lora_and_says_nothing_of_gpt3(tmp_pa
     )
     assert "needs at least 1 GPU of 192 GB" in prose  # 139.1 GB < 192 GB
     assert vals["shown_llama2_70b_lora"] is True and "shown_gpt3" not in vals
-    # the background example of full pre-training, unnamed: GPT-3 175B, 3.14 TB, 3 MI300X nodes
+    # the background example of full pre-training: GPT-3 175B, 174.6e9 x 18 B = 3.14 TB, 3 MI300X
+    # nodes (3.14 TB / (8 x 192 GB) = 2.05 -> 3), named, and said not to be among the book's logs
     assert vals["model_state_tb"] == "3.14" and vals["min_nodes"] == 3 and "model" not in vals
+    assert vals["example_model"] == "GPT-3 175B" and vals["example_in_logs"] is False
+    workload = _conditional_content((ROOT / "chapters" / "workload.qmd").read_text(),
+                                    {"values": {"memory_model": vals}})  # fmt: skip
+    assert "not one of the benchmarks in this book's logs" in workload
     figs = {p.name for p in (tmp_path / "fig").iterdir()}
     assert "memory_model_state_llama2_70b.svg" in figs
     assert not any("gpt3" in f or "405b" in f for f in figs)
@@ -293,6 +298,8 @@ def test_a_flux_book_gets_no_memory_row_and_one_sentence_not_a_failed_notebook(t
     assert "Flux.1 has no model-state row" in prose and "Llama 3.1 8B" in prose
     assert vals["has_rows"] is True and vals["has_unmodelled"] is True
     assert "shown_flux1" not in vals and vals["n_benchmarks"] == 1
+    # the example of full training is the book's own Llama 3.1 8B: no "not in the logs" sentence
+    assert vals["example_model"] == "Llama 3.1 8B" and vals["example_in_logs"] is True
     (tmp_path / "only").mkdir()
     vals = _memory_notebook(tmp_path / "only", ["flux1"], "B200")
     assert vals["has_rows"] is False and vals["has_nodes"] is False
