@@ -862,3 +862,39 @@ def test_the_bundled_capture_and_trace_are_left_out_unless_asked_for(tmp_path):
     demo = load_config(ROOT / "configs" / "sakuraone.yaml")
     _, absent = job._plan_with_config(ROOT, out, fig, job.NOTEBOOKS, demo, None, False, demo=True)
     assert "telemetry_capture" not in absent and "trace" not in absent
+
+
+def _scaling_table(comparison: pl.DataFrame | None) -> object:
+    """The strong-scaling cell of the comparison notebook run for a user's book (record reference,
+    no case study), on the bundled v4.1 logs."""
+    from IPython.display import Markdown
+
+    from trainperf import compare
+    from trainperf.markup import md_text
+    from trainperf.report.display import Col
+    from trainperf.report.display import table as show_table
+
+    ns = {"pl": pl, "mlperf": mlperf, "Markdown": Markdown, "md_text": md_text, "Col": Col,
+          "show_table": show_table, "mlperf_path": str(MLPERF / "v4.1"), "case_study": False,
+          "reference_logs": False, "reference": "the record", "evaluated": "Lab",
+          "published": compare.load_published_results().clear(), "comparison": comparison}  # fmt: skip
+    src = _cell("eos_comparison.ipynb", "tbl-eos-scaling")
+    tree = ast.parse(src)
+    last = tree.body.pop()
+    exec(compile(tree, "<cell>", "exec"), ns)  # noqa: S102 - the project's own notebook
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)  # noqa: S307
+
+
+def test_the_gpt3_scaling_table_is_one_sentence_in_a_book_without_two_gpt3_scales():
+    # a LoRA-only book: the GPT-3 table would be an empty "No rows." under a GPT-3 caption
+    lora = pl.DataFrame({"benchmark": ["llama2_70b_lora"], "n_nodes": [8], "n_gpus": [64],
+                         "evaluated_min": [9.5], "evaluated_source": ["logs"]})  # fmt: skip
+    out = _scaling_table(lora)
+    assert out.data == "No GPT-3 result of Lab in this book, so no GPT-3 strong-scaling table."
+    one = lora.with_columns(benchmark=pl.lit("gpt3"))  # one GPT-3 scale: no pair to compare
+    assert "No two GPT-3 results of Lab at different scales" in _scaling_table(one).data
+    # two scales of one system: a table with their efficiency, 32 -> 64 nodes:
+    # E = (32 x 100) / (64 x 60) = 83.3 %
+    two = pl.DataFrame({"benchmark": ["gpt3", "gpt3"], "n_nodes": [32, 64], "n_gpus": [256, 512],
+                        "evaluated_min": [100.0, 60.0], "evaluated_source": ["logs", "logs"]})  # fmt: skip
+    assert "83.3" in _scaling_table(two).plain
