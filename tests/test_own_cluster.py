@@ -22,14 +22,18 @@ import polars as pl
 import pytest
 import yaml
 from helpers import MLPERF, ROOT
+from IPython.display import Markdown
 
 from trainperf import compare, flops, jobs, mlperf
 from trainperf.config import load_config, report_overrides
 from trainperf.errors import ConfigError
+from trainperf.markup import md_text
 from trainperf.report import book_build, book_words, charts, cli, job, parts
 from trainperf.report import demo as demo_mod
 from trainperf.report import job as report
 from trainperf.report.charts.fonts import LANGS_ENV
+from trainperf.report.display import Col
+from trainperf.report.display import table as show_table
 from trainperf.report.preview.book import book_structure
 from trainperf.report.preview.pages import _conditional_content, chapter_markdown
 from trainperf.report.values import reference_mfu_values
@@ -867,13 +871,6 @@ def test_the_bundled_capture_and_trace_are_left_out_unless_asked_for(tmp_path):
 def _scaling_table(comparison: pl.DataFrame | None) -> object:
     """The strong-scaling cell of the comparison notebook run for a user's book (record reference,
     no case study), on the bundled v4.1 logs."""
-    from IPython.display import Markdown
-
-    from trainperf import compare
-    from trainperf.markup import md_text
-    from trainperf.report.display import Col
-    from trainperf.report.display import table as show_table
-
     ns = {"pl": pl, "mlperf": mlperf, "Markdown": Markdown, "md_text": md_text, "Col": Col,
           "show_table": show_table, "mlperf_path": str(MLPERF / "v4.1"), "case_study": False,
           "reference_logs": False, "reference": "the record", "evaluated": "Lab",
