@@ -654,3 +654,26 @@ def test_chapters_draw_the_job_layout_only_where_one_is_known():
     meta["values"]["mlperf_runs"]["layout_known"] = True
     kept = _conditional_content((ROOT / "chapters" / "cluster.qmd").read_text(), meta)
     assert "No job's parallel layout is known" not in kept and "#fig-cluster-layout" in kept
+
+
+def test_the_mlperf_batch_runs_only_for_a_folder_of_reference_logs(tmp_path):
+    # grids/mlperf_systems.yaml runs mlperf_runs.ipynb once per reference log folder; a book whose
+    # reference is the MLPerf record has no such folder: no batch, and no summary path for the
+    # comparison notebook to read (it recomputes the few rows it needs from the logs)
+    logs = str(_copy_n96(tmp_path))
+    own = load_config(_write(tmp_path, {**BASE, "mlperf": logs}))
+    plan, _ = job._plan_with_config(
+        ROOT, tmp_path / "o", tmp_path / "f", report.NOTEBOOKS, own, None, True
+    )
+    params = {spec.name: p for spec, p in plan.notebooks}
+    assert plan.batches == [] and params["eos_comparison"]["batch_summary_path"] == ""
+    # a folder of reference logs pinned (the demo's Eos): the batch runs over it
+    pinned = load_config(
+        _write(tmp_path, {**BASE, "mlperf": logs, "reference": {"mlperf": str(MLPERF)}}, "p.yaml")
+    )
+    plan, _ = job._plan_with_config(
+        ROOT, tmp_path / "o", tmp_path / "f", report.NOTEBOOKS, pinned, None, True
+    )
+    params = {spec.name: p for spec, p in plan.notebooks}
+    assert [g for g, _ in plan.batches] == ["grids/mlperf_systems.yaml"]
+    assert params["eos_comparison"]["batch_summary_path"].endswith("summary.parquet")

@@ -691,6 +691,14 @@ def _plan_with_config(
         for nb, text in bundled_measurements_absent(cfg).items():
             if nb in names and nb not in (overrides or {}):
                 absent.setdefault(nb, text)
+    # the MLPerf batch runs one notebook per reference log folder: with the record as the
+    # reference (no folder of reference logs) the comparison notebook reads the few rows it needs
+    # from the logs directly, and the batch's runs would be work no page shows
+    ref = cfg.reference
+    if run_batches and not demo and not (ref.pinned and not ref.from_record):
+        run_batches = False
+        if "eos_comparison" in names:  # no stale summary of another run from the default path
+            merged.setdefault("eos_comparison", {}).setdefault("batch_summary_path", "")
     plan = plan_report(
         root,
         out,
