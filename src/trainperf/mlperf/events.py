@@ -371,6 +371,7 @@ def _flat_event(tpl: str, t: float) -> DecodedEvent | None:
 # in polars for 128 texts, 1.1 us for 2,048).
 _FLAT_TAIL_FULL = "^(?:" + _FLAT_TAIL.pattern + ")$"
 _FLAT_BATCH_MIN = 128
+_FLAT_VALUE = '"value": {'  # in every text _FLAT_TAIL matches
 
 
 def _flat_events(tpls: list[str]) -> tuple[list[int], list[tuple]]:
@@ -381,6 +382,11 @@ def _flat_events(tpls: list[str]) -> tuple[list[int], list[tuple]]:
     :data:`_FLAT_TAIL`'s groups, from polars (:data:`_FLAT_TAIL_FULL`) for many texts.
     """
     n = len(tpls)
+    may = list(map(operator.contains, tpls, repeat(_FLAT_VALUE)))
+    if not all(may):  # only texts with an object value can match: the others are not matched at all
+        at = list(compress(range(n), may))
+        pos, events = _flat_events(list(compress(tpls, may))) if at else ([], [])
+        return list(map(at.__getitem__, pos)), events
     if n < _FLAT_BATCH_MIN:
         groups = [
             m.groups() if m is not None else (None,) * 4 for m in map(_FLAT_TAIL.fullmatch, tpls)
