@@ -28,6 +28,7 @@ def _flat_engine(request, monkeypatch):
     ``re`` one text at a time (events._FLAT_BATCH_MIN picks by count; these files are small)."""
     monkeypatch.setattr(events, "_FLAT_BATCH_MIN", 0 if request.param == "polars" else 10**9)
 
+
 HEAD = ':::MLLOG {"namespace": "", "time_ms": '
 T0 = 1760049947931
 META = (
