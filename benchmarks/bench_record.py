@@ -86,6 +86,8 @@ elif mode == "profile":
         ("trainperf.mlperf.loader", "read_log", "parse"),
         ("trainperf.mlperf.parse", "_simple_lines", "simple_lines"),
         ("trainperf.mlperf.lines", "_flat_events", "flat"),
+        ("trainperf.mlperf.lines", "_event", "decode"),
+        ("trainperf.mlperf.parse", "_event", "decode"),
         ("trainperf.record.row", "load_results", "load"),
         ("trainperf.record.row", "throughput", "throughput"),
         ("trainperf.mlperf.throughput", "precision_of_runs", "precision"),
@@ -164,9 +166,11 @@ def run(quick: bool) -> list[harness.Row]:
 
         rows[0].note += (
             f"; profile of the same build in one process ({tot:.2f} s CPU, wrapped calls timed): "
-            f"parsing the logs {pc(p['parse'])} (the C-level passes over lines as mllog writes "
-            f"them {pc(p['simple_lines'])}, of which the flat events (tracked_stats, cut by one "
-            f"polars regex call a file, not decoded) {pc(p['flat'])}), the runs, checks and scores of "
+            f"parsing the logs {pc(p['parse'])} (of which the lines as mllog writes them, in "
+            f"C-level passes, {pc(p['simple_lines'])}: their flat events, tracked_stats, cut by one "
+            f"polars regex call a file, not decoded, {pc(p['flat'])}; decoding the events of "
+            f"templates not seen before, json.loads and checks, {pc(p.get('decode', 0.0))}), "
+            "the runs, checks and scores of "
             f"the loader {pc(p['load'] - p['parse'])}, throughput {pc(p['throughput'])} (of which "
             f"the precision scan of each converged log {pc(p['precision'])}), the logs' sha256 "
             f"{pc(p['sha256'])}, the rest {pc(tot - p['load'] - p['throughput'] - p['sha256'])}; "
