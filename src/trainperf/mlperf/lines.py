@@ -45,13 +45,16 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     no second token (``n_tokens``, the file's count, equals the lines'), and its time digits are an
     integer :data:`_DIGIT_LINES` accepts, in the plausible range: then :func:`_per_line` would take
     every line by its head, as a template (the text from the comma after the digits) and a time
-    with no check. The templates are looked up all at once; only the lines of templates not seen
-    before are decoded, in line order, by the same :func:`_event` and caching rule, so the events,
-    the checks and their order are :func:`_per_line`'s (``tests/test_mlperf_parse_identical.py``).
+    with no check. The templates are looked up all at once; of the lines of templates not seen
+    before, the flat ones (:func:`~trainperf.mlperf.events._flat_events`, all at once: no decoding,
+    no check) take their text's fields, and the others are decoded, in line order, by the same
+    :func:`_event` and caching rule, so the events, the checks and their order are
+    :func:`_per_line`'s (``tests/test_mlperf_parse_identical.py``, ``test_mlperf_parse_flat.py``).
     Issue 29: the per-line loop was a quarter of the loader on the bundled logs.
 
     Returns:
-        :func:`_per_line`'s dict, or None when a line does not qualify (the caller then runs
+        :func:`_per_line`'s dict (its ``objects`` a plain tuple in :class:`DecodedEvent`'s field
+        order where the event is flat), or None when a line does not qualify (the caller then runs
         :func:`_per_line`).
     """
     n = len(work)
