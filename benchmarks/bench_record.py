@@ -11,8 +11,9 @@ flatter any loader: their lines repeat). In one child process (``harness.child``
   cores): CPU seconds of the process and its workers (``RUSAGE_SELF`` + ``RUSAGE_CHILDREN``, user +
   system), wall seconds, and the peak of the summed resident memory of the process and its workers
   (sampled every 50 ms from ``/proc``);
-* without ``--quick`` and with every checkout given: the same build over all the rounds given, whose
-  peak memory must stay that of one round (flat).
+* without ``--quick``: the same round's folders in one process with its stages timed (a profile in
+  the first row's note); and with every checkout given, the same build over all the rounds given,
+  whose peak memory must stay that of one round (flat).
 
 Usage: ``TRAINPERF_MLPERF_CHECKOUTS=... .venv/bin/python benchmarks/run_all.py --only record``.
 """
@@ -65,6 +66,40 @@ if mode == "limit":
                     except ValueError:
                         pass
     RESULT = {"cpu_s": time.process_time() - t0, "lines": n}
+elif mode == "profile":
+    # one process, the folders in turn, the stages' CPU seconds (wrapped calls, process_time)
+    import importlib
+    from trainperf.record.folders import find_result_folders
+    from trainperf.record.row import folder_row
+    acc = {}
+    def wrap(mod, name, label):
+        m = importlib.import_module(mod)
+        f = getattr(m, name)
+        def w(*a, **k):
+            t = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                acc[label] = acc.get(label, 0.0) + time.process_time() - t
+        setattr(m, name, w)
+    for mod, name, label in [
+        ("trainperf.mlperf.loader", "read_log", "parse"),
+        ("trainperf.mlperf.parse", "_simple_lines", "simple_lines"),
+        ("trainperf.mlperf.lines", "_flat_events", "flat"),
+        ("trainperf.mlperf.lines", "_event", "decode"),
+        ("trainperf.mlperf.parse", "_event", "decode"),
+        ("trainperf.record.row", "load_results", "load"),
+        ("trainperf.record.row", "throughput", "throughput"),
+        ("trainperf.mlperf.throughput", "precision_of_runs", "precision"),
+        ("trainperf.record.row", "logs_sha256", "sha256"),
+    ]:
+        wrap(mod, name, label)
+    folders = find_result_folders(dirs)
+    t0 = time.process_time()
+    for f in folders:
+        folder_row(f)
+    acc["total"] = time.process_time() - t0
+    RESULT = acc
 else:
     from trainperf.record import build_record
     peak = [0.0]; stop = threading.Event()
@@ -122,6 +157,25 @@ def run(quick: bool) -> list[harness.Row]:
             prod["peak_tree_mb"] < 500,
         ),
     ]
+    if not quick:
+        p = harness.child(_CHILD, env={**env, "BENCH_MODE": "profile"})
+        tot = p["total"]
+
+        def pc(x: float) -> str:
+            return f"{100 * x / tot:.0f} %"
+
+        rows[0].note += (
+            f"; profile of the same build in one process ({tot:.2f} s CPU, wrapped calls timed): "
+            f"parsing the logs {pc(p['parse'])} (of which the lines as mllog writes them, in "
+            f"C-level passes, {pc(p['simple_lines'])}: their flat events, tracked_stats, cut by one "
+            f"polars regex call a file, not decoded, {pc(p['flat'])}; decoding the events of "
+            f"templates not seen before, json.loads and checks, {pc(p.get('decode', 0.0))}), "
+            "the runs, checks and scores of "
+            f"the loader {pc(p['load'] - p['parse'])}, throughput {pc(p['throughput'])} (of which "
+            f"the precision scan of each converged log {pc(p['precision'])}), the logs' sha256 "
+            f"{pc(p['sha256'])}, the rest {pc(tot - p['load'] - p['throughput'] - p['sha256'])}; "
+            "the build's workers add their start (imports, tables)"
+        )
     if not quick and len(roots) > 1:
         env_all = {**env, "BENCH_DIRS": json.dumps([str(r) for r in roots])}
         allr = harness.child(_CHILD, env={**env_all, "BENCH_MODE": "build"})

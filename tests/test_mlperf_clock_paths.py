@@ -81,3 +81,25 @@ def test_both_paths_fire_on_a_hand_made_run():
         got, found = _run(jump, keys, True, window)
         assert got is False and [c for c, _ in found] == ["clock_jump"]
         assert found[0][1]["lines"] == [51]
+
+
+def test_a_window_without_a_time_below_its_running_maximum_skips_the_loop_alike(monkeypatch):
+    # issue 36: a window with every time set and none more than the tolerance below the largest
+    # before it takes C-level passes, not the per-event loop; on windows of no null time (steps
+    # back within and beyond the tolerance, long gaps, evaluations) the answer and the checks are
+    # the loop's (forced by a running maximum that never holds) and the polars version's
+    fast = 0
+    for seed in range(150):
+        rng = random.Random(1000 + seed)
+        times, keys = _window(rng, rng.choice([3, 6, 20, 200]))
+        times = [t if t is not None else times[i - 1] or 1.7e12 for i, t in enumerate(times)]
+        for multi_rank in (True, False):
+            got = _run(times, keys, multi_rank, window=10**9)
+            with monkeypatch.context() as m:
+                m.setattr(timeline, "accumulate", lambda ts, f: [float("inf")] * len(ts))
+                loop = _run(times, keys, multi_rank, window=10**9)
+            assert got == loop == _run(times, keys, multi_rank, window=0), seed
+            tol = 60_000.0 if multi_rank else timeline.SINGLE_STREAM_TOLERANCE_MS
+            # the condition on the whole window (then on any window the run's end cuts from it)
+            fast += all(times[i] >= max(times[:i]) - tol for i in range(1, len(times)))
+    assert fast > 50  # the C-level passes were taken on many windows, the loop on the others

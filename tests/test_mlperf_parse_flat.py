@@ -18,8 +18,16 @@ import mlperf_parse_reference as old
 import pytest
 from polars.testing import assert_frame_equal
 
-from trainperf.mlperf import lines, parse
+from trainperf.mlperf import events, lines, parse
 from trainperf.mlperf.throughput import step_times
+
+
+@pytest.fixture(autouse=True, params=["polars", "re"])
+def _flat_engine(request, monkeypatch):
+    """Every test with a file's flat texts matched in one polars regex call, and with Python's
+    ``re`` one text at a time (events._FLAT_BATCH_MIN picks by count; these files are small)."""
+    monkeypatch.setattr(events, "_FLAT_BATCH_MIN", 0 if request.param == "polars" else 10**9)
+
 
 HEAD = ':::MLLOG {"namespace": "", "time_ms": '
 T0 = 1760049947931

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Any, NamedTuple
+
+import polars as pl
 
 from trainperf.mlperf.checks import (
     FileChecks,
@@ -356,3 +360,62 @@ def _flat_event(tpl: str, t: float) -> DecodedEvent | None:
     if key in KEPT_KEYS:
         return None
     return DecodedEvent(t, etype, key, vtext, None, mtext, None, None, True, None)
+
+
+# :data:`_FLAT_TAIL` as a whole-text match in polars' regex engine (Rust's regex crate: the same
+# grammar here, ASCII classes, no look-around or back-reference): a file's flat lines and their
+# groups in one call, at about 1.0 us a line against 2.6 us for _flat_event's match, groups and
+# tuple (measured on 50,000 v5.1 tracked_stats texts; on v5.1, v4.0 and the bundled logs, 1.87 M
+# texts, the groups of the two engines are the same). Below _FLAT_BATCH_MIN texts the call's
+# fixed cost (about 65 us) is more than Python's match (measured: 1.7 us a line in Python, 1.5 us
+# in polars for 128 texts, 1.1 us for 2,048).
+_FLAT_TAIL_FULL = "^(?:" + _FLAT_TAIL.pattern + ")$"
+_FLAT_BATCH_MIN = 128
+_FLAT_VALUE = '"value": {'  # in every text _FLAT_TAIL matches
+
+
+def _flat_events(tpls: list[str]) -> tuple[list[int], list[tuple]]:
+    """:func:`_flat_event` of the texts of ``tpls`` (the texts after the time digits) that give one:
+    their positions in ``tpls`` and their events, as plain tuples in :class:`DecodedEvent`'s field
+    order with ``time_ms`` None (the callers take the time from the line).
+
+    :data:`_FLAT_TAIL`'s groups, from polars (:data:`_FLAT_TAIL_FULL`) for many texts.
+    """
+    n = len(tpls)
+    may = list(map(operator.contains, tpls, repeat(_FLAT_VALUE)))
+    if not all(may):  # only texts with an object value can match: the others are not matched at all
+        at = list(compress(range(n), may))
+        pos, events = _flat_events(list(compress(tpls, may))) if at else ([], [])
+        return list(map(at.__getitem__, pos)), events
+    if n < _FLAT_BATCH_MIN:
+        groups = [
+            m.groups() if m is not None else (None,) * 4 for m in map(_FLAT_TAIL.fullmatch, tpls)
+        ]
+        cols = list(zip(*groups, strict=True)) if groups else [(), (), (), ()]
+    else:
+        found = pl.Series(tpls, dtype=pl.String).str.extract_groups(_FLAT_TAIL_FULL)
+        cols = [c.to_list() for c in found.struct.unnest().iter_columns()]
+    etypes, keys, values, metas = cols
+    ok = list(map(operator.is_not, values, repeat(None)))  # the value group is never empty
+    if any(map(KEPT_KEYS.__contains__, keys)):  # decoded by _event instead
+        ok = list(map(operator.and_, ok, map(operator.not_, map(KEPT_KEYS.__contains__, keys))))
+    pos = list(compress(range(n), ok))
+    if not pos:
+        return [], []
+    if len(pos) < n:
+        etypes, keys, values, metas = (list(compress(c, ok)) for c in cols)
+    events = list(
+        zip(
+            repeat(None),
+            etypes,
+            keys,
+            values,
+            repeat(None),
+            metas,
+            repeat(None),
+            repeat(None),
+            repeat(True),
+            repeat(None),
+        )
+    )
+    return pos, events

@@ -22,6 +22,7 @@ from trainperf.mlperf.events import (
     Memo,
     _event,
     _flat_event,
+    _flat_events,
     _segments,
     _template_ok,
 )
@@ -44,13 +45,16 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     no second token (``n_tokens``, the file's count, equals the lines'), and its time digits are an
     integer :data:`_DIGIT_LINES` accepts, in the plausible range: then :func:`_per_line` would take
     every line by its head, as a template (the text from the comma after the digits) and a time
-    with no check. The templates are looked up all at once; only the lines of templates not seen
-    before are decoded, in line order, by the same :func:`_event` and caching rule, so the events,
-    the checks and their order are :func:`_per_line`'s (``tests/test_mlperf_parse_identical.py``).
+    with no check. The templates are looked up all at once; of the lines of templates not seen
+    before, the flat ones (:func:`~trainperf.mlperf.events._flat_events`, all at once: no decoding,
+    no check) take their text's fields, and the others are decoded, in line order, by the same
+    :func:`_event` and caching rule, so the events, the checks and their order are
+    :func:`_per_line`'s (``tests/test_mlperf_parse_identical.py``, ``test_mlperf_parse_flat.py``).
     Issue 29: the per-line loop was a quarter of the loader on the bundled logs.
 
     Returns:
-        :func:`_per_line`'s dict, or None when a line does not qualify (the caller then runs
+        :func:`_per_line`'s dict (its ``objects`` a plain tuple in :class:`DecodedEvent`'s field
+        order where the event is flat), or None when a line does not qualify (the caller then runs
         :func:`_per_line`).
     """
     n = len(work)
@@ -81,15 +85,24 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
     head, caches = memo.head, memo.caches
     evs = list(map(head.get, tpls))
     dropped: list[int] = []
-    local: dict[str, DecodedEvent] = {}  # flat events of UNSHARED_KEYS, for this file only
-    for i in compress(range(n), map(operator.not_, evs)):  # not seen before (in line order)
-        ev = head.get(tpls[i]) or local.get(tpls[i])
+    miss = list(compress(range(n), map(operator.not_, evs)))  # not seen before (in line order)
+    # the flat events (no decoding, no check: tracked_stats) of all of them at once (issue 36:
+    # _flat_event line by line was a fifth of a round's record build); a flat event is a function
+    # of its text alone, so taking it here rather than from an earlier line's cache changes nothing
+    pos, flat = _flat_events(list(map(tpls.__getitem__, miss)))
+    if flat:
+        at = list(map(miss.__getitem__, pos))
+        any(map(operator.setitem, repeat(evs), at, flat))  # evs[at[j]] = flat[j], in C
+        shared = map(
+            operator.not_, map(UNSHARED_KEYS.__contains__, map(operator.itemgetter(2), flat))
+        )
+        for i, ev in compress(zip(at, flat, strict=True), shared):  # the other files may reuse them
+            if tpls[i] not in head:
+                head[tpls[i]] = DecodedEvent._make(ev)
+        miss = list(compress(miss, map(operator.not_, map(evs.__getitem__, miss))))
+    for i in miss:  # the others, in line order
+        ev = head.get(tpls[i])
         if ev is None:  # not cached by an earlier line of this loop either
-            ev = _flat_event(tpls[i], times[i])  # the time is in range (checked above)
-            if ev is not None:
-                (local if ev.key in UNSHARED_KEYS else head)[tpls[i]] = ev
-                evs[i] = ev
-                continue
             seg = raws[i][len(MLLOG_TOKEN) :]
             ev = _event(seg, work[i][0], checks, caches, lo, hi)
             if ev is None:
@@ -114,18 +127,19 @@ def _simple_lines(work: list[tuple], n_tokens: int, checks: FileChecks, memo: Me
         for i in dropped:
             keep[i] = False
         line, times, evs, prefixes = (list(compress(c, keep)) for c in (line, times, evs, prefixes))
-    field = operator.attrgetter
+    # by position: a flat event is a plain tuple in DecodedEvent's field order
+    field = operator.itemgetter
     out: dict[str, list] = {
         "line": line,
         "prefix": prefixes,
         "time_ms": times,
-        "event_type": list(map(field("event_type"), evs)),
-        "key": list(map(field("key"), evs)),
-        "value": list(map(field("value_text"), evs)),
-        "value_num": list(map(field("value_num"), evs)),
-        "metadata": list(map(field("metadata_text"), evs)),
+        "event_type": list(map(field(1), evs)),
+        "key": list(map(field(2), evs)),
+        "value": list(map(field(3), evs)),
+        "value_num": list(map(field(4), evs)),
+        "metadata": list(map(field(5), evs)),
     }
-    out["objects"], out["repeated"] = evs, repeated
+    out["objects"], out["repeated"] = evs, repeated  # DecodedEvent, or a tuple where flat
     return out
 
 

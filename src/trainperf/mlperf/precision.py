@@ -72,7 +72,7 @@ def _lines_naming(path: str | Path):
     file opened in text mode gives them: universal newlines (``\\r\\n`` and a lone ``\\r`` end
     a line). Read in blocks of whole lines (a block ends after a ``\\n``, so no ``\\r\\n`` is
     cut). Raises OSError."""
-    base, rest = 0, b""
+    base, rest, done = 0, b"", b""
     with open_bytes(path) as f:  # the bytes the parse read, inside read_once
         while True:
             block = f.read(_BLOCK)
@@ -87,11 +87,13 @@ def _lines_naming(path: str | Path):
                 block, rest = rest, b""
             if b"\r" in block:
                 block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if done and block:  # the lines of the blocks before (counted only when another follows:
+                base += done.count(b"\n")  # a file of one block, nearly all, is never counted)
             for no, line in _candidate_lines(block):
                 yield base + no, line
             if not rest and not block.endswith(b"\n") or not block:
                 return
-            base += block.count(b"\n")
+            done = block
 
 
 def _candidate_lines(text: bytes):
