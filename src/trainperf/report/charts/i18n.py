@@ -226,7 +226,7 @@ JA: dict[str, str] = {
     "timeout": "時間切れ",
     "Mean time to failure by job size": "ジョブ規模別の平均故障間隔 (MTTF)",
     "projected: MTTF per node / nodes": "予測: ノードあたり MTTF ÷ ノード数",
-    "measured (95 % interval)": "実測 (95 % 区間)",
+    "in the accounting (95 % interval)": "会計情報の値 (95 % 区間)",
     "job size (nodes, log scale)": "ジョブ規模 (ノード数、対数目盛)",
     "MTTF of a job (hours, log scale)": "ジョブの MTTF (時間、対数目盛)",
     "Expected ETTR against the checkpoint interval": "チェックポイント間隔と期待 ETTR",
