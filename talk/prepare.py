@@ -39,17 +39,28 @@ SLIDE_FIG_W = 1600
 SLIDE_FIG_H = {"": 600, "short": 470}
 SHOWN = 1 - 0.04  # the slide's scale in a 1600 x 900 window
 MIN_TEXT_PX = 20  # smallest text on a 1600 x 900 screen
-# layouts tried, in order of preference, until the text is large enough and no axis label is lost:
-# (text factor, plot width factor, plot height factor, legend on the right, panels stacked); the
-# slide's box is wide, so plots get wider and, where needed, lower, and bottom legends move to the
-# right; last, two panels side by side (hconcat) are stacked, each as wide as the slide allows
+# layouts tried, in order of preference, until the text is large enough, no axis label is lost, no
+# point label is left unplaced and the plots fill the slide's width (MIN_FILL):
+# (text factor, plot width factor, plot height factor, legend, panels stacked), legend one of
+# "right" (bottom legends moved to the right of the plot), "row" (under the plot, in one row) and
+# "bottom" (as in the book); the slide's box is wide, so plots get wider and, where needed, lower;
+# last, two panels side by side (hconcat) are stacked, each as wide as the slide allows
 LAYOUTS = tuple(
-    (t, w, h, right, False)
+    (t, w, h, legend, False)
     for h in (1.0, 0.8, 0.65)
-    for right in (True, False)
+    for legend in ("right", "row", "bottom")
     for w in (2.0, 1.5, 1.0)
     for t in (1.5, 1.8, 2.1)
-) + tuple((t, w, h, True, True) for h in (0.65, 0.5) for w in (2.0, 1.5) for t in (1.8, 2.1, 1.5))
+) + tuple(
+    (t, w, h, legend, True)
+    for h in (0.65, 0.5)
+    for legend in ("right", "row")
+    for w in (2.8, 2.5, 2.0)
+    for t in (1.8, 2.1, 1.5)
+)
+# the plots (panels side by side added up) should span this share of the slide's width at least:
+# a chart drawn small in the middle of a wide slide leaves the room its text needs unused
+MIN_FILL = 0.7
 _FONT_SIZE = re.compile(r'font-size="([\d.]+)(?:px)?"')
 _SVG_SIZE = re.compile(r'<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"')
 META = re.compile(r"\{\{<\s*meta\s+([^\s>]+)\s*>\}\}")
@@ -153,10 +164,11 @@ def shown_text_px(svg: str, box_h: float) -> float:
     return smallest * scale * SHOWN
 
 
-def hidden_axis_labels(spec: dict) -> list[str]:
+def hidden_axis_labels(spec: dict, vertical: bool = False) -> list[str]:
     """The labels of horizontal axes that Vega hides in ``spec`` (a label that would overlap its
     neighbour is drawn with opacity 0, ``labelOverlap``): a node axis that loses its 128 when the
-    text grows. (A y axis thinning its reading ticks on a lower plot loses no data position.)"""
+    text grows. (A y axis thinning its reading ticks on a lower plot loses no data position.) With
+    ``vertical``, those of vertical axes too: the bar names of a horizontal bar chart."""
     import vl_convert as vlc  # noqa: PLC0415
 
     hidden: list[str] = []
@@ -165,7 +177,7 @@ def hidden_axis_labels(spec: dict) -> list[str]:
         if isinstance(node, dict):
             if node.get("role") == "axis":
                 for axis in node.get("items", []):
-                    walk(axis, axis.get("orient") in ("bottom", "top"))
+                    walk(axis, vertical or axis.get("orient") in ("bottom", "top"))
                 return
             if horizontal and node.get("marktype") == "text" and node.get("role") == "axis-label":
                 hidden.extend(
@@ -190,28 +202,81 @@ def _unplaced_labels(spec: dict) -> int:
     return len(((spec.get("usermeta") or {}).get(PLACED_LABELS) or {}).get("unplaced", []))
 
 
+def _names_on_y(spec: dict) -> bool:
+    """Whether a y encoding of ``spec`` is nominal or ordinal: its axis labels name rows."""
+    if isinstance(spec, dict):
+        y = spec.get("y")
+        if isinstance(y, dict) and y.get("type") in ("nominal", "ordinal"):
+            return True
+        return any(_names_on_y(v) for k, v in spec.items() if k not in ("data", "datasets"))
+    if isinstance(spec, list):
+        return any(_names_on_y(v) for v in spec)
+    return False
+
+
+def plot_width(spec: dict) -> float:
+    """The width of the plots of a Vega-Lite ``spec`` (px, as laid out): a view's ``width``, or
+    the theme's ``config.view.continuousWidth`` (Vega-Lite's 300 without one); panels side by side
+    (``hconcat``) added up, panels one above the other (``vconcat``) their widest."""
+    default = ((spec.get("config") or {}).get("view") or {}).get("continuousWidth", 300)
+
+    def width(node: dict) -> float:
+        if "hconcat" in node:
+            return sum(width(n) for n in node["hconcat"])
+        if "vconcat" in node:
+            return max(width(n) for n in node["vconcat"])
+        if isinstance(node.get("width"), (int, float)):
+            return float(node["width"])
+        if "layer" in node:
+            return max(width(n) for n in node["layer"])
+        return float(default)
+
+    return width(spec)
+
+
+def plot_fill(spec: dict, svg: str, box_h: float) -> float:
+    """The share of the slide's width (:data:`SLIDE_FIG_W`) that the plots of ``spec`` take when
+    its picture ``svg`` is fitted into the figure box ``box_h`` high (:func:`svg_text_px`)."""
+    _, scale = svg_text_px(svg, box_h)
+    return plot_width(spec) * scale / SLIDE_FIG_W
+
+
 def projector_layout(spec: dict, box_h: float) -> tuple[dict, str]:
     """The Vega-Lite ``spec`` laid out again for a slide's figure box ``box_h`` high
     (trainperf.report.charts.export.projector_spec) with the first of :data:`LAYOUTS` whose
-    smallest text is at least :data:`MIN_TEXT_PX` on a 1600 x 900 screen, which keeps every label of
-    a horizontal axis the book's figure shows and places every point label; where none does, the one
-    keeping every label whose smallest text comes out largest. Returns the spec and its SVG
-    (:func:`shown_text_px` of it gives the smallest text on the screen)."""
+    smallest text is at least :data:`MIN_TEXT_PX` on a 1600 x 900 screen, which keeps every axis
+    label the book's figure shows (:func:`hidden_axis_labels`), places every point label and whose plots fill
+    :data:`MIN_FILL` of the slide's width (:func:`plot_fill`). Where none does, of the layouts
+    keeping every label with text large enough the one whose plots are widest; where none has text
+    large enough, the one keeping every label whose smallest text comes out largest. Returns the
+    spec and its SVG (:func:`shown_text_px` of it gives the smallest text on the screen)."""
     # here, not at the top: checking the decks (problems) needs neither
     from trainperf.report.charts.export import projector_spec, render_svg  # noqa: PLC0415
 
     best = None
-    book_hidden = len(hidden_axis_labels(spec))
-    for t, w, h, right, stack in LAYOUTS:
+    # every axis label the book's figure shows: of a vertical axis too where it names things (the
+    # bars of a horizontal bar chart), not where it reads a quantity (a lower plot thins its ticks)
+    vertical = _names_on_y(spec)
+    book_hidden = len(hidden_axis_labels(spec, vertical=vertical))
+    for t, w, h, legend, stack in LAYOUTS:
         if stack and "hconcat" not in spec:
             continue
-        laid_out = projector_spec(spec, t, w, h, right, stack)
+        laid_out = projector_spec(
+            spec, t, w, h, legend_right=legend == "right", stack=stack, legend_row=legend == "row"
+        )
         svg = render_svg(laid_out)
         shown = shown_text_px(svg, box_h)
-        whole = len(hidden_axis_labels(laid_out)) <= book_hidden and not _unplaced_labels(laid_out)
-        if best is None or (whole, shown) > best[2:]:
-            best = (laid_out, svg, whole, shown)
-        if whole and shown >= MIN_TEXT_PX:
+        readable = shown >= MIN_TEXT_PX
+        fill = plot_fill(laid_out, svg, box_h)
+        rank = (readable, fill if readable else shown)
+        if best is not None and best[2] and (True, *rank) <= best[2:]:
+            continue  # cannot beat a layout had: its labels need not be looked at (a scenegraph)
+        whole = len(
+            hidden_axis_labels(laid_out, vertical=vertical)
+        ) <= book_hidden and not _unplaced_labels(laid_out)
+        if best is None or (whole, *rank) > best[2:]:
+            best = (laid_out, svg, whole, *rank)
+        if whole and readable and fill >= MIN_FILL:
             break
     return best[0], best[1]
 

@@ -503,12 +503,13 @@ def test_source_columns_become_marks_with_one_key():
         }
     )
     t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
-    body, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources: ")
+    body, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources:\\\n")
     key = key.removesuffix("\n:::")
-    # each row carries a mark, each text is written once, in order of first appearance
+    # each row carries a mark, each text is written once, in order of first appearance, one a
+    # line (a Markdown hard break)
     assert body.count("\\[1\\]") == 2 and body.count("\\[2\\]") == 1
     assert "relayed" not in body
-    assert key == "[1] paper, Table 1 \\(relayed\\); [2] datasheet."
+    assert key == "[1] paper, Table 1 \\(relayed\\)\\\n[2] datasheet"
     assert "paper, Table 1 (relayed)" in t.csv  # the download keeps the full text
 
 
@@ -566,9 +567,11 @@ def test_the_source_key_is_a_left_aligned_block_of_short_links():
     )
     md = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"]).markdown
     block = md.split("\n\n")[-1]
-    assert block.startswith("::: {.source-key}\nSources: [1] ") and block.endswith("\n:::")
+    assert block.startswith("::: {.source-key}\nSources:\\\n[1] ") and block.endswith("\n:::")
     html = pypandoc.convert_text(block, "html", format="markdown")
     assert '<div class="source-key">' in html
+    # one source a line, not a paragraph of them (Table 3.1's key was 14 lines of running text)
+    assert html.count("<br />") == 2
     links = dict(re.findall(r'<a\s+href="([^"]+)">(.*?)</a>', html, re.S))
     assert {k: re.sub("<wbr>", "", v) for k, v in links.items()} == {
         "https://arxiv.org/abs/2507.02124": "arxiv.org/abs/2507.02124",
@@ -593,11 +596,11 @@ def test_a_caveat_many_sources_share_is_written_once_under_the_key():
         }
     )
     t = display.table(frame, {"item": "Item", "source": "Source"}, sources=["source"])
-    _, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources: ")
+    _, _, key = t.markdown.partition("\n\n::: {.source-key}\nSources:\\\n")
     key = key.removesuffix("\n:::")
     assert key.count("third-party") == 1
     assert key == (
-        "[1] paper Table 1 †; [2] paper Table 2 †; [3] TOP500 list. "
+        "[1] paper Table 1 †\\\n[2] paper Table 2 †\\\n[3] TOP500 list\\\n"
         "† As relayed by a third-party summary of the paper; not checked against the paper."
     )
     assert t.csv.count(relay) == 2

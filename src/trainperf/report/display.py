@@ -433,10 +433,13 @@ def _source_key(frame: pl.DataFrame, sources: Sequence[str]) -> tuple[pl.DataFra
                 if sentence not in notes:
                     notes.append(sentence)
         keyed.append(v)
-    key = "; ".join(f"[{i + 1}] {_key_text(v)}" for i, v in enumerate(keyed))
+    # one source a line (a Markdown hard break, backslash-newline), the caveats on lines of their
+    # own: a list to look a mark up in, not a paragraph to read through
+    lines = [f"[{i + 1}] {_key_text(v)}" for i, v in enumerate(keyed)]
+    key = "\\\n".join(["Sources:", *lines, *notes])
     # a block of its own (book.scss: left-aligned, small), never centred under the table like a
     # caption, its URLs short links (issue 39: a centred wall of 25 lines of bare URLs)
-    return shown, "\n".join(["::: {.source-key}", " ".join([f"Sources: {key}.", *notes]), ":::"])
+    return shown, "\n".join(["::: {.source-key}", key, ":::"])
 
 
 _URL_IN_TEXT = re.compile(r"https?://[^\s)]+")
@@ -482,8 +485,9 @@ def table(
         budget: text width in characters.
         note: a Markdown line above the table (default: the one of :func:`label_tables`).
         sources: columns that cite sources: each distinct text becomes a mark ``[n]`` in the
-            table and is written once in a key below it ("Sources: [1] ...; [2] ..."), instead of
-            the same long citation in every row (the CSV download keeps the full text).
+            table and is written once in a key below it ("Sources:", then "[1] ...", "[2] ...",
+            a line each), instead of the same long citation in every row (the CSV download keeps
+            the full text).
 
     Returns:
         A :class:`Table`; as the last expression of a cell it displays as ``text/markdown``.

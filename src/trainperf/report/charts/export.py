@@ -276,6 +276,7 @@ def projector_spec(
     height: float = 1.0,
     legend_right: bool = False,
     stack: bool = False,
+    legend_row: bool = False,
 ) -> dict:
     """``spec`` with every text size (and the room text is given: label and title limits,
     paddings, legend symbols) multiplied by ``factor``, its plots' widths by ``width`` and heights by
@@ -283,7 +284,10 @@ def projector_spec(
     out for a projected 16:9 slide (the talk). Presentation only: no datum changes but the
     positions of labels the chart placed for its own size, placed again for the new one
     (:func:`trainperf.report.charts.memory.replace_labels`). With ``stack``, panels side by side
-    (``hconcat``) are put one above the other (``vconcat``): two wide panels on a wide slide.
+    (``hconcat``) are put one above the other (``vconcat``): two wide panels on a wide slide. With
+    ``legend_row`` (and no ``legend_right``) a bottom legend lists its entries in one row, so that
+    it takes neither the plot's width nor much height. The rows (or columns) of a banded axis
+    (``{"step": n}``) grow with the text, never less: a label per bar stays readable.
 
     Args:
         spec: a Vega-Lite spec (e.g. the JSON :func:`save_chart` keeps as :data:`SPEC_SIDECAR`).
@@ -319,7 +323,9 @@ def projector_spec(
                     if isinstance(value, (int, float)):  # a view's size, not a mark's
                         node[key] = round(value * plot[key], 2)
                     elif isinstance(value, dict) and isinstance(value.get("step"), (int, float)):
-                        value["step"] = round(value["step"] * plot[key], 2)
+                        # a band holds a label: it grows as the text does (Vega hides a label
+                        # that would overlap its neighbour, so a bar would lose its name)
+                        value["step"] = round(value["step"] * max(plot[key], factor), 2)
                 elif key == "title" and parent == "y" and stack and isinstance(value, str):
                     node[key] = _two_lines(value)  # a stacked panel is low: a long title in two
                 elif key == "legend" and legend_right and isinstance(value, dict):
@@ -327,6 +333,11 @@ def projector_spec(
                         value["orient"] = "right"
                         value.pop("columns", None)
                         value.pop("direction", None)
+                    walk(value, key)
+                elif key == "legend" and legend_row and isinstance(value, dict):
+                    if value.get("orient", "bottom") == "bottom":
+                        value["direction"] = "horizontal"
+                        value.pop("columns", None)
                     walk(value, key)
                 else:
                     walk(value, key)

@@ -101,10 +101,10 @@ def reliability_mttf(
     """
     proj = projection.with_columns(series_label=pl.lit("projected: MTTF per node / nodes"))
     m = measured.filter(pl.col("enough")).with_columns(
-        series_label=pl.lit("measured (95 % interval)"),
+        series_label=pl.lit("in the accounting (95 % interval)"),
         size_label=pl.format("nodes: {}", pl.col("size_bin").cast(pl.String)),
     )
-    series = ["projected: MTTF per node / nodes", "measured (95 % interval)"]
+    series = ["projected: MTTF per node / nodes", "in the accounting (95 % interval)"]
     color = alt.Color(
         "series_label:N",
         title=None,
