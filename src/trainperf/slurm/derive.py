@@ -226,11 +226,11 @@ class Derive:
         per_row = [
             k for k in specs if self.raw.height < _DISTINCT_ROWS or specs[k].parser not in _BY_VALUE
         ]
-        lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
         for k, (fn, _, _, _) in specs.items():
             if k not in per_row:
                 groups.setdefault((fn, tuple(sorted(first[k].items()))), []).append(k)
+        joins: list[tuple[pl.LazyFrame, str, str]] = []  # (table, column, the table's key)
         for (fn, kw_items), keys in groups.items():
             plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
             uniq = pl.concat(
@@ -238,14 +238,8 @@ class Derive:
             )
             table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
-                lf = lf.join(
-                    table.rename({plan.out[o]: plans[k].out[o] for o in plan.out}),
-                    left_on=specs[k].column,
-                    right_on="_v",
-                    how="left",
-                    nulls_equal=True,
-                    maintain_order="left",
-                )
+                renamed = table.rename({plan.out[o]: plans[k].out[o] for o in plan.out})
+                joins.append((renamed, specs[k].column, "_v"))
         out = sorted({c for k in specs for c in plans[k].out.values()})
         vspecs = self.value_specs()
         if vspecs and self.raw.height:
@@ -257,16 +251,31 @@ class Derive:
             for i, (f, (col, fn, schema)) in enumerate(vspecs.items()):
                 table = C.value_table(distinct[f], fn, schema)
                 names = {c: f"_m{i}_{c}" for c in [*schema, "_bad"]}
-                lf = lf.join(
-                    table.lazy().rename(names),
-                    left_on=col,
-                    right_on="_value",
-                    how="left",
-                    nulls_equal=True,
-                    maintain_order="left",
-                )
+                joins.append((table.lazy().rename(names), col, "_value"))
                 out += names.values()
-        res = lf.select(out).collect(engine="in-memory")
+        chunks = C.row_chunks(self.raw.height)
+        if len(chunks) > 1 and joins:
+            # the distinct-value tables once (each is a query over every row), joined per chunk
+            got = pl.collect_all([t for t, _, _ in joins], engine="in-memory")
+            joins = [(g.lazy(), c, k) for g, (_, c, k) in zip(got, joins, strict=True)]
+
+        def query(rows: pl.DataFrame) -> pl.LazyFrame:
+            lf = C.stages_of(rows.lazy(), [plans[k] for k in per_row])
+            for table, col, key in joins:
+                lf = lf.join(table, left_on=col, right_on=key, how="left", nulls_equal=True,
+                             maintain_order="left")  # fmt: skip
+            return lf.select(out)
+
+        if len(chunks) > 1:
+            # one query a core, collected together (issue 41: the one query's joins ran on one
+            # core of two, its wall time most of the reader's at 174 MB)
+            res = pl.concat(
+                pl.collect_all(
+                    [query(self.raw.slice(o, n)) for o, n in chunks], engine="in-memory"
+                )
+            )
+        else:
+            res = query(self.raw).collect(engine="in-memory")
         self.mapped = {}
         for i, (f, (_, _, schema)) in enumerate(vspecs.items()):
             if not self.raw.height:
