@@ -270,9 +270,7 @@ class Derive:
             # one query a core, collected together (issue 41: the one query's joins ran on one
             # core of two, its wall time most of the reader's at 174 MB)
             res = pl.concat(
-                pl.collect_all(
-                    [query(self.raw.slice(o, n)) for o, n in chunks], engine="in-memory"
-                )
+                pl.collect_all([query(self.raw.slice(o, n)) for o, n in chunks], engine="in-memory")
             )
         else:
             res = query(self.raw).collect(engine="in-memory")
