@@ -12,6 +12,7 @@ full parsers are checked against the per-value parsers in ``tests/test_slurm.py`
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -204,8 +205,6 @@ def test_int_column_reads_the_grammar_of_its_docstring():
     ASCII digits → the int; anything else (spaces, other digits, exponents, a sign alone, a
     number beyond 64 bits) → null and bad. Expected: Python's ``int`` under the regex of the
     grammar, and the 64-bit range, value by value."""
-    import re
-
     values = [*_fixture_values("NNodes"), *_fixture_values("NCPUS"), "", "+5", "-5", " 5", "5 ",
               "5\n", "1e3", "0x10", "5.0", "\u0663", "+-5", "--5", "+", "-", "007", "+0", "-0",
               "1_000", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
