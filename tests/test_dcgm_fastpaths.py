@@ -135,7 +135,8 @@ _DAMAGED = (
 )
 def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypatch):
     """Issue 41: on a large file the values are split in a thread while the keys become series,
-    guessing that every value reads; forced on every fixture and on damaged lines (leading junk,
+    guessing that every value reads, and the clock check runs in a thread beside the last checks
+    (its rows replayed after theirs); forced on every fixture and on damaged lines (leading junk,
     malformed labels, a value that does not read, ``}`` in a label, a per-sample time), the
     reading (series, samples, quality rows) is the one of the steps in turn."""
     if source in ("damaged", "damaged_keys"):
@@ -147,6 +148,7 @@ def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypa
 
     def read(overlap: int):
         monkeypatch.setattr(exposition, "OVERLAP_LINES", overlap)
+        monkeypatch.setattr(checks, "OVERLAP_SAMPLES", overlap)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
