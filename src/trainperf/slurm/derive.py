@@ -104,6 +104,37 @@ def _step_kind(step: pl.Expr) -> pl.Expr:
     )
 
 
+def _id_exprs(p: C.Parse) -> dict[str, pl.Expr]:
+    """The id columns from the columns of JobID's parse ``p``."""
+    c = lambda k: pl.col(p.out[k])  # noqa: E731
+    array = c("array_task_id").is_not_null() | c("array_pending").is_not_null()
+    het = c("het_offset").is_not_null()
+    return {
+        # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
+        # components have their own raw ids that JobID does not show)
+        "job_id_raw": pl.when(~array & ~het).then(c("id")),
+        "kind": c("kind"),
+        "array_job_id": pl.when(array).then(c("id")),
+        "array_task_id": c("array_task_id"),
+        "het_job_id": pl.when(het).then(c("id")),
+        "het_offset": c("het_offset"),
+        "parent_job_id": c("parent"),
+        "step_id": c("step"),
+        "step_kind": _step_kind(c("step")),
+    }
+
+
+def _utc_exprs(plans: dict[str, C.Parse]) -> dict[str, pl.Expr]:
+    """With tz UTC (no daylight saving: nothing is ambiguous), the time columns from the columns
+    of their parses: ISO text as UTC, else the epoch's time."""
+    out = {}
+    for fname, name in (("Submit", "submit"), ("Start", "start"), ("End", "end")):
+        if fname in plans:
+            naive, utc = pl.col(plans[fname].out["naive"]), pl.col(plans[fname].out["utc"])
+            out[name] = naive.dt.replace_time_zone("UTC").fill_null(utc)
+    return out
+
+
 @dataclass
 class Derive:
     """The derived columns of one parsed dump (one method per group of sacct fields).
@@ -264,7 +295,12 @@ class Derive:
             for table, col, key in joins:
                 lf = lf.join(table, left_on=col, right_on=key, how="left", nulls_equal=True,
                              maintain_order="left")  # fmt: skip
-            return lf.select(out)
+            # the id and UTC time columns in the same query (each query has a fixed cost; at 174
+            # MB the ids were a query of 0.05 s on one core); used unless values are parsed again
+            fused = [e.alias(f"_ids_{k}") for k, e in _id_exprs(plans["JobID"]).items()]
+            if self.tz == "UTC":
+                fused += [e.alias(f"_utc_{k}") for k, e in _utc_exprs(plans).items()]
+            return lf.select(*out, *fused)
 
         if len(chunks) > 1:
             # one query a core, collected together (issue 41: the one query's joins ran on one
@@ -284,6 +320,7 @@ class Derive:
             bad = got.pop("_bad")
             self.mapped[f] = (pl.DataFrame(list(got.values())), bad)
         self.res = self._again(res, specs, plans)
+        self.__dict__["_fused"] = self.res is res  # nothing parsed again: the fused columns hold
         return plans
 
     def _again(
@@ -340,22 +377,10 @@ class Derive:
     def ids(self, plans: dict[str, C.Parse]) -> None:
         p = plans["JobID"]
         self.bad.append(("JobID", "a JobID", self.out(p, "bad")))
-        c = lambda k: pl.col(p.out[k])  # noqa: E731  (the parse's columns, one query)
-        array = c("array_task_id").is_not_null() | c("array_pending").is_not_null()
-        het = c("het_offset").is_not_null()
-        got = self.res.select(
-            # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
-            # components have their own raw ids that JobID does not show)
-            job_id_raw=pl.when(~array & ~het).then(c("id")),
-            kind=c("kind"),
-            array_job_id=pl.when(array).then(c("id")),
-            array_task_id=c("array_task_id"),
-            het_job_id=pl.when(het).then(c("id")),
-            het_offset=c("het_offset"),
-            parent_job_id=c("parent"),
-            step_id=c("step"),
-            step_kind=_step_kind(c("step")),
-        )
+        if self.__dict__.get("_fused"):  # made in the parse query (parse_rows)
+            got = self.res.select(pl.col(f"_ids_{k}").alias(k) for k in _id_exprs(p))
+        else:  # values parsed again since: from the parse's columns
+            got = self.res.select(**_id_exprs(p))
         self.cols.update({c: got.get_column(c) for c in got.columns})
         if "JobIDRaw" in plans:
             self.bad.append(("JobIDRaw", "a JobIDRaw", self.out(plans["JobIDRaw"], "bad")))
@@ -409,7 +434,9 @@ class Derive:
                 self.bad.append((fname, what, naive.is_not_null() & local.is_null()))
                 value = local.dt.convert_time_zone("UTC").fill_null(value)
             self.cols[out] = value
-        if utc:
+        if utc and self.__dict__.get("_fused"):  # made in the parse query (parse_rows)
+            self.cols.update({k: self.res.get_column(f"_utc_{k}").alias(k) for k in utc})
+        elif utc:
             got = self.res.select(**utc)
             self.cols.update({c: got.get_column(c) for c in got.columns})
 
