@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 
 from trainperf import slurm
 from trainperf.slurm import columns as C
-from trainperf.slurm import parsable
+from trainperf.slurm import derive, parsable
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((ROOT / "tests" / "data" / "slurm").glob("**/*.txt")) + [
@@ -75,6 +75,7 @@ def test_both_cores_read_as_one(path, tmp_path, monkeypatch):
         _same(_read(path, mode), want)  # as the reader goes by default on this machine
         with monkeypatch.context() as m:  # several record queries even on a small file
             m.setattr(C, "PARALLEL_ROWS", 1)
+            m.setattr(derive, "CHUNKED_PARSE_ROWS", 1)
             m.setattr(pl, "thread_pool_size", lambda: 3)
             _same(_read(path, mode), want)
         with monkeypatch.context() as m:  # the CSV read in a thread beside the byte counts
