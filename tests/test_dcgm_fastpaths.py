@@ -128,16 +128,31 @@ _DAMAGED = (
 )
 
 
+# a counter sample out of range (dropped), which read as kept would be a one-sample glitch of the
+# counter: the counter check must see the samples after the drop
+_COUNTER_DROPPED = "".join(
+    f"{1767225600 + 15 * i}\n"
+    f'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu="0",UUID="GPU-1",Hostname="n1"}} {v}\n'
+    for i, v in enumerate([100000, 200000, -5, 300000])
+)
+
+
 @pytest.mark.parametrize(
     "source",
-    [*sorted((ROOT / "tests" / "data" / "dcgm").glob("*.prom")), "damaged", "damaged_keys"],
+    [
+        *sorted((ROOT / "tests" / "data" / "dcgm").glob("*.prom")),
+        "damaged",
+        "damaged_keys",
+        "counter_dropped",
+    ],  # fmt: skip
     ids=lambda p: getattr(p, "name", p),
 )
 def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypatch):
     """Issue 41: on a large file the values are split in a thread while the keys become series,
     guessing that every value reads, and the clock check runs in a thread beside the last checks
-    (its rows replayed after theirs); forced on every fixture and on damaged lines (leading junk,
-    malformed labels, a value that does not read, ``}`` in a label, a per-sample time), the
+    (its rows replayed after theirs); forced on every fixture, on damaged lines (leading junk,
+    malformed labels, a value that does not read, ``}`` in a label, a per-sample time) and on a
+    counter sample that a check drops (the counter check must not see it), the
     reading (series, samples, quality rows) is the one of the steps in turn."""
     if source in ("damaged", "damaged_keys"):
         text = _DAMAGED  # damaged_keys: every value reads (the guess holds), the keys are damaged
@@ -145,6 +160,9 @@ def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypa
             text = "".join(ln for ln in text.splitlines(keepends=True) if not ln.endswith("} x\n"))
         source = tmp_path / f"{source}.prom"
         source.write_text(text)
+    elif source == "counter_dropped":
+        source = tmp_path / "counter_dropped.prom"
+        source.write_text(_COUNTER_DROPPED)
 
     def read(overlap: int):
         monkeypatch.setattr(exposition, "OVERLAP_LINES", overlap)
