@@ -149,11 +149,11 @@ _COUNTER_DROPPED = "".join(
 )
 def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypatch):
     """Issue 41: on a large file the values are split in a thread while the keys become series,
-    guessing that every value reads, and the clock check runs in a thread beside the last checks
-    (its rows replayed after theirs); forced on every fixture, on damaged lines (leading junk,
-    malformed labels, a value that does not read, ``}`` in a label, a per-sample time) and on a
-    counter sample that a check drops (the counter check must not see it), the
-    reading (series, samples, quality rows) is the one of the steps in turn."""
+    guessing that every value reads, and the staleness, counter and clock checks run in threads
+    beside the others (their rows replayed in turn). Forced on every fixture, on damaged lines
+    (leading junk, malformed labels, a value that does not read, ``}`` in a label, a per-sample
+    time) and on a counter sample that a check drops (neither the staleness nor the counter check
+    may see it), the reading (series, samples, quality rows) is the one of the steps in turn."""
     if source in ("damaged", "damaged_keys"):
         text = _DAMAGED  # damaged_keys: every value reads (the guess holds), the keys are damaged
         if source == "damaged_keys":

@@ -118,15 +118,18 @@ def finish(
     log = log if log is not None else QualityLog(category=DcgmWarning)
     if samples.height:
         samples = _drop_blank(series, samples, source, log)
-    late, start = None, (series, samples)
+    late, stale, start = None, None, (series, samples)
     if samples.height >= OVERLAP_SAMPLES and checks:
-        # the counter and clock checks (the last two; they change nothing) start now in threads
-        # (polars, the GIL released) on the samples as they are, guessing that the checks between
-        # drop nothing and leave the series columns they read (the common case: checked below,
-        # else they run again in turn); their rows and warnings are replayed after the others, in
-        # the order of the steps in turn (issue 41: 0.007 s and 0.003 s of one core on the 100 MB
-        # archive, beside the 0.014 s of the checks between)
-        counter, clock = _Replay(), _Replay()
+        # the staleness checks (steps 5-7) and the counter and clock checks (the last two; they
+        # change nothing) start now in threads (polars, the GIL released) on the series and
+        # samples as they are, guessing that the checks between (times, ranges, repeats) change
+        # neither, and the staleness checks drop nothing for the last two (the common case: checked
+        # by identity below, else they run again in turn); their rows and warnings are replayed
+        # in the order of the steps in turn (issue 41: 0.007 s, 0.007 s and 0.003 s of one core on
+        # the 100 MB archive, beside the 0.007 s of the checks between)
+        staled, counter, clock = _Replay(), _Replay(), _Replay()
+        args = (series, samples, source, staled, frozen_min_samples)
+        stale = (_POOL.submit(_staleness, *args), staled)
         late = [
             (_POOL.submit(note_counter_dips, series, samples, source, counter), counter),
             (_POOL.submit(note_clock_steps, samples, source, clock), clock),
@@ -140,14 +143,13 @@ def finish(
     if samples.height and checks:
         series = _unify_hosts(series, samples, source, log)
         series, samples = _dedupe(series, samples, source, log)
-    if samples.height and checks:
-        samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
-    if samples.height and checks:
-        samples = _drop_stale(series, samples, source, log, frozen_min_samples)
-    if samples.height and checks:
-        samples = _drop_stale_fields(series, samples, source, log)
+    if stale is not None and series is start[0] and samples is start[1]:
+        samples = stale[0].result()  # the guess held: the staleness checks' own result
+        stale[1].replay(log)
+    elif samples.height and checks:
+        samples = _staleness(series, samples, source, log, frozen_min_samples)
     if series is not start[0] or samples is not start[1]:
-        late = None  # a check changed them: the two run again below, in turn
+        late = None  # a check changed them: the last two run again below, in turn
     if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
     if samples.height and checks:
@@ -164,10 +166,22 @@ def finish(
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
 
 
-#: Samples from which :func:`finish` runs the counter and clock checks in threads beside the last
-#: checks.
+#: Samples from which :func:`finish` runs the staleness, counter and clock checks in threads beside
+#: the others.
 OVERLAP_SAMPLES = 50_000
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trainperf-dcgm-checks")
+_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="trainperf-dcgm-checks")
+
+
+def _staleness(series: pl.DataFrame, samples: pl.DataFrame, source: str, log: QualityLog,
+               frozen_min_samples: int) -> pl.DataFrame:  # fmt: skip
+    """Steps 5-7 of :func:`finish` in turn (``frozen``, ``stale``, ``stale_field``)."""
+    if samples.height:
+        samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
+    if samples.height:
+        samples = _drop_stale(series, samples, source, log, frozen_min_samples)
+    if samples.height:
+        samples = _drop_stale_fields(series, samples, source, log)
+    return samples
 
 
 class _Replay:
