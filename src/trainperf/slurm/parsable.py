@@ -131,11 +131,10 @@ def _read_well_formed(
     at_nl = np.flatnonzero(arr == 10)
     newlines = len(at_nl)
     m = newlines + (not data.endswith(b"\n"))
-    if (arr[at_nl[at_nl > 0] - 1] == db[0]).any() or int(np.count_nonzero(arr == db[0])) != (
-        n - 1
-    ) * m:
-        # a line ending with the delimiter (--parsable, or a name ending so), or a line with
-        # another number of fields than the header's
+    # a line ending with the delimiter (--parsable, or a name ending so), or a line with another
+    # number of fields than the header's: the caller's path
+    ends_with_delimiter = bool((arr[at_nl[at_nl > 0] - 1] == db[0]).any())
+    if ends_with_delimiter or int(np.count_nonzero(arr == db[0])) != (n - 1) * m:
         if pending is not None:
             pending.result()
         return None
