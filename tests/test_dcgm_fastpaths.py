@@ -9,14 +9,21 @@
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
-from trainperf.dcgm import checks
+from trainperf.dcgm import checks, exposition
 from trainperf.dcgm.exposition import _sid_of_kid
+from trainperf.dcgm.fields import DcgmFormatError
 from trainperf.dcgm.series import normalise_series, series_frame
 from trainperf.dcgm.text import split_series_key
 from trainperf.quality import QualityLog
+
+ROOT = Path(__file__).resolve().parents[1]
 
 KEYS = [
     'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1",hpc_job="7"}',
@@ -105,3 +112,73 @@ def test_sid_of_kid_as_replace_strict(kids, kid_sid):
         )
     )["kid"]
     assert got.dtype == pl.UInt32 and got.to_list() == want.to_list()
+
+
+_DAMAGED = (
+    "# TIMESTAMP 1767225600\n"
+    'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1"} 50\n'
+    'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",Hostname="n1"} 300.5\n'
+    '  DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1",Hostname="n1"} 40\n'  # leading junk
+    'DCGM_FI_DEV_SM_CLOCK{gpu="0",broken} 1400\n'  # malformed labels
+    "1767225615\n"
+    'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1"} 60\n'
+    'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",Hostname="n1"} x\n'  # a value that does not read
+    'DCGM_FI_DEV_MEM_CLOCK{gpu="0",UUID="GPU-1",Hostname="n1",note="a}b"} 1593\n'  # } in a label
+    'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-1",Hostname="n1"} 7 1767225616000\n'
+)
+
+
+# a counter sample out of range (dropped), which read as kept would be a one-sample glitch of the
+# counter: the counter check must see the samples after the drop
+_COUNTER_DROPPED = "".join(
+    f"{1767225600 + 15 * i}\n"
+    f'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu="0",UUID="GPU-1",Hostname="n1"}} {v}\n'
+    for i, v in enumerate([100000, 200000, -5, 300000])
+)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        *sorted((ROOT / "tests" / "data" / "dcgm").glob("*.prom")),
+        "damaged",
+        "damaged_keys",
+        "counter_dropped",
+    ],  # fmt: skip
+    ids=lambda p: getattr(p, "name", p),
+)
+def test_values_split_beside_the_keys_read_as_in_turn(source, tmp_path, monkeypatch):
+    """Issue 41: on a large file the values are split in a thread while the keys become series,
+    guessing that every value reads, and the staleness, counter and clock checks run in threads
+    beside the others (their rows replayed in turn). Forced on every fixture, on damaged lines
+    (leading junk, malformed labels, a value that does not read, ``}`` in a label, a per-sample
+    time) and on a counter sample that a check drops (neither the staleness nor the counter check
+    may see it), the reading (series, samples, quality rows) is the one of the steps in turn."""
+    if source in ("damaged", "damaged_keys"):
+        text = _DAMAGED  # damaged_keys: every value reads (the guess holds), the keys are damaged
+        if source == "damaged_keys":
+            text = "".join(ln for ln in text.splitlines(keepends=True) if not ln.endswith("} x\n"))
+        source = tmp_path / f"{source}.prom"
+        source.write_text(text)
+    elif source == "counter_dropped":
+        source = tmp_path / "counter_dropped.prom"
+        source.write_text(_COUNTER_DROPPED)
+
+    def read(overlap: int):
+        monkeypatch.setattr(exposition, "OVERLAP_LINES", overlap)
+        monkeypatch.setattr(checks, "OVERLAP_SAMPLES", overlap)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return exposition.read_exposition_reading(source, timestamp=1767225600)
+            except DcgmFormatError as exc:  # too much damage: the same error either way
+                return str(exc)
+
+    want, got = read(10**12), read(0)
+    if isinstance(want, str):
+        assert got == want
+        return
+    for a, b in ((want.series, got.series), (want.samples, got.samples),
+                 (want.quality, got.quality)):  # fmt: skip
+        assert_frame_equal(a, b)
+    assert want.samples.height > 0

@@ -12,6 +12,7 @@ full parsers are checked against the per-value parsers in ``tests/test_slurm.py`
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -197,3 +198,25 @@ def test_times_by_distinct_value_read_as_row_by_row(path, monkeypatch):
             continue
         for a, b in zip(got, want, strict=True):
             assert_frame_equal(a, b)
+
+
+def test_int_column_reads_the_grammar_of_its_docstring():
+    """``int_column`` (a cast, no regex since issue 41): ``""`` → null and not bad; ``[+-]`` and
+    ASCII digits → the int; anything else (spaces, other digits, exponents, a sign alone, a
+    number beyond 64 bits) → null and bad. Expected: Python's ``int`` under the regex of the
+    grammar, and the 64-bit range, value by value."""
+    values = [*_fixture_values("NNodes"), *_fixture_values("NCPUS"), "", "+5", "-5", " 5", "5 ",
+              "5\n", "1e3", "0x10", "5.0", "\u0663", "+-5", "--5", "+", "-", "007", "+0", "-0",
+              "1_000", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+              "-9223372036854775809", "99999999999999999999"]  # fmt: skip
+
+    def want(v: str) -> tuple[int | None, bool]:
+        if v == "":
+            return None, False
+        if re.fullmatch(r"[+-]?[0-9]+", v) and -(2**63) <= int(v) < 2**63:
+            return int(v), False
+        return None, True
+
+    got = C.run_stages(pl.DataFrame({"n": values}), [C.int_column("n", "_n_", strip_values=False)])
+    assert got["_n_v"].to_list() == [want(v)[0] for v in values]
+    assert got["_n_bad"].to_list() == [want(v)[1] for v in values]

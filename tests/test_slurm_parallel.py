@@ -2,7 +2,8 @@
 
 Lines are split by polars' CSV reader where the bytes allow it (``parsable._read_lines``: no ``\\r``,
 no byte-order mark, UTF-8), else from the text; the records of a large dump are split in one query
-per polars thread (``columns.row_chunks``). Forced here on every fixture (damaged lines, newlines
+per polars thread (``columns.row_chunks``), and a large file's CSV read runs in a thread beside
+its byte counts (``parsable.OVERLAP_BYTES``). Forced here on every fixture (damaged lines, newlines
 and pipes inside job names, non-UTF-8 bytes, trailing delimiters, CRLF), the frames, quality rows
 and errors are those of the text split in one query.
 """
@@ -18,7 +19,7 @@ from polars.testing import assert_frame_equal
 
 from trainperf import slurm
 from trainperf.slurm import columns as C
-from trainperf.slurm import parsable
+from trainperf.slurm import derive, parsable
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((ROOT / "tests" / "data" / "slurm").glob("**/*.txt")) + [
@@ -74,7 +75,11 @@ def test_both_cores_read_as_one(path, tmp_path, monkeypatch):
         _same(_read(path, mode), want)  # as the reader goes by default on this machine
         with monkeypatch.context() as m:  # several record queries even on a small file
             m.setattr(C, "PARALLEL_ROWS", 1)
+            m.setattr(derive, "CHUNKED_PARSE_ROWS", 1)
             m.setattr(pl, "thread_pool_size", lambda: 3)
+            _same(_read(path, mode), want)
+        with monkeypatch.context() as m:  # the CSV read in a thread beside the byte counts
+            m.setattr(parsable, "OVERLAP_BYTES", 0)
             _same(_read(path, mode), want)
 
 

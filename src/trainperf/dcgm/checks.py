@@ -54,6 +54,8 @@ stay importable from here.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import polars as pl
 
 # each check lives in the module of its concern; the names below stay importable from here
@@ -116,6 +118,22 @@ def finish(
     log = log if log is not None else QualityLog(category=DcgmWarning)
     if samples.height:
         samples = _drop_blank(series, samples, source, log)
+    late, stale, start = None, None, (series, samples)
+    if samples.height >= OVERLAP_SAMPLES and checks:
+        # the staleness checks (steps 5-7) and the counter and clock checks (the last two; they
+        # change nothing) start now in threads (polars, the GIL released) on the series and
+        # samples as they are, guessing that the checks between (times, ranges, repeats) change
+        # neither, and the staleness checks drop nothing for the last two (the common case: checked
+        # by identity below, else they run again in turn); their rows and warnings are replayed
+        # in the order of the steps in turn (issue 41: 0.007 s, 0.007 s and 0.003 s of one core on
+        # the 100 MB archive, beside the 0.007 s of the checks between)
+        staled, counter, clock = _Replay(), _Replay(), _Replay()
+        args = (series, samples, source, staled, frozen_min_samples)
+        stale = (_POOL.submit(_staleness, *args), staled)
+        late = [
+            (_POOL.submit(note_counter_dips, series, samples, source, counter), counter),
+            (_POOL.submit(note_clock_steps, samples, source, clock), clock),
+        ]
     if samples.height and checks:
         samples = _check_times(series, samples, source, log)
     if samples.height and checks:
@@ -125,23 +143,60 @@ def finish(
     if samples.height and checks:
         series = _unify_hosts(series, samples, source, log)
         series, samples = _dedupe(series, samples, source, log)
-    if samples.height and checks:
-        samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
-    if samples.height and checks:
-        samples = _drop_stale(series, samples, source, log, frozen_min_samples)
-    if samples.height and checks:
-        samples = _drop_stale_fields(series, samples, source, log)
+    if stale is not None and series is start[0] and samples is start[1]:
+        samples = stale[0].result()  # the guess held: the staleness checks' own result
+        stale[1].replay(log)
+    elif samples.height and checks:
+        samples = _staleness(series, samples, source, log, frozen_min_samples)
+    if series is not start[0] or samples is not start[1]:
+        late = None  # a check changed them: the last two run again below, in turn
     if samples.height and checks:
         series = _fix_gpu_device(series, samples, source, log)
     if samples.height and checks:
         series = check_entity_ids(series, samples, source, log)
     if samples.height and checks:
         _note_mig(series, samples, source, log)
-    if samples.height and checks:
+    if samples.height and checks and late is None:
         note_counter_dips(series, samples, source, log)
         note_clock_steps(samples, source, log)
+    for done, rows in late or ():
+        done.result()
+        rows.replay(log)
     series = series.drop("_is_int", "_is_double")
     return Reading(series, samples.select("sid", "timestamp", "value", "line"), log.frame(), source)
+
+
+#: Samples from which :func:`finish` runs the staleness, counter and clock checks in threads beside
+#: the others.
+OVERLAP_SAMPLES = 50_000
+_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="trainperf-dcgm-checks")
+
+
+def _staleness(series: pl.DataFrame, samples: pl.DataFrame, source: str, log: QualityLog,
+               frozen_min_samples: int) -> pl.DataFrame:  # fmt: skip
+    """Steps 5-7 of :func:`finish` in turn (``frozen``, ``stale``, ``stale_field``)."""
+    if samples.height:
+        samples = _drop_frozen(series, samples, source, log, frozen_min_samples)
+    if samples.height:
+        samples = _drop_stale(series, samples, source, log, frozen_min_samples)
+    if samples.height:
+        samples = _drop_stale_fields(series, samples, source, log)
+    return samples
+
+
+class _Replay:
+    """Stands in for a :class:`~trainperf.quality.QualityLog` in a thread: keeps each ``add`` and
+    replays them on the real log later (rows and warnings in the order of the steps in turn)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def add(self, *args, **kwargs) -> None:
+        self.calls.append((args, kwargs))
+
+    def replay(self, log: QualityLog) -> None:
+        for args, kwargs in self.calls:
+            log.add(*args, **kwargs)
 
 
 def across_sources(reading: Reading, log: QualityLog, sources: list[str] | None = None) -> Reading:

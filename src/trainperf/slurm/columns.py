@@ -131,10 +131,10 @@ def int_column(column: str, prefix: str, *, strip_values: bool = True) -> Parse:
     (or beyond 64 bits) bad."""
     p = Parse()
     t = _text(p, column, prefix, strip_values)
-    v = pl.when(t.str.contains(r"^[+-]?[0-9]+$")).then(
-        t.str.strip_prefix("+").cast(pl.Int64, strict=False)
-    )
-    p.at(1, v.alias(f"{prefix}v"))
+    # polars' text-to-Int64 cast reads exactly [+-]?[0-9]+ (ASCII digits; anything else, a blank
+    # or a number beyond 64 bits is null: tests/test_slurm_fast_parsers.py), so no regex pass
+    # (issue 41: the regex and the strip were 0.03 s of each count column at 174 MB)
+    p.at(1, t.cast(pl.Int64, strict=False).alias(f"{prefix}v"))
     p.at(2, ((t != "") & pl.col(f"{prefix}v").is_null()).alias(f"{prefix}bad"))
     p.out = {"value": f"{prefix}v", "bad": f"{prefix}bad"}
     return p

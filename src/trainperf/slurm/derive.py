@@ -36,6 +36,10 @@ __all__ = ["Derive"]
 _FAST = (C.job_id_parts, C.epoch_or_iso_times, C.duration_seconds)  # parsers with a fast form
 _BY_VALUE = (C.epoch_or_iso_times, C.duration_seconds)  # per distinct value in a large dump
 _DISTINCT_ROWS = 32_768
+#: Records from which the parse query runs once per polars thread over row chunks (issue 41,
+#: measured on the bench_slurm dumps at a load average of 6: 174 MB 2.17 s CPU in chunks against
+#: 2.40 s in one query; 17 MB 0.160 s against 0.138 s, as an earlier measurement found too).
+CHUNKED_PARSE_ROWS = 200_000
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -102,6 +106,37 @@ def _step_kind(step: pl.Expr) -> pl.Expr:
         .then(pl.lit("srun"))
         .otherwise(base)
     )
+
+
+def _id_exprs(p: C.Parse) -> dict[str, pl.Expr]:
+    """The id columns from the columns of JobID's parse ``p``."""
+    c = lambda k: pl.col(p.out[k])  # noqa: E731
+    array = c("array_task_id").is_not_null() | c("array_pending").is_not_null()
+    het = c("het_offset").is_not_null()
+    return {
+        # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
+        # components have their own raw ids that JobID does not show)
+        "job_id_raw": pl.when(~array & ~het).then(c("id")),
+        "kind": c("kind"),
+        "array_job_id": pl.when(array).then(c("id")),
+        "array_task_id": c("array_task_id"),
+        "het_job_id": pl.when(het).then(c("id")),
+        "het_offset": c("het_offset"),
+        "parent_job_id": c("parent"),
+        "step_id": c("step"),
+        "step_kind": _step_kind(c("step")),
+    }
+
+
+def _utc_exprs(plans: dict[str, C.Parse]) -> dict[str, pl.Expr]:
+    """With tz UTC (no daylight saving: nothing is ambiguous), the time columns from the columns
+    of their parses: ISO text as UTC, else the epoch's time."""
+    out = {}
+    for fname, name in (("Submit", "submit"), ("Start", "start"), ("End", "end")):
+        if fname in plans:
+            naive, utc = pl.col(plans[fname].out["naive"]), pl.col(plans[fname].out["utc"])
+            out[name] = naive.dt.replace_time_zone("UTC").fill_null(utc)
+    return out
 
 
 @dataclass
@@ -226,11 +261,11 @@ class Derive:
         per_row = [
             k for k in specs if self.raw.height < _DISTINCT_ROWS or specs[k].parser not in _BY_VALUE
         ]
-        lf = C.stages_of(self.raw.lazy(), [plans[k] for k in per_row])
         groups: dict[tuple, list[str]] = {}
         for k, (fn, _, _, _) in specs.items():
             if k not in per_row:
                 groups.setdefault((fn, tuple(sorted(first[k].items()))), []).append(k)
+        joins: list[tuple[pl.LazyFrame, str, str]] = []  # (table, column, the table's key)
         for (fn, kw_items), keys in groups.items():
             plan = fn("_v", "_u_", strip_values=False, **dict(kw_items))
             uniq = pl.concat(
@@ -238,14 +273,8 @@ class Derive:
             )
             table = C.stages_of(uniq.unique(), [plan]).select("_v", *plan.out.values())
             for k in keys:
-                lf = lf.join(
-                    table.rename({plan.out[o]: plans[k].out[o] for o in plan.out}),
-                    left_on=specs[k].column,
-                    right_on="_v",
-                    how="left",
-                    nulls_equal=True,
-                    maintain_order="left",
-                )
+                renamed = table.rename({plan.out[o]: plans[k].out[o] for o in plan.out})
+                joins.append((renamed, specs[k].column, "_v"))
         out = sorted({c for k in specs for c in plans[k].out.values()})
         vspecs = self.value_specs()
         if vspecs and self.raw.height:
@@ -257,16 +286,36 @@ class Derive:
             for i, (f, (col, fn, schema)) in enumerate(vspecs.items()):
                 table = C.value_table(distinct[f], fn, schema)
                 names = {c: f"_m{i}_{c}" for c in [*schema, "_bad"]}
-                lf = lf.join(
-                    table.lazy().rename(names),
-                    left_on=col,
-                    right_on="_value",
-                    how="left",
-                    nulls_equal=True,
-                    maintain_order="left",
-                )
+                joins.append((table.lazy().rename(names), col, "_value"))
                 out += names.values()
-        res = lf.select(out).collect(engine="in-memory")
+        # one query per polars thread from CHUNKED_PARSE_ROWS rows (below, one query costs less)
+        h = self.raw.height
+        chunks = C.row_chunks(h) if h >= CHUNKED_PARSE_ROWS else [(0, h)]
+        if len(chunks) > 1 and joins:
+            # the distinct-value tables once (each is a query over every row), joined per chunk
+            got = pl.collect_all([t for t, _, _ in joins], engine="in-memory")
+            joins = [(g.lazy(), c, k) for g, (_, c, k) in zip(got, joins, strict=True)]
+
+        def query(rows: pl.DataFrame) -> pl.LazyFrame:
+            lf = C.stages_of(rows.lazy(), [plans[k] for k in per_row])
+            for table, col, key in joins:
+                lf = lf.join(table, left_on=col, right_on=key, how="left", nulls_equal=True,
+                             maintain_order="left")  # fmt: skip
+            # the id and UTC time columns in the same query (each query has a fixed cost; at 174
+            # MB the ids were a query of 0.05 s on one core); used unless values are parsed again
+            fused = [e.alias(f"_ids_{k}") for k, e in _id_exprs(plans["JobID"]).items()]
+            if self.tz == "UTC":
+                fused += [e.alias(f"_utc_{k}") for k, e in _utc_exprs(plans).items()]
+            return lf.select(*out, *fused)
+
+        if len(chunks) > 1:
+            # one query a core, collected together (issue 41: the one query's joins ran on one
+            # core of two, its wall time most of the reader's at 174 MB)
+            res = pl.concat(
+                pl.collect_all([query(self.raw.slice(o, n)) for o, n in chunks], engine="in-memory")
+            )
+        else:
+            res = query(self.raw).collect(engine="in-memory")
         self.mapped = {}
         for i, (f, (_, _, schema)) in enumerate(vspecs.items()):
             if not self.raw.height:
@@ -277,6 +326,7 @@ class Derive:
             bad = got.pop("_bad")
             self.mapped[f] = (pl.DataFrame(list(got.values())), bad)
         self.res = self._again(res, specs, plans)
+        self.__dict__["_fused"] = self.res is res  # nothing parsed again: the fused columns hold
         return plans
 
     def _again(
@@ -333,22 +383,10 @@ class Derive:
     def ids(self, plans: dict[str, C.Parse]) -> None:
         p = plans["JobID"]
         self.bad.append(("JobID", "a JobID", self.out(p, "bad")))
-        c = lambda k: pl.col(p.out[k])  # noqa: E731  (the parse's columns, one query)
-        array = c("array_task_id").is_not_null() | c("array_pending").is_not_null()
-        het = c("het_offset").is_not_null()
-        got = self.res.select(
-            # without JobIDRaw, only a plain job's JobID is its numeric id (array tasks and het
-            # components have their own raw ids that JobID does not show)
-            job_id_raw=pl.when(~array & ~het).then(c("id")),
-            kind=c("kind"),
-            array_job_id=pl.when(array).then(c("id")),
-            array_task_id=c("array_task_id"),
-            het_job_id=pl.when(het).then(c("id")),
-            het_offset=c("het_offset"),
-            parent_job_id=c("parent"),
-            step_id=c("step"),
-            step_kind=_step_kind(c("step")),
-        )
+        if self.__dict__.get("_fused"):  # made in the parse query (parse_rows)
+            got = self.res.select(pl.col(f"_ids_{k}").alias(k) for k in _id_exprs(p))
+        else:  # values parsed again since: from the parse's columns
+            got = self.res.select(**_id_exprs(p))
         self.cols.update({c: got.get_column(c) for c in got.columns})
         if "JobIDRaw" in plans:
             self.bad.append(("JobIDRaw", "a JobIDRaw", self.out(plans["JobIDRaw"], "bad")))
@@ -402,7 +440,9 @@ class Derive:
                 self.bad.append((fname, what, naive.is_not_null() & local.is_null()))
                 value = local.dt.convert_time_zone("UTC").fill_null(value)
             self.cols[out] = value
-        if utc:
+        if utc and self.__dict__.get("_fused"):  # made in the parse query (parse_rows)
+            self.cols.update({k: self.res.get_column(f"_utc_{k}").alias(k) for k in utc})
+        elif utc:
             got = self.res.select(**utc)
             self.cols.update({c: got.get_column(c) for c in got.columns})
 

@@ -509,7 +509,8 @@ def assemble(
         v = cols.get(name)
         if isinstance(v, pl.Series):
             present.append(v.alias(name))
-            exprs.append(pl.col(name).cast(dtype))
+            if v.dtype != dtype:  # a cast of every column cost its pass even where a no-op
+                exprs.append(pl.col(name).cast(dtype))
         elif v is not None:
             present.append(pl.Series(name, v, dtype=dtype))
             exprs.append(pl.col(name))
