@@ -92,6 +92,13 @@ def test_phrases_only_on_word_boundaries():
     assert charts.translate("train", "ja") == "学習"
     assert "学習ing" not in charts.translate("Per-rail throughput in the training blocks", "ja")
     assert charts.translate("SAKURAONE v4.1 (unverified)", "ja") == "SAKURAONE v4.1 (未検証)"
+    # "other" is an entry (その他); inside a bar's slot key it is data: the Japanese GPT-3 bars had
+    # lost "96|measured_other" from their sort order and drawn the measured 96-node bar last
+    assert charts.translate("96|measured_other", "ja") == "96|measured_other"
+    assert charts.translate(["32|measured", "96|measured_other"], "ja") == [
+        "32|measured",
+        "96|measured_other",
+    ]
 
 
 @needs_cjk

@@ -303,8 +303,9 @@ def _tables(lang: str) -> dict[str, str]:
 @functools.cache
 def _pattern(lang: str) -> re.Pattern:
     keys = sorted(_tables(lang), key=len, reverse=True)
-    # phrases match on word boundaries only ("train" never inside "training")
-    return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])" for k in keys))
+    # phrases match on word boundaries only ("train" never inside "training", "other" never inside
+    # a key such as "96|measured_other": translated, the Japanese bars' sort order lost that slot)
+    return re.compile("|".join(rf"(?<![A-Za-z_]){re.escape(k)}(?![A-Za-z_])" for k in keys))
 
 
 _LITERAL = re.compile(r"(['\"])((?:(?!\1).)*)\1")
