@@ -115,6 +115,17 @@ def test_transcribed_times_are_hollow_marks(published):
     assert "filled mark: recomputed from its MLPerf logs; hollow mark: transcribed" in svg
     assert fills[("Eos v4.0", "transcribed")] == {"white"}
     assert "white" not in fills[("Eos v4.1", "logs")]
+    # a transcribed time equal to a measured one (SAKURAONE 64 nodes 58.30 min, Eos v3.1 64 nodes
+    # 58.302 min) must not hide under it: every hollow mark is drawn before every filled one (SVG
+    # order is paint order) and is the larger, so it rings the filled mark
+    sources = [re.search(r"source: (\w+)", label).group(1) for label, _ in points]
+    first_logs = sources.index("logs")
+    assert "transcribed" not in sources[first_logs : len(sources) // 2]
+    spec = json.dumps(ch.to_dict())
+    assert (
+        '"size": {"condition": {"test": "datum.source == \'logs\'", "value": 90}, "value": 200}'
+        in spec
+    )
 
 
 def test_a_line_does_not_run_through_scales_where_its_series_has_no_run(published):
