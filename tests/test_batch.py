@@ -399,3 +399,19 @@ def test_sigterm_stops_workers_and_records_what_finished(tmp_path):
     assert alive == [], "worker processes left running after SIGTERM"
     summary = pl.read_csv(tmp_path / "out" / "summary.csv")
     assert summary.height == len(SYSTEMS) and "interrupted" in summary["status"].to_list()
+
+
+def test_exit_process_ends_despite_a_thread_that_never_returns():
+    # the interpreter's normal exit joins non-daemon threads (and concurrent.futures' manager
+    # thread): one blocked for ever hangs it, as a SIGTERM-stopped batch once did after printing
+    # "trainperf: interrupted". exit_process flushes the output and ends the process regardless.
+    code = (
+        "import threading\n"
+        "from trainperf.report.schedule import exit_process\n"
+        "threading.Thread(target=threading.Event().wait).start()  # never returns\n"
+        "print('recorded', flush=False)\n"
+        "exit_process(130)\n"
+    )
+    # the timeout only bounds a hang on a busy machine; it measures nothing
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (130, "recorded\n")

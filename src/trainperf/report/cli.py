@@ -398,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
 
         kill_descendants()
         print("trainperf: interrupted", file=sys.stderr)
+        if Path(sys.argv[0]).name == "trainperf":  # the console script, not a caller in Python
+            from trainperf.report.schedule import exit_process
+
+            exit_process(130)
         return 130
     except Exception as exc:  # one clear line by default; the traceback on request
         return print_error(exc, debug)

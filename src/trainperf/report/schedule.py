@@ -28,12 +28,13 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Work", "default_jobs", "kill_descendants", "run_work"]
+__all__ = ["Work", "default_jobs", "exit_process", "kill_descendants", "run_work"]
 
 #: the most worker processes the job starts by default (each holds one kernel of up to ~1 GB)
 MAX_DEFAULT_JOBS = 4
@@ -118,6 +119,21 @@ def kill_descendants(timeout_s: float = 10.0) -> int:
             pass
     psutil.wait_procs(alive, timeout=timeout_s)
     return len(procs)
+
+
+def exit_process(code: int) -> None:
+    """End this process now with ``code`` once its output is flushed, without the interpreter's exit
+    handlers: for the command line after an interrupt, when the workers are already stopped and
+    what finished is recorded. Seen once under load (a batch stopped by SIGTERM had printed
+    "trainperf: interrupted" and returned 130, then did not exit in 600 s): at exit the interpreter
+    joins ``concurrent.futures``' manager thread and the queue feeder threads of a process pool
+    whose workers were just killed, and one of them can stay blocked."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 _INTERRUPTED = threading.Event()

@@ -4,4 +4,9 @@ import sys
 
 from trainperf.report.batch.cli import main
 
-sys.exit(main())
+rc = main()
+if rc == 130:  # interrupted: the workers are stopped and what finished is recorded
+    from trainperf.report.schedule import exit_process
+
+    exit_process(rc)
+sys.exit(rc)
