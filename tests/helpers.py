@@ -101,3 +101,15 @@ def read_exposition_warned(path: Path):
 def quality_by_check(reading) -> dict[str, dict]:
     """A reading's quality rows keyed by their ``check``."""
     return {row["check"]: row for row in reading.quality.iter_rows(named=True)}
+
+
+def notebook_cell(notebook: str, marker: str) -> str:
+    """The source of the first code cell of ``notebooks/<notebook>`` that contains ``marker`` (a
+    ``#| label: ...`` line or a call the cell makes), for running one cell of the project's own
+    notebook in a test."""
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text())
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if c["cell_type"] == "code" and marker in src:
+            return src
+    raise AssertionError(f"no cell of {notebook} contains {marker!r}")

@@ -10,11 +10,10 @@ rows are against measured Eos v4.1 runs.
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import polars as pl
-from helpers import MLPERF, ROOT
+from helpers import MLPERF, notebook_cell
 from IPython.display import Markdown
 
 from trainperf import compare, mlperf
@@ -24,12 +23,7 @@ from trainperf.report.display import table as show_table
 
 
 def test_the_ratio_table_names_the_basis_of_every_ratio():
-    nb = json.loads((ROOT / "notebooks" / "eos_comparison.ipynb").read_text())
-    cell = next(
-        "".join(c["source"])
-        for c in nb["cells"]
-        if "#| label: tbl-eos-ratio" in "".join(c["source"])
-    )
+    cell = notebook_cell("eos_comparison.ipynb", "#| label: tbl-eos-ratio")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         thr = mlperf.runs_with_throughput(mlperf.load_results(MLPERF))

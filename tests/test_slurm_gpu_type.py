@@ -7,12 +7,11 @@ e.g. ``nvidia_h100_80gb_hbm3`` when the type is autodetected from NVML.
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import polars as pl
 import pytest
-from helpers import ROOT
+from helpers import ROOT, notebook_cell
 
 from trainperf import slurm
 from trainperf.quality import QUALITY_SCHEMA
@@ -100,12 +99,7 @@ def test_bundled_dump_agrees_with_its_h100_config():
 
 def test_notebook_lists_the_differing_type_in_its_quality_table():
     # the chapter's reading cell, run as papermill would with the config's accelerator injected
-    nb = json.loads((ROOT / "notebooks" / "slurm_jobs.ipynb").read_text())
-    cell = next(
-        "".join(c["source"])
-        for c in nb["cells"]
-        if "slurm.read_sacct_dumps(" in "".join(c["source"])
-    )
+    cell = notebook_cell("slurm_jobs.ipynb", "slurm.read_sacct_dumps(")
     ns = {
         "dump_paths": [str(ROOT / "data/slurm/synthetic/sacct_parsable2.txt")],
         "format": "auto", "tz": "UTC", "synthetic": False, "accelerator": "MI300X",
